@@ -1,0 +1,3 @@
+from esxdiag.cli import main
+
+raise SystemExit(main())

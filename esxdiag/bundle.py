@@ -1,0 +1,248 @@
+"""The bundle: raw captures on disk plus manifest.json, the contract between collect and analyze.
+
+Layout (docs/bundle-format.md):
+    BUNDLE/manifest.json
+    BUNDLE/<target-id>/<spec>[@key=value,...][.s<N>].txt
+The writer rewrites manifest.json (atomically) after every capture, so an interrupted
+collection still leaves a valid, partial bundle.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterator
+
+from esxdiag import __version__
+from esxdiag.errors import BundleError
+from esxdiag.specs import SPECS
+
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+ERROR_KINDS = (
+    "timeout", "auth", "host-key", "refused", "unreachable", "not-found", "permission",
+    "nonzero-exit", "disabled", "interrupted", "skipped", "error",
+)
+_SLUG = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def utcnow() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def parse_time(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+
+
+def slug(text: str) -> str:
+    return _SLUG.sub("_", text).strip("._") or "_"
+
+
+@dataclass(frozen=True)
+class Target:
+    id: str
+    kind: str  # vcenter, esxi, linux, windows
+    address: str | None = None
+    vm: str | None = None  # for guests: the VM they belong to
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "kind": self.kind, "address": self.address, "vm": self.vm}
+
+
+@dataclass(frozen=True)
+class Capture:
+    spec: str
+    target: str
+    file: str | None  # relative to the bundle root; None when nothing was written
+    params: dict[str, str] = field(default_factory=dict)
+    sample: int | None = None
+    command: str | None = None
+    started: str | None = None
+    ended: str | None = None
+    rc: int | None = None
+    error_kind: str | None = None
+    error: str | None = None
+    root: Path | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.error_kind is None and self.file is not None
+
+    @property
+    def path(self) -> Path | None:
+        return (self.root / self.file) if (self.root and self.file) else None
+
+    @property
+    def time(self) -> datetime | None:
+        """When the counters were read: the end of the command if known, else its start."""
+        return parse_time(self.ended) or parse_time(self.started)
+
+    def to_json(self) -> dict[str, Any]:
+        out = {
+            "spec": self.spec, "target": self.target, "file": self.file, "params": self.params,
+            "sample": self.sample, "command": self.command, "started": self.started,
+            "ended": self.ended, "rc": self.rc, "error_kind": self.error_kind, "error": self.error,
+        }
+        return out
+
+
+def capture_filename(spec: str, params: dict[str, str], sample: int | None) -> str:
+    name = spec
+    if params:
+        name += "@" + ",".join(f"{k}={slug(str(v))}" for k, v in sorted(params.items()))
+    if sample is not None:
+        name += f".s{sample}"
+    return name + (".json" if SPECS[spec].target == "vcenter" else ".txt")
+
+
+class BundleWriter:
+    """Writes captures verbatim and keeps manifest.json current after each one."""
+
+    def __init__(self, root: str | Path, window_s: float | None = None, subject_vms: list[str] | None = None):
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.manifest: dict[str, Any] = {
+            "format_version": FORMAT_VERSION,
+            "tool": f"esxdiag {__version__}",
+            "created": utcnow(),
+            "window_s": window_s,
+            "subject": {"vms": list(subject_vms or [])},
+            "targets": [],
+            "captures": [],
+            "notes": [],
+        }
+        self._flush()
+
+    def add_target(self, target: Target) -> Target:
+        if not any(t["id"] == target.id for t in self.manifest["targets"]):
+            self.manifest["targets"].append(target.to_json())
+            self._flush()
+        return target
+
+    def note(self, text: str) -> None:
+        self.manifest["notes"].append(text)
+        self._flush()
+
+    def set(self, key: str, value: Any) -> None:
+        self.manifest[key] = value
+        self._flush()
+
+    def record(
+        self,
+        spec: str,
+        target: str,
+        output: str | bytes | None,
+        *,
+        params: dict[str, str] | None = None,
+        sample: int | None = None,
+        command: str | None = None,
+        started: str | None = None,
+        ended: str | None = None,
+        rc: int | None = None,
+        error_kind: str | None = None,
+        error: str | None = None,
+    ) -> Capture:
+        if spec not in SPECS:
+            raise BundleError(f"unknown spec {spec!r}")
+        if error_kind is not None and error_kind not in ERROR_KINDS:
+            raise BundleError(f"unknown error kind {error_kind!r}")
+        params = {k: str(v) for k, v in (params or {}).items()}
+        rel = None
+        if output is not None:
+            rel = f"{slug(target)}/{capture_filename(spec, params, sample)}"
+            path = self.root / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(output if isinstance(output, bytes) else output.encode("utf-8"))
+        cap = Capture(spec, target, rel, params, sample, command, started, ended, rc, error_kind, error, self.root)
+        self.manifest["captures"].append(cap.to_json())
+        self._flush()
+        return cap
+
+    def _flush(self) -> None:
+        fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".manifest.", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(self.manifest, fh, indent=1, sort_keys=False)
+            fh.write("\n")
+        os.replace(tmp, self.root / MANIFEST)
+
+
+class Bundle:
+    """A bundle read back for analysis."""
+
+    def __init__(self, root: Path, manifest: dict[str, Any]):
+        self.root = root
+        self.manifest = manifest
+        self.targets = [Target(**{k: t.get(k) for k in ("id", "kind", "address", "vm")}) for t in manifest["targets"]]
+        self.captures = [self._capture(i, c) for i, c in enumerate(manifest["captures"])]
+
+    @classmethod
+    def load(cls, root: str | Path) -> "Bundle":
+        root = Path(root)
+        mpath = root / MANIFEST
+        if not root.is_dir():
+            raise BundleError(f"{root}: not a bundle directory")
+        try:
+            manifest = json.loads(mpath.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise BundleError(f"{mpath}: missing (a bundle needs a manifest.json; see docs/bundle-format.md)") from None
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise BundleError(f"{mpath}: not valid JSON ({exc})") from None
+        if not isinstance(manifest, dict):
+            raise BundleError(f"{mpath}: expected a JSON object")
+        version = manifest.get("format_version")
+        if version != FORMAT_VERSION:
+            raise BundleError(f"{mpath}: format_version {version!r} is not supported (expected {FORMAT_VERSION})")
+        for key in ("targets", "captures"):
+            if not isinstance(manifest.get(key), list):
+                raise BundleError(f"{mpath}: '{key}' must be a list")
+        manifest.setdefault("subject", {"vms": []})
+        manifest.setdefault("notes", [])
+        return cls(root, manifest)
+
+    def _capture(self, index: int, raw: Any) -> Capture:
+        where = f"{self.root / MANIFEST}: captures[{index}]"
+        if not isinstance(raw, dict) or "spec" not in raw or "target" not in raw:
+            raise BundleError(f"{where}: needs at least 'spec' and 'target'")
+        if raw["spec"] not in SPECS:
+            raise BundleError(f"{where}: unknown spec {raw['spec']!r}")
+        file = raw.get("file")
+        if file is not None:
+            resolved = (self.root / file).resolve()
+            if self.root.resolve() not in resolved.parents:
+                raise BundleError(f"{where}: file {file!r} points outside the bundle")
+        return Capture(
+            spec=raw["spec"], target=raw["target"], file=file,
+            params={k: str(v) for k, v in (raw.get("params") or {}).items()},
+            sample=raw.get("sample"), command=raw.get("command"), started=raw.get("started"),
+            ended=raw.get("ended"), rc=raw.get("rc"), error_kind=raw.get("error_kind"),
+            error=raw.get("error"), root=self.root,
+        )
+
+    @property
+    def window_s(self) -> float | None:
+        return self.manifest.get("window_s")
+
+    @property
+    def subject_vms(self) -> list[str]:
+        return list(self.manifest.get("subject", {}).get("vms") or [])
+
+    def target(self, target_id: str) -> Target | None:
+        return next((t for t in self.targets if t.id == target_id), None)
+
+    def find(self, spec: str, target: str | None = None, **params: str) -> Iterator[Capture]:
+        for cap in self.captures:
+            if cap.spec != spec or (target is not None and cap.target != target):
+                continue
+            if all(cap.params.get(k) == str(v) for k, v in params.items()):
+                yield cap

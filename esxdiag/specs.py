@@ -1,0 +1,137 @@
+"""Every named data source, once. Collectors, the bundle layout and the analyzer derive from here.
+
+A spec's ``argv`` is a template: each element is formatted with the capture's params and then
+shell-quoted on its own, so a value can never become a second word or a second command.
+Params are also validated against ``PARAM_PATTERNS`` before any command is rendered.
+Only these commands are ever sent to a host or guest (see esxdiag.collectors.ssh allowlist).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+
+ESXI = "esxi"
+LINUX = "linux"
+WINDOWS = "windows"
+VCENTER = "vcenter"
+
+PARAM_PATTERNS = {
+    "portset": re.compile(r"[A-Za-z0-9_.:-]{1,64}"),  # vSwitch0, DvsPortset-0
+    "port": re.compile(r"[0-9]{1,10}"),
+    "queue": re.compile(r"[0-9]{1,3}"),
+    "world": re.compile(r"[0-9]{1,12}"),
+    "vmnic": re.compile(r"vmnic[0-9]{1,4}|vusb[0-9]{1,3}"),
+    "iface": re.compile(r"[A-Za-z0-9_.:@-]{1,15}"),  # Linux IFNAMSIZ-1
+    "delay": re.compile(r"[0-9]{1,3}"),
+    "iterations": re.compile(r"[0-9]{1,5}"),
+}
+
+_PS = "powershell -NoProfile -NonInteractive -Command"
+
+
+@dataclass(frozen=True)
+class Spec:
+    name: str
+    target: str  # ESXI, LINUX, WINDOWS, VCENTER
+    parser: str  # parser kind in esxdiag.parsers.PARSERS
+    argv: tuple[str, ...] = ()  # empty for API specs (vcenter)
+    params: tuple[str, ...] = ()
+    sampled: bool = False  # cumulative counters: captured at the start and end of the window
+    about: str = ""
+
+    def render(self, **params: str) -> str:
+        """The exact command line for these params; raises ValueError on a bad or missing param."""
+        if not self.argv:
+            raise ValueError(f"{self.name} is an API capture, not a command")
+        missing = [p for p in self.params if p not in params]
+        extra = [p for p in params if p not in self.params]
+        if missing or extra:
+            raise ValueError(f"{self.name}: params {sorted(self.params)} expected, got {sorted(params)}")
+        for key, value in params.items():
+            if not PARAM_PATTERNS[key].fullmatch(str(value)):
+                raise ValueError(f"{self.name}: refusing {key}={value!r}")
+        if self.target == WINDOWS:  # fixed scripts, no params: quoted as one -Command string
+            return self.argv[0]
+        return " ".join(shlex.quote(part.format(**params)) for part in self.argv)
+
+
+_VMXNET3 = "/net/portsets/{portset}/ports/{port}"
+
+SPECS: dict[str, Spec] = {
+    s.name: s
+    for s in [
+        # --- ESXi host ---
+        Spec("esxi_version", ESXI, "text", ("vmware", "-vl"), about="ESXi version and build"),
+        Spec("net_stats_list", ESXI, "net-stats", ("net-stats", "-l"),
+             about="every vSwitch port with its MAC and client (VM.ethN) name"),
+        Spec("esxtop_batch", ESXI, "esxtop", ("esxtop", "-b", "-d", "{delay}", "-n", "{iterations}"),
+             params=("delay", "iterations"), about="CPU %RDY/%CSTP/%MLMTD per VM over the window"),
+        Spec("vsish_rxsummary", ESXI, "vsish-rxsummary",
+             ("vsish", "-e", "get", _VMXNET3 + "/vmxnet3/rxSummary"), params=("portset", "port"),
+             sampled=True, about="vmxnet3 ring-full and out-of-buffer counters for one vNIC"),
+        Spec("vsish_clientstats", ESXI, "vsish-clientstats",
+             ("vsish", "-e", "get", _VMXNET3 + "/clientStats"), params=("portset", "port"),
+             sampled=True, about="port droppedRx/droppedTx"),
+        Spec("vsish_rxqueues", ESXI, "vsish-ls",
+             ("vsish", "-e", "ls", _VMXNET3 + "/vmxnet3/rxqueues/"), params=("portset", "port"),
+             about="rx queues the guest driver opened"),
+        Spec("vsish_rxqueue_status", ESXI, "vsish-rxqueue-status",
+             ("vsish", "-e", "get", _VMXNET3 + "/vmxnet3/rxqueues/{queue}/status"),
+             params=("portset", "port", "queue"), about="ring #1/#2 size of one rx queue"),
+        Spec("esxcli_vm_list", ESXI, "esxcli-vm-list", ("esxcli", "network", "vm", "list"),
+             about="VM world IDs and networks"),
+        Spec("esxcli_vm_ports", ESXI, "esxcli-vm-ports",
+             ("esxcli", "network", "vm", "port", "list", "-w", "{world}"), params=("world",),
+             about="a VM's ports, MACs and portgroups"),
+        Spec("esxcli_nic_stats", ESXI, "esxcli-nic-stats",
+             ("esxcli", "network", "nic", "stats", "get", "-n", "{vmnic}"), params=("vmnic",),
+             sampled=True, about="physical uplink counters"),
+        # --- Linux guest ---
+        Spec("ip_link", LINUX, "ip-link", ("ip", "-o", "link", "show"), about="interfaces, MTU, MAC"),
+        Spec("nproc", LINUX, "text", ("nproc",), about="online vCPUs in the guest"),
+        Spec("ethtool_driver", LINUX, "ethtool-driver", ("ethtool", "-i", "{iface}"), params=("iface",)),
+        Spec("ethtool_rings", LINUX, "ethtool-rings", ("ethtool", "-g", "{iface}"), params=("iface",)),
+        Spec("ethtool_stats", LINUX, "ethtool-stats", ("ethtool", "-S", "{iface}"), params=("iface",),
+             sampled=True, about="per-queue pkts rx OOB and driver drops"),
+        Spec("ethtool_permaddr", LINUX, "ethtool-permaddr", ("ethtool", "-P", "{iface}"), params=("iface",),
+             about="permanent MAC: joins the guest interface to the vNIC"),
+        Spec("netstat_s", LINUX, "netstat", ("netstat", "-s"), sampled=True, about="TCP retransmits"),
+        Spec("nstat", LINUX, "netstat", ("nstat", "-asz"), sampled=True,
+             about="TCP retransmits (iproute2), absolute, no history update"),
+        Spec("ring_persistence", LINUX, "ring-persistence",
+             ("grep", "-rsIn", "-e", "ethtool", "-e", "ring-rx", "/etc/NetworkManager/system-connections",
+              "/etc/udev/rules.d", "/etc/systemd/system", "/etc/rc.local", "/etc/network/interfaces",
+              "/etc/network/interfaces.d", "/etc/sysconfig/network-scripts", "/etc/netplan"),
+             about="where (if anywhere) ring sizes are made persistent"),
+        # --- Windows guest (OpenSSH to PowerShell); fixed scripts, no params ---
+        Spec("win_netadapter", WINDOWS, "win-netadapter",
+             (f"{_PS} \"Get-NetAdapter | Select-Object Name,InterfaceDescription,MacAddress,Status,"
+              "LinkSpeed,MtuSize,DriverVersion | ConvertTo-Csv -NoTypeInformation\"",)),
+        Spec("win_advprops", WINDOWS, "win-advprops",
+             (f"{_PS} \"Get-NetAdapterAdvancedProperty -Name * -AllProperties | Select-Object Name,"
+              "DisplayName,DisplayValue,RegistryKeyword,RegistryValue | ConvertTo-Csv -NoTypeInformation\"",)),
+        Spec("win_rss", WINDOWS, "win-rss",
+             (f"{_PS} \"Get-NetAdapterRss | Format-List *\"",)),
+        Spec("win_stats", WINDOWS, "win-stats",
+             (f"{_PS} \"Get-NetAdapterStatistics | Format-List *\"",), sampled=True),
+        Spec("win_cpu", WINDOWS, "text",
+             (f"{_PS} \"(Get-CimInstance Win32_ComputerSystem).NumberOfLogicalProcessors\"",)),
+        # --- vCenter API captures (written as JSON by esxdiag.collectors.vsphere) ---
+        Spec("vsphere_vm", VCENTER, "vsphere-vm", about="VM inventory: vNICs, CPU allocation, host, guest"),
+        Spec("vsphere_perf", VCENTER, "vsphere-perf", about="per-vCPU cpu.ready/costop/maxlimited, per-vNIC drops"),
+    ]
+}
+
+
+def spec(name: str) -> Spec:
+    try:
+        return SPECS[name]
+    except KeyError:
+        raise ValueError(f"unknown capture spec {name!r}") from None
+
+
+def allowed_commands() -> list[Spec]:
+    """Specs that render to a shell command: the complete allowlist for hosts and guests."""
+    return [s for s in SPECS.values() if s.argv]

@@ -1,0 +1,65 @@
+"""Decoding raw captures: BOM sniffing (UTF-16 from Windows redirection), UTF-8 with a Latin-1
+fallback, and a binary-file check, so every parser sees ``str`` and bad files fail clearly."""
+
+from __future__ import annotations
+
+import codecs
+import io
+from pathlib import Path
+
+from esxdiag.errors import ParseError
+
+_BOMS = [
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+]
+
+
+def decode(data: bytes, name: str = "<input>") -> str:
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            try:
+                return data.decode(encoding)
+            except UnicodeDecodeError as exc:
+                raise ParseError(f"not valid {encoding} text ({exc.reason})", file=name) from None
+    if b"\x00" in data[:65536]:
+        raise ParseError("binary data, not a text capture", file=name)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
+def read_text(path: str | Path) -> str:
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ParseError(f"cannot read: {exc.strerror or exc}", file=str(path)) from None
+    return decode(data, str(path))
+
+
+def open_text_stream(path: str | Path) -> io.TextIOBase:
+    """A streaming text reader for large captures (esxtop CSV); same decoding rules as read_text
+    except that the UTF-8/Latin-1 choice is made on the first 1 MiB."""
+    path = Path(path)
+    try:
+        raw = open(path, "rb")
+    except OSError as exc:
+        raise ParseError(f"cannot read: {exc.strerror or exc}", file=str(path)) from None
+    head = raw.peek(1 << 20)[: 1 << 20] if hasattr(raw, "peek") else b""
+    for bom, encoding in _BOMS:
+        if head.startswith(bom):
+            return io.TextIOWrapper(raw, encoding=encoding, newline="")
+    if b"\x00" in head[:65536]:
+        raw.close()
+        raise ParseError("binary data, not a text capture", file=str(path))
+    try:
+        head.decode("utf-8")
+        encoding = "utf-8"
+    except UnicodeDecodeError as exc:
+        # a multi-byte char cut at the 1 MiB edge is still UTF-8
+        encoding = "utf-8" if exc.start >= len(head) - 3 else "latin-1"
+    return io.TextIOWrapper(raw, encoding=encoding, errors="strict" if encoding == "latin-1" else "replace",
+                            newline="")
