@@ -1,0 +1,133 @@
+"""The analysis result: what rules conclude, with evidence. JSON (schema docs/report-schema.md)
+is the canonical rendering; HTML and the terminal summary render the same objects."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+SCHEMA_VERSION = 1
+SEVERITIES = ("critical", "warning", "info")
+VERDICTS = (
+    "raise-ring1", "raise-ring2", "cpu-limit-first", "cpu-contention-first", "at-max",
+    "enable-rss", "not-needed", "past-exhaustion-only", "insufficient-evidence",
+)
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One observed fact behind (or against) a conclusion."""
+
+    what: str
+    observed: Any
+    unit: str | None = None
+    threshold: Any = None
+    comparison: str | None = None  # how observed was compared with threshold: ">", ">=", "<", "=="
+    source: str | None = None  # bundle-relative file the value came from
+    locator: str | None = None  # counter label / column / JSON path inside that file
+
+
+@dataclass(frozen=True)
+class Remediation:
+    """What to run: shown, never executed by esxdiag."""
+
+    os: str  # linux, windows, vsphere, any
+    title: str
+    commands: tuple[str, ...] = ()
+    persistence: tuple[str, ...] = ()
+    disruption: str | None = None
+    memory_cost: str | None = None
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    severity: str
+    vm: str
+    vnic: str | None  # MAC, for per-vNIC findings
+    title: str
+    summary: str
+    evidence: tuple[Evidence, ...] = ()
+    evidence_against: tuple[Evidence, ...] = ()
+    remediation: tuple[Remediation, ...] = ()
+
+
+@dataclass(frozen=True)
+class RingVerdict:
+    verdict: str  # one of VERDICTS
+    summary: str
+    evidence: tuple[Evidence, ...] = ()
+    evidence_against: tuple[Evidence, ...] = ()
+    remediation: tuple[Remediation, ...] = ()
+    missing: tuple[str, ...] = ()  # inputs that were not available and why
+
+
+@dataclass(frozen=True)
+class Series:
+    """A time series for charts: label, unit, ISO-UTC times and values (None = gap)."""
+
+    label: str
+    unit: str
+    times: tuple[str, ...]
+    values: tuple[float | None, ...]
+    source: str | None = None
+
+
+@dataclass(frozen=True)
+class VnicResult:
+    mac: str | None
+    label: str | None  # "Network adapter 1"
+    type: str | None  # vmxnet3, e1000, ...
+    portset: str | None
+    port: int | None
+    guest_interface: str | None
+    ring_verdict: str
+    verdict: RingVerdict
+    metrics: dict[str, Any] = field(default_factory=dict)  # ring sizes, deltas, rates used by the verdict
+    charts: tuple[Series, ...] = ()
+
+
+@dataclass(frozen=True)
+class CoverageItem:
+    """One expected input and whether it made it into the analysis."""
+
+    what: str  # human label: "vsish rxSummary, port 33554464 (start)"
+    spec: str
+    target: str | None
+    status: str  # collected, failed, not-collected, unparsed
+    why: str | None = None
+    file: str | None = None
+    error_kind: str | None = None
+
+
+@dataclass(frozen=True)
+class VmResult:
+    name: str
+    host: str | None
+    vcpus: int | None
+    cpu_limit_mhz: int | None
+    guest_os: str | None  # linux, windows, None
+    power_state: str | None
+    vnics: tuple[VnicResult, ...]
+    findings: tuple[Finding, ...]
+    cpu: dict[str, Any] = field(default_factory=dict)  # window max/avg per-vCPU %RDY, %CSTP, %MLMTD + source
+    charts: tuple[Series, ...] = ()
+
+
+@dataclass(frozen=True)
+class AnalysisResult:
+    schema_version: int
+    tool: str
+    bundle: dict[str, Any]  # path, created, window_s, format_version, notes
+    thresholds: dict[str, float]
+    vms: tuple[VmResult, ...]
+    coverage: tuple[CoverageItem, ...]
+    notes: tuple[str, ...] = ()
+
+    def all_findings(self) -> list[Finding]:
+        return [f for vm in self.vms for f in vm.findings]
+
+    def worst_severity(self) -> str | None:
+        present = {f.severity for f in self.all_findings()}
+        return next((s for s in SEVERITIES if s in present), None)
