@@ -1,0 +1,252 @@
+"""vsish node output (formats.md section 2): ``title {`` + ``label:value`` lines + ``}``.
+
+``vsish -e get`` prints one node per call. Pasted copies lose the indent, carry prose after a
+value, or were grep-filtered (no title, no closing brace): all are accepted, the last with
+``complete=False`` and a warning. ``vsish -pe get`` ("python mode") prints a Python-ish dict
+instead; ``parse_python_mode`` reads it with ``ast.literal_eval`` (never ``eval``).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+from esxdiag.errors import NoData, ParseError
+
+# A value is the integer right after the label's ':'; prose may follow after whitespace.
+_COUNTER = re.compile(r"^\s*(?P<k>.*?):(?P<v>-?\d+)(?=\s|$)")
+_TEXT_FIELD = re.compile(r"^\s*(?P<k>[^:]+?):(?P<v>(?!\s).*)$")  # vsish never prints ': '
+# python mode: a string literal (kept as is, raw newlines escaped) or a JSON-style bare word
+_PY_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|\b(?:true|false|null)\b', re.S)
+_PY_WORDS = {"true": "True", "false": "False", "null": "None"}
+_PAIR = re.compile(r"(?P<k>[^\s:]+):(?P<v>-?\d+)(?=\s|$)")
+_PAIRS_LINE = re.compile(r"^\s*(?:[^\s:]+:-?\d+\s*)+$")
+_VSISH_ERROR = re.compile(r"^\s*\w+\(\):")
+
+
+@dataclass(frozen=True)
+class VsishNode:
+    """One parsed node; nested ``name {`` blocks become ``name/label`` keys."""
+
+    title: str | None
+    counters: dict[str, int]
+    texts: dict[str, str]  # label:value lines whose value is not an integer (kept, lossless)
+    complete: bool
+    warnings: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RxSummary:
+    counters: dict[str, int]
+    ring1_full: int | None
+    ring2_full: int | None
+    out_of_buffers: int | None
+    ring1_size: int | None
+    ring2_size: int | None
+    title: str | None
+    complete: bool
+    warnings: tuple[str, ...]
+    texts: dict[str, str]
+
+
+@dataclass(frozen=True)
+class RxQueueStatus:
+    counters: dict[str, int]
+    ring1_size: int | None
+    ring2_size: int | None
+    title: str | None
+    complete: bool
+    warnings: tuple[str, ...]
+    texts: dict[str, str]
+
+
+@dataclass(frozen=True)
+class ClientStats:
+    counters: dict[str, int]
+    dropped_rx: int | None
+    dropped_tx: int | None
+    title: str | None
+    complete: bool
+    warnings: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class VsishDict:
+    values: dict
+    warnings: tuple[str, ...]  # lines printed before the dict (the deprecation notice)
+
+
+@dataclass(frozen=True)
+class VsishListing:
+    entries: tuple[str, ...]
+    directories: tuple[str, ...]  # the entries that were printed with a trailing '/'
+
+
+RXSUMMARY_KEYS = ("running out of buffers", "# of times the 1st ring is full",
+                  "# of times the 2nd ring is full", "1st ring size", "2nd ring size", "pkts rx ok")
+STATUS_KEYS = ("ring #1 size", "ring #2 size")
+CLIENTSTATS_KEYS = ("droppedRx", "droppedTx", "pktsRxOK", "pktsTxOK")
+
+
+def parse_node(text: str, pairs_per_line: bool = False) -> VsishNode:
+    """Generic ``vsish -e get`` grammar shared by every node parser here."""
+    if not text.strip():
+        raise NoData("empty vsish output")
+    counters: dict[str, int] = {}
+    texts: dict[str, str] = {}
+    first_seen: dict[str, int] = {}
+    warnings: list[str] = []
+    title: str | None = None
+    sections: list[str] = []  # open '{' blocks below the title
+    opened = closed = False
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line:
+            continue
+        if _VSISH_ERROR.match(line):
+            raise ParseError(f"vsish reported an error: {line[:120]}", line=number)
+        if closed:
+            raise ParseError(f"text after the closing '}}': {line[:60]!r} (two nodes in one capture?)",
+                             line=number)
+        if line.endswith("{"):
+            name = line[:-1].strip()
+            if not opened:
+                if counters or texts:
+                    raise ParseError("'{' after fields: two nodes in one capture?", line=number)
+                title, opened = name or None, True
+            else:
+                sections.append(name.rstrip(":"))
+            continue
+        if line == "}":
+            if sections:
+                sections.pop()
+            elif opened:
+                closed = True
+            else:
+                raise ParseError("'}' without an opening '{'", line=number)
+            continue
+        prefix = "".join(f"{s}/" for s in sections)
+        if pairs_per_line and _PAIRS_LINE.match(line):
+            found = [(m["k"], m["v"]) for m in _PAIR.finditer(line)]
+        elif m := _COUNTER.match(line):
+            found = [(m["k"].strip(), m["v"])]
+        elif (m := _TEXT_FIELD.match(line)) and m["k"].strip():
+            key = prefix + m["k"].strip()
+            _check_repeat(key, first_seen, number)
+            texts[key] = m["v"].strip()
+            continue
+        else:
+            raise ParseError(f"not a vsish 'label:value' line: {line[:80]!r}", line=number)
+        for key, value in found:
+            _check_repeat(prefix + key, first_seen, number)
+            counters[prefix + key] = int(value)
+    if not opened or not closed:
+        missing = "title line and closing '}'" if not opened else "closing '}'"
+        warnings.append(f"no {missing}: a filtered or cut paste, fields may be missing")
+    if not counters and not texts:
+        raise NoData(f"vsish node {title!r} has no fields" if title else "no vsish fields")
+    return VsishNode(title, counters, texts, opened and closed and not sections, tuple(warnings))
+
+
+def _check_repeat(key: str, first_seen: dict[str, int], number: int) -> None:
+    if key in first_seen:
+        raise ParseError(f"field {key!r} repeated (first on line {first_seen[key]}): "
+                         "two nodes in one capture?", line=number)
+    first_seen[key] = number
+
+
+def _require_any(node: VsishNode, keys: tuple[str, ...], what: str) -> None:
+    if not any(k in node.counters for k in keys):
+        shown = node.title or ", ".join(list(node.counters)[:3])
+        raise ParseError(f"not {what}: none of {', '.join(repr(k) for k in keys)} in {shown!r}")
+
+
+def parse_rxsummary(text: str) -> RxSummary:
+    node = parse_node(text)
+    _require_any(node, RXSUMMARY_KEYS, "a vmxnet3 rxSummary node")
+    c = node.counters
+    return RxSummary(c, c.get("# of times the 1st ring is full"), c.get("# of times the 2nd ring is full"),
+                     c.get("running out of buffers"), c.get("1st ring size"), c.get("2nd ring size"),
+                     node.title, node.complete, node.warnings, node.texts)
+
+
+def parse_rxqueue_status(text: str) -> RxQueueStatus:
+    node = parse_node(text)
+    _require_any(node, STATUS_KEYS, "a vmxnet3 rxqueues/<n>/status node")
+    c = node.counters
+    return RxQueueStatus(c, c.get("ring #1 size"), c.get("ring #2 size"), node.title, node.complete,
+                         node.warnings, node.texts)
+
+
+def parse_clientstats(text: str) -> ClientStats:
+    node = parse_node(text, pairs_per_line=True)
+    _require_any(node, CLIENTSTATS_KEYS, "a port clientStats node")
+    c = node.counters
+    return ClientStats(c, c.get("droppedRx"), c.get("droppedTx"), node.title, node.complete, node.warnings)
+
+
+def parse_ls(text: str) -> VsishListing:
+    entries: list[str] = []
+    directories: list[str] = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line:
+            continue
+        if _VSISH_ERROR.match(line):
+            raise ParseError(f"vsish reported an error: {line[:120]}", line=number)
+        name = line[:-1] if line.endswith("/") else line
+        if not name or any(ch.isspace() or not ch.isprintable() for ch in name):
+            raise ParseError(f"not a vsish ls entry: {line[:80]!r}", line=number)
+        entries.append(name)
+        if line.endswith("/"):
+            directories.append(name)
+    if not entries:
+        raise NoData("vsish ls listed no entries")
+    return VsishListing(tuple(entries), tuple(directories))
+
+
+
+def parse_python_mode(text: str) -> VsishDict:
+    """``vsish -pe get``: optional warning lines, then a dict with a trailing comma and raw
+    newlines inside string values (not JSON)."""
+    lines = text.splitlines(keepends=True)
+    start = next((i for i, line in enumerate(lines) if line.lstrip().startswith(("{", "["))), None)
+    if start is None:
+        if not text.strip():
+            raise NoData("empty vsish output")
+        raise ParseError("no '{' found: not vsish -pe (python mode) output", line=1)
+    notes = tuple(line.strip() for line in lines[:start] if line.strip())
+    body = "".join(lines[start:])
+    string_spans: list[tuple[int, int]] = []
+
+    def fix(match: re.Match) -> str:
+        token = match.group(0)
+        if token[0] in "\"'":
+            string_spans.append(match.span())
+            return token.replace("\r", "\\r").replace("\n", "\\n")
+        return _PY_WORDS[token]
+
+    fixed = _PY_TOKEN.sub(fix, body)
+    try:
+        value = ast.literal_eval(fixed)
+    except (SyntaxError, ValueError) as exc:
+        line = getattr(exc, "lineno", None)
+        where = None if line is None else start + _original_line(body, string_spans, line)
+        raise ParseError(f"python-mode dict does not parse ({getattr(exc, 'msg', exc)})", line=where) from None
+    if not isinstance(value, dict):
+        raise ParseError(f"python-mode output is a {type(value).__name__}, expected a dict", line=start + 1)
+    if not value:
+        raise NoData("vsish python-mode dict is empty")
+    return VsishDict(value, notes)
+
+
+def _original_line(body: str, string_spans: list[tuple[int, int]], fixed_line: int) -> int:
+    """Line ``fixed_line`` of the escaped text as a line of ``body``: escaping removed the raw
+    newlines inside strings, so only newlines outside string literals advance the count."""
+    inside = {i for a, b in string_spans for i in range(a, b) if body[i] == "\n"}
+    outside = [i for i, ch in enumerate(body) if ch == "\n" and i not in inside]
+    if fixed_line <= 1 or not outside:
+        return 1
+    newline_at = outside[min(fixed_line - 1, len(outside)) - 1]
+    return body.count("\n", 0, newline_at) + 2
