@@ -1,0 +1,148 @@
+"""esxcli plain-text outputs (formats.md 3.3-3.5): the ``network vm list`` table (columns cut at
+the dash ruler), ``network vm port list`` blocks and ``network nic stats get``."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from esxdiag.errors import NoData, ParseError
+
+_RULER = re.compile(r"^\s*-+(\s+-+)*\s*$")
+_KEY_VALUE = re.compile(r"^\s*(?P<k>[^:]+?):(?:\s(?P<v>.*))?$")
+_NIC_TITLE = re.compile(r"^NIC statistics for (?P<name>\S+)\s*$")
+_MAC = re.compile(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")
+
+
+@dataclass(frozen=True)
+class EsxcliVm:
+    world_id: int
+    name: str
+    num_ports: int
+    networks: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class EsxcliVmList:
+    vms: tuple[EsxcliVm, ...]
+
+
+def parse_vm_list(text: str) -> EsxcliVmList:
+    lines = text.splitlines()
+    ruler_at = next((i for i, line in enumerate(lines) if _RULER.match(line)), None)
+    if ruler_at is None:
+        if not text.strip():
+            raise NoData("empty esxcli network vm list output")
+        raise ParseError("no dash ruler under a header: not an esxcli table", line=1)
+    if ruler_at == 0:
+        raise ParseError("dash ruler without a header line above it", line=1)
+    starts = [m.start() for m in re.finditer(r"-+", lines[ruler_at])]
+    header = [c.lower() for c in _slice(lines[ruler_at - 1], starts)]
+    wanted = ["world id", "name", "num ports", "networks"]
+    if header != wanted:
+        raise ParseError(f"header {header} is not {wanted}: not esxcli network vm list", line=ruler_at)
+    vms: list[EsxcliVm] = []
+    for number, line in enumerate(lines[ruler_at + 1:], ruler_at + 2):
+        if not line.strip():
+            continue
+        world, name, num_ports, networks = _slice(line, starts)
+        if not world.isdigit() or not num_ports.isdigit() or not name:
+            raise ParseError(f"row does not line up with the ruler columns: {line.strip()[:70]!r}", line=number)
+        vms.append(EsxcliVm(int(world), name, int(num_ports),
+                            tuple(n.strip() for n in networks.split(", ") if n.strip())))
+    if not vms:
+        raise NoData("esxcli network vm list: no powered-on VMs with network ports")
+    return EsxcliVmList(tuple(vms))
+
+
+def _slice(line: str, starts: list[int]) -> list[str]:
+    ends = starts[1:] + [len(line)]
+    return [line[a:b].strip() for a, b in zip(starts, ends)]
+
+
+@dataclass(frozen=True)
+class EsxcliPort:
+    port_id: int
+    vswitch: str
+    portgroup: str
+    dvport_id: str | None
+    mac: str
+    ip: str | None  # None for "0.0.0.0" (unknown)
+    team_uplink: str | None  # None for "void" or empty
+    uplink_port_id: int | None
+    active_filters: tuple[str, ...]
+    fields: dict[str, str]  # every printed key with its raw (stripped) value
+
+
+@dataclass(frozen=True)
+class EsxcliVmPorts:
+    ports: tuple[EsxcliPort, ...]
+
+
+def parse_vm_ports(text: str) -> EsxcliVmPorts:
+    blocks: list[tuple[int, dict[str, str]]] = []
+    current: dict[str, str] | None = None
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            current = None
+            continue
+        m = _KEY_VALUE.match(line)
+        if not m:
+            raise ParseError(f"expected 'Key: value': {line.strip()[:70]!r}", line=number)
+        key, value = m["k"].strip(), (m["v"] or "").strip()
+        if current is None or (key == "Port ID" and "Port ID" in current):
+            current = {}
+            blocks.append((number, current))
+        if key in current:
+            raise ParseError(f"key {key!r} repeated within one port record", line=number)
+        current[key] = value
+    if not blocks:
+        raise NoData("esxcli network vm port list printed no ports")
+    return EsxcliVmPorts(tuple(_port(fields, number) for number, fields in blocks))
+
+
+def _port(fields: dict[str, str], number: int) -> EsxcliPort:
+    port_id = fields.get("Port ID", "")
+    if not port_id.isdigit():
+        raise ParseError(f"port record without a numeric 'Port ID' (keys: {', '.join(fields)[:80]})", line=number)
+    mac = fields.get("MAC Address", "").lower()
+    if not _MAC.match(mac):
+        raise ParseError(f"port {port_id}: bad or missing 'MAC Address' {mac!r}", line=number)
+    uplink_id = fields.get("Uplink Port ID", "")
+    if uplink_id and not uplink_id.isdigit():
+        raise ParseError(f"port {port_id}: 'Uplink Port ID' {uplink_id!r} is not a number", line=number)
+    ip = fields.get("IP Address", "")
+    team = fields.get("Team Uplink", "")
+    filters = fields.get("Active Filters", "")
+    return EsxcliPort(int(port_id), fields.get("vSwitch", ""), fields.get("Portgroup", ""),
+                      fields.get("DVPort ID") or None, mac, None if ip in ("", "0.0.0.0") else ip,
+                      None if team in ("", "void") else team, int(uplink_id) if uplink_id else None,
+                      tuple(f.strip() for f in filters.split(",") if f.strip()), dict(fields))
+
+
+@dataclass(frozen=True)
+class EsxcliNicStats:
+    name: str | None
+    counters: dict[str, int]
+
+
+def parse_nic_stats(text: str) -> EsxcliNicStats:
+    name: str | None = None
+    counters: dict[str, int] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        if not counters and name is None and (title := _NIC_TITLE.match(line.strip())):
+            name = title["name"]
+            continue
+        m = _KEY_VALUE.match(line)
+        value = (m["v"] or "").strip() if m else ""
+        if not m or not value.isdigit():
+            raise ParseError(f"expected 'Counter name: <integer>': {line.strip()[:70]!r}", line=number)
+        key = m["k"].strip()
+        if key in counters:
+            raise ParseError(f"counter {key!r} repeated", line=number)
+        counters[key] = int(value)
+    if not counters:
+        raise NoData(f"no NIC counters{f' for {name}' if name else ''}")
+    return EsxcliNicStats(name, counters)

@@ -1,0 +1,155 @@
+"""``net-stats -l`` port listing and ``net-stats -A -t vW`` JSON (formats.md 3.1, 3.2)."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from esxdiag.errors import NoData, ParseError
+
+HEADER = ("PortNum", "Type", "SubType", "SwitchName", "MACAddress", "ClientName")
+KINDS = {5: "vnic", 4: "uplink", 3: "vmknic", 0: "internal"}
+_MAC = re.compile(r"^[0-9A-Fa-f]{2}([:-])[0-9A-Fa-f]{2}(\1[0-9A-Fa-f]{2}){4}$")
+_VNIC_SUFFIX = re.compile(r"^(?P<vm>.+)\.eth(?P<n>\d+)$")
+# keys whose values are names, never booleans, even when a VM or device is called "true"
+_NAME_KEYS = frozenset({"name", "switch", "devname", "mac", "hostname"})
+
+
+@dataclass(frozen=True)
+class NetStatsPort:
+    port: int
+    type: int
+    subtype: int
+    switch: str
+    mac: str  # lower-case, colon-separated
+    client: str
+    kind: str  # vnic | uplink | vmknic | internal | other
+    vm: str | None  # vNICs only: ClientName without a trailing .ethN
+    vnic_index: int | None  # vNICs only: N of .ethN; 0 when the suffix is absent (first vNIC)
+
+
+@dataclass(frozen=True)
+class NetStatsList:
+    ports: tuple[NetStatsPort, ...]
+    warnings: tuple[str, ...] = ()
+
+    def by_mac(self, mac: str) -> tuple[NetStatsPort, ...]:
+        """Ports with this MAC (an uplink and a vmknic may share one)."""
+        wanted = normalize_mac(mac)
+        return tuple(p for p in self.ports if p.mac == wanted)
+
+    def by_port(self, port: int) -> NetStatsPort | None:
+        return next((p for p in self.ports if p.port == port), None)
+
+
+def normalize_mac(mac: str) -> str:
+    """``00-50-56-A6-55-F4`` / ``00:50:56:a6:55:f4`` -> ``00:50:56:a6:55:f4``."""
+    text = mac.strip()
+    if not _MAC.match(text):
+        raise ValueError(f"not a MAC address: {mac!r}")
+    return text.replace("-", ":").lower()
+
+
+def parse_net_stats_list(text: str) -> NetStatsList:
+    rows = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+    if not rows:
+        raise NoData("empty net-stats -l output")
+    warnings: list[str] = []
+    if tuple(rows[0][1].split()) == HEADER:
+        rows = rows[1:]
+    else:
+        first = rows[0][1].split()
+        if not first or not first[0].isdigit():
+            raise ParseError(f"expected the net-stats -l header ({' '.join(HEADER)}), "
+                             f"got {rows[0][1].strip()[:60]!r}", line=rows[0][0])
+        warnings.append("no header line: columns assumed to be " + " ".join(HEADER))
+    if not rows:
+        raise NoData("net-stats -l listed no ports (header only)")
+    ports: list[NetStatsPort] = []
+    seen: dict[int, int] = {}
+    for number, line in rows:
+        port = _row(line, number)
+        if port.port in seen:
+            raise ParseError(f"port {port.port} listed twice (first on line {seen[port.port]})", line=number)
+        seen[port.port] = number
+        ports.append(port)
+    return NetStatsList(tuple(ports), tuple(warnings))
+
+
+def _row(line: str, number: int) -> NetStatsPort:
+    parts = line.strip().split(None, 5)
+    if len(parts) < 5:
+        raise ParseError(f"expected 6 columns ({' '.join(HEADER)}), got {len(parts)}: {line.strip()[:60]!r}",
+                         line=number)
+    num, type_, subtype, switch, mac = parts[:5]
+    client = parts[5].rstrip() if len(parts) == 6 else ""
+    if not (num.isdigit() and type_.isdigit() and subtype.isdigit()):
+        raise ParseError(f"PortNum/Type/SubType must be integers: {line.strip()[:60]!r}", line=number)
+    try:
+        mac = normalize_mac(mac)
+    except ValueError as exc:
+        raise ParseError(str(exc), line=number) from None
+    kind = KINDS.get(int(type_), "other")
+    vm: str | None = None
+    index: int | None = None
+    if kind == "vnic":
+        suffix = _VNIC_SUFFIX.match(client)
+        vm, index = (suffix["vm"], int(suffix["n"])) if suffix else (client, 0)
+    return NetStatsPort(int(num), int(type_), int(subtype), switch, mac, client, kind, vm, index)
+
+
+@dataclass(frozen=True)
+class NetStatsSample:
+    sysinfo: dict
+    stats: tuple[dict, ...]  # every sample, as printed (booleans converted)
+    ports: tuple[dict, ...]  # the ports of the last sample
+    warnings: tuple[str, ...] = ()
+
+
+def parse_net_stats_json(text: str) -> NetStatsSample:
+    if not text.strip():
+        raise NoData("empty net-stats -A output")
+    duplicates: list[str] = []
+    try:
+        document = json.loads(text, object_pairs_hook=lambda pairs: _object(pairs, duplicates))
+    except json.JSONDecodeError as exc:
+        cut = " (output truncated?)" if exc.pos >= len(text.rstrip()) - 1 else ""
+        raise ParseError(f"not valid net-stats JSON: {exc.msg}{cut}", line=exc.lineno) from None
+    if not isinstance(document, dict) or not isinstance(document.get("stats"), list):
+        raise ParseError("no top-level 'stats' list: not net-stats -A output", line=1)
+    stats = document["stats"]
+    if not all(isinstance(s, dict) for s in stats):
+        raise ParseError("'stats' entries must be objects", line=1)
+    if not stats:
+        raise NoData("net-stats -A printed no samples")
+    ports = stats[-1].get("ports")
+    if not isinstance(ports, list) or not all(isinstance(p, dict) for p in ports):
+        raise ParseError("the last sample has no 'ports' list of objects", line=1)
+    if not ports:
+        raise NoData("net-stats -A listed no ports")
+    sysinfo = document.get("sysinfo", {})
+    warnings = [f"duplicate key {d!r}: last value kept, earlier ones as {d}#1, {d}#2..." for d in duplicates]
+    return NetStatsSample(sysinfo if isinstance(sysinfo, dict) else {"value": sysinfo},
+                          tuple(stats), tuple(ports), tuple(warnings))
+
+
+def _object(pairs: list[tuple[str, object]], duplicates: list[str]) -> dict:
+    """JSON object hook: string booleans -> bool; a repeated key keeps the last value under its
+    name and the earlier ones under ``key#1``, ``key#2`` (older ESXi prints e.g. qstop twice)."""
+    counts: dict[str, int] = {}
+    for key, _ in pairs:
+        counts[key] = counts.get(key, 0) + 1
+    result: dict = {}
+    seen: dict[str, int] = {}
+    for key, value in pairs:
+        if isinstance(value, str) and value in ("true", "false") and key not in _NAME_KEYS:
+            value = value == "true"
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] < counts[key]:
+            result[f"{key}#{seen[key]}"] = value
+            if key not in duplicates:
+                duplicates.append(key)
+        else:
+            result[key] = value
+    return result
