@@ -102,6 +102,16 @@ class CoverageItem:
 
 
 @dataclass(frozen=True)
+class RuleCheck:
+    """A rule that ran without a finding: an explicit pass, or a skip with the missing input."""
+
+    rule: str
+    status: str  # pass, skip
+    reason: str
+    vnic: str | None = None
+
+
+@dataclass(frozen=True)
 class VmResult:
     name: str
     host: str | None
@@ -113,6 +123,8 @@ class VmResult:
     findings: tuple[Finding, ...]
     cpu: dict[str, Any] = field(default_factory=dict)  # window max/avg per-vCPU %RDY, %CSTP, %MLMTD + source
     charts: tuple[Series, ...] = ()
+    checks: tuple[RuleCheck, ...] = ()
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
