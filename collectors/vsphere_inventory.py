@@ -1,0 +1,219 @@
+"""Find one VM and capture its inventory (``vsphere_vm``) in a fixed number of requests.
+
+find_vm: CreateContainerView + one paged RetrievePropertiesEx (VM name, instance UUID, host;
+host names) + DestroyView. collect_inventory: one RetrievePropertiesEx over the VM, its
+networks (traversed from the VM) and its host plus the host's parent (traversed from the host),
+with an explicit path set per type; the request count does not depend on the inventory size or
+the number of vNICs. The record layout is documented in esxdiag.collectors.vsphere.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from pyVmomi import vim, vmodl
+
+from esxdiag.collectors.vsphere_session import VsphereSession, props_of, retrieve
+from esxdiag.errors import CollectionError
+
+SCHEMA_VM = "esxdiag.vsphere_vm/1"
+_MOID = re.compile(r"vm-\d+")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_PS = vmodl.query.PropertyCollector
+_VM_PATHS = [
+    "name", "config.instanceUuid", "runtime.powerState", "runtime.host", "config.hardware.numCPU",
+    "config.hardware.numCoresPerSocket", "config.hardware.memoryMB", "config.cpuAllocation",
+    "config.guestId", "config.guestFullName", "config.hardware.device", "guest.guestId",
+    "guest.guestFullName", "guest.guestFamily", "guest.toolsStatus", "guest.toolsRunningStatus",
+    "guest.hostName", "guest.ipAddress", "guest.net",
+]
+_NIC_TYPES = {
+    vim.vm.device.VirtualVmxnet3: "vmxnet3", vim.vm.device.VirtualE1000: "e1000",
+    vim.vm.device.VirtualE1000e: "e1000e", vim.vm.device.VirtualVmxnet2: "vmxnet2",
+    vim.vm.device.VirtualVmxnet: "vmxnet", vim.vm.device.VirtualPCNet32: "pcnet32",
+    vim.vm.device.VirtualSriovEthernetCard: "sriov",
+}
+
+
+@dataclass(frozen=True)
+class VmRef:
+    name: str
+    moid: str
+    instance_uuid: str | None
+    host_moid: str | None
+    host_name: str | None
+    obj: Any = field(repr=False, compare=False)  # vim.VirtualMachine bound to the session's stub
+
+
+def find_vm(session: VsphereSession, ref: str, *, page_size: int | None = None) -> VmRef:
+    """A VM by name, MOID (vm-123) or instance UUID; CollectionError(kind=ambiguous|not-found)."""
+    content = session.content
+    view = content.viewManager.CreateContainerView(content.rootFolder, [vim.VirtualMachine, vim.HostSystem], True)
+    try:
+        spec = _PS.FilterSpec(
+            objectSet=[_PS.ObjectSpec(obj=view, skip=True, selectSet=[
+                _PS.TraversalSpec(name="view", type=vim.view.ContainerView, path="view", skip=False)])],
+            propSet=[_PS.PropertySpec(type=vim.VirtualMachine, pathSet=["name", "config.instanceUuid", "runtime.host"]),
+                     _PS.PropertySpec(type=vim.HostSystem, pathSet=["name"])])
+        rows = [(c.obj, props_of(c)) for c in retrieve(session, [spec], page_size)]
+    finally:
+        view.DestroyView()
+    hosts = {obj._moId: p.get("name") for obj, p in rows if isinstance(obj, vim.HostSystem)}
+    vms = [_vm_ref(obj, p, hosts) for obj, p in rows if isinstance(obj, vim.VirtualMachine)]
+    matches = _match(vms, ref)
+    if len(matches) == 1:
+        return matches[0]
+    where = session.host
+    if matches:
+        listed = "; ".join(f"{m.name} ({m.moid} on {m.host_name or m.host_moid})" for m in matches)
+        raise CollectionError(f"{where}: VM name {ref!r} is ambiguous: {listed}; use a MOID or UUID",
+                              kind="ambiguous")
+    close = difflib.get_close_matches(ref, sorted({v.name for v in vms}), n=3, cutoff=0.6)
+    hint = f"; close names: {', '.join(close)}" if close else ""
+    raise CollectionError(f"{where}: no VM {ref!r} among {len(vms)} VMs{hint}", kind="not-found")
+
+
+def collect_inventory(session: VsphereSession, vm_ref: VmRef) -> dict:
+    """The ``vsphere_vm`` capture for one VM (schema in esxdiag.collectors.vsphere)."""
+    objects, networks, missing = _fetch(session, vm_ref.obj, vm_ref.host_moid)
+    vm = objects.get(vm_ref.moid)
+    if vm is None:
+        raise CollectionError(f"{session.host}: VM {vm_ref.name} ({vm_ref.moid}) no longer exists",
+                              kind="not-found")
+    host_mor = vm.get("runtime.host")
+    if host_mor is not None and host_mor._moId not in objects:  # moved since find_vm
+        objects, networks, missing = _fetch(session, vm_ref.obj, host_mor._moId)
+        vm = objects.get(vm_ref.moid, vm)
+    host = objects.get(host_mor._moId, {}) if host_mor is not None else {}
+    parent = host.get("parent")
+    cluster = objects.get(parent._moId, {}) if isinstance(parent, vim.ClusterComputeResource) else {}
+    alloc = vm.get("config.cpuAllocation")
+    guest_net = vm.get("guest.net") or []
+    return {
+        "schema": SCHEMA_VM,
+        "collected_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "source": session.source,
+        "name": vm.get("name"),
+        "moid": vm_ref.moid,
+        "instance_uuid": vm.get("config.instanceUuid"),
+        "power_state": str(vm.get("runtime.powerState")) if vm.get("runtime.powerState") else None,
+        "host": host.get("name"),
+        "host_moid": host_mor._moId if host_mor is not None else None,
+        "host_cpu_mhz": host.get("summary.hardware.cpuMhz"),
+        "cluster": cluster.get("name"),
+        "num_cpu": vm.get("config.hardware.numCPU"),
+        "cores_per_socket": vm.get("config.hardware.numCoresPerSocket"),
+        "memory_mb": vm.get("config.hardware.memoryMB"),
+        "cpu_allocation": _allocation(alloc),
+        "guest": _guest(vm, guest_net),
+        "vnics": [_vnic(dev, networks) for dev in vm.get("config.hardware.device") or []
+                  if isinstance(dev, vim.vm.device.VirtualEthernetCard)],
+        "guest_nics": [{"mac": (n.macAddress or "").lower() or None, "network": n.network,
+                        "ip_addresses": list(n.ipAddress or []), "connected": n.connected,
+                        "device_config_id": n.deviceConfigId} for n in guest_net],
+        "missing": missing,
+    }
+
+
+def _fetch(session: VsphereSession, vm_obj: Any, host_moid: str | None) -> tuple[dict, dict, list[dict]]:
+    """One RetrievePropertiesEx: VM + its networks, host + its parent.
+
+    Returns (every object, the network objects, missing), objects as moid -> {path: value}.
+    """
+    object_set = [_PS.ObjectSpec(obj=vm_obj, skip=False, selectSet=[
+        _PS.TraversalSpec(name="vmNetworks", type=vim.VirtualMachine, path="network", skip=False)])]
+    if host_moid:
+        host = vim.HostSystem(host_moid, session.si._stub)
+        object_set.append(_PS.ObjectSpec(obj=host, skip=False, selectSet=[
+            _PS.TraversalSpec(name="hostParent", type=vim.HostSystem, path="parent", skip=False)]))
+    spec = _PS.FilterSpec(objectSet=object_set, propSet=[
+        _PS.PropertySpec(type=vim.VirtualMachine, pathSet=_VM_PATHS),
+        _PS.PropertySpec(type=vim.HostSystem, pathSet=["name", "summary.hardware.cpuMhz", "parent"]),
+        _PS.PropertySpec(type=vim.ComputeResource, pathSet=["name"]),
+        _PS.PropertySpec(type=vim.Network, pathSet=["name"]),
+        _PS.PropertySpec(type=vim.dvs.DistributedVirtualPortgroup, pathSet=["name", "key"]),
+    ])
+    objects: dict[str, dict] = {}
+    networks: dict[str, dict] = {}
+    missing: list[dict] = []
+    for content in retrieve(session, [spec]):
+        props = objects.setdefault(content.obj._moId, {})
+        props.update(props_of(content))
+        if isinstance(content.obj, vim.Network):
+            networks[content.obj._moId] = props
+        missing += [{"path": f"{content.obj._moId}:{m.path}", "fault": _fault(m.fault)}
+                    for m in content.missingSet or []]
+    return objects, networks, missing
+
+
+def _vm_ref(obj: Any, props: dict, hosts: dict[str, str | None]) -> VmRef:
+    host = props.get("runtime.host")
+    host_moid = host._moId if host is not None else None
+    return VmRef(props.get("name", ""), obj._moId, props.get("config.instanceUuid"), host_moid,
+                 hosts.get(host_moid) if host_moid else None, obj)
+
+
+def _match(vms: list[VmRef], ref: str) -> list[VmRef]:
+    if _MOID.fullmatch(ref):
+        return [v for v in vms if v.moid == ref]
+    if _UUID.fullmatch(ref):
+        return [v for v in vms if (v.instance_uuid or "").lower() == ref.lower()]
+    return [v for v in vms if v.name == ref]
+
+
+def _allocation(alloc: Any) -> dict:
+    if alloc is None:
+        return {"limit_mhz": None, "reservation_mhz": None, "shares": None, "shares_level": None}
+    limit = alloc.limit
+    shares = alloc.shares
+    return {"limit_mhz": None if limit is None or limit < 0 else int(limit),
+            "reservation_mhz": None if alloc.reservation is None else int(alloc.reservation),
+            "shares": shares.shares if shares is not None else None,
+            "shares_level": str(shares.level) if shares is not None and shares.level else None}
+
+
+def _guest(vm: dict, guest_net: list) -> dict:
+    ips = [ip for nic in guest_net for ip in (nic.ipAddress or [])]
+    return {"guest_id": vm.get("guest.guestId") or vm.get("config.guestId"),
+            "full_name": vm.get("guest.guestFullName") or vm.get("config.guestFullName"),
+            "family": vm.get("guest.guestFamily") or None,
+            "tools_status": _text(vm.get("guest.toolsStatus")),
+            "tools_running_status": _text(vm.get("guest.toolsRunningStatus")),
+            "hostname": vm.get("guest.hostName") or None,
+            "ip_address": vm.get("guest.ipAddress") or None,
+            "ip_addresses": list(dict.fromkeys(ips))}
+
+
+def _vnic(dev: Any, networks: dict[str, dict]) -> dict:
+    backing = dev.backing
+    network = dvs_uuid = pg_key = port_key = None
+    if isinstance(backing, vim.vm.device.VirtualEthernetCard.DistributedVirtualPortBackingInfo):
+        dvs_uuid, pg_key, port_key = backing.port.switchUuid, backing.port.portgroupKey, backing.port.portKey
+        network = next((p["name"] for p in networks.values() if p.get("key") == pg_key), None)
+    elif isinstance(backing, vim.vm.device.VirtualEthernetCard.NetworkBackingInfo):
+        net = backing.network
+        network = networks.get(net._moId, {}).get("name") if net is not None else None
+        network = network or backing.deviceName or None
+    elif isinstance(backing, vim.vm.device.VirtualEthernetCard.OpaqueNetworkBackingInfo):
+        network = backing.opaqueNetworkId
+    conn = dev.connectable
+    return {"label": dev.deviceInfo.label if dev.deviceInfo else None,
+            "type": _NIC_TYPES.get(type(dev), "unknown"),
+            "mac": (dev.macAddress or "").lower() or None, "device_key": dev.key, "network": network,
+            "dvs_uuid": dvs_uuid, "dvs_portgroup_key": pg_key, "dvs_port_key": port_key,
+            "connected": conn.connected if conn else None,
+            "start_connected": conn.startConnected if conn else None}
+
+
+def _text(value: Any) -> str | None:
+    return str(value) if value else None
+
+
+def _fault(fault: Any) -> str:
+    name = type(fault).__name__.rsplit(".", 1)[-1]
+    msg = getattr(fault, "msg", None)
+    return f"{name}: {msg}" if msg else name

@@ -1,0 +1,113 @@
+"""Capture one VM's CPU scheduling and vNIC drop counters (``vsphere_perf``) with one QueryPerf.
+
+Counter ids are resolved by name once per session (the PerformanceManager's perfCounter
+property). Realtime (20 s) is used when the provider supports it for the VM and
+QueryAvailablePerfMetric lists metrics at interval 20; otherwise the 300 s rollup, marked
+"historical" with a note. QueryPerf runs in CSV format: the default format lets some servers
+(vcsim) drop zero values; a missing sample or -1 becomes null. Instances requested but not
+returned keep a series of nulls, so a reader can tell "not collected" from "zero".
+"""
+
+from __future__ import annotations
+
+import csv
+from datetime import datetime, timezone
+from typing import Any
+
+from pyVmomi import vim, vmodl
+
+from esxdiag.collectors.vsphere_inventory import VmRef
+from esxdiag.collectors.vsphere_session import VsphereSession, props_of, retrieve
+from esxdiag.errors import CollectionError
+
+SCHEMA_PERF = "esxdiag.vsphere_perf/1"
+CPU_COUNTERS = ("cpu.ready.summation", "cpu.costop.summation", "cpu.maxlimited.summation", "cpu.usage.average")
+NET_COUNTERS = ("net.droppedRx.summation", "net.droppedTx.summation",
+                "net.packetsRx.summation", "net.packetsTx.summation")
+REALTIME_S = 20
+HISTORICAL_S = 300
+
+
+def collect_perf(session: VsphereSession, vm_ref: VmRef, inventory: dict, start: datetime, end: datetime) -> dict:
+    """The ``vsphere_perf`` capture over [start, end] (schema in esxdiag.collectors.vsphere)."""
+    perf = session.content.perfManager
+    counters = perf_counters(session)
+    wanted = [(name, inst) for name in CPU_COUNTERS for inst in _cpu_instances(inventory)]
+    wanted += [(name, str(nic["device_key"])) for name in NET_COUNTERS for nic in inventory.get("vnics", [])]
+    unknown = sorted({name for name, _ in wanted if name not in counters})
+    if unknown:
+        raise CollectionError(f"{session.host}: server has no perf counter {', '.join(unknown)}", kind="not-found")
+    interval, note = _interval(perf, vm_ref)
+    spec = vim.PerformanceManager.QuerySpec(
+        entity=vm_ref.obj, startTime=start, endTime=end, intervalId=interval, format="csv",
+        metricId=[vim.PerformanceManager.MetricId(counterId=counters[n].key, instance=i) for n, i in wanted])
+    try:
+        results = perf.QueryPerf(querySpec=[spec]) or []
+    except vmodl.MethodFault as exc:
+        raise CollectionError(f"{session.host}: QueryPerf for {vm_ref.name} failed: {exc.msg}",
+                              kind="query") from None
+    timestamps, by_id = _decode(results)
+    order = sorted(range(len(timestamps)), key=lambda i: timestamps[i])  # vcsim answers newest first
+    series = []
+    for name, inst in wanted:
+        values = by_id.get((counters[name].key, inst))
+        series.append({"counter": name, "instance": inst, "unit": counters[name].unitInfo.key,
+                       "values": [values[i] for i in order] if values else [None] * len(order)})
+    return {
+        "schema": SCHEMA_PERF, "vm": vm_ref.name, "interval_s": interval,
+        "rollup": "realtime" if interval == REALTIME_S else "historical", "note": note,
+        "start": _iso(start), "end": _iso(end),
+        "timestamps": [_iso(timestamps[i]) for i in order], "series": series,
+    }
+
+
+def perf_counters(session: VsphereSession) -> dict[str, Any]:
+    """group.name.rollup -> PerfCounterInfo, fetched once per session."""
+    if session.perf_counters is None:
+        perf = session.content.perfManager
+        spec = vmodl.query.PropertyCollector.FilterSpec(
+            objectSet=[vmodl.query.PropertyCollector.ObjectSpec(obj=perf)],
+            propSet=[vmodl.query.PropertyCollector.PropertySpec(type=vim.PerformanceManager, pathSet=["perfCounter"])])
+        infos = [info for content in retrieve(session, [spec]) for info in props_of(content).get("perfCounter", [])]
+        session.perf_counters = {f"{c.groupInfo.key}.{c.nameInfo.key}.{c.rollupType}": c for c in infos}
+    return session.perf_counters
+
+
+def _cpu_instances(inventory: dict) -> list[str]:
+    return [""] + [str(i) for i in range(int(inventory.get("num_cpu") or 0))]
+
+
+def _interval(perf: Any, vm_ref: VmRef) -> tuple[int, str | None]:
+    summary = perf.QueryPerfProviderSummary(entity=vm_ref.obj)
+    if not summary.currentSupported:
+        return HISTORICAL_S, f"realtime statistics are not supported for {vm_ref.name}; 300 s rollup used"
+    if not perf.QueryAvailablePerfMetric(entity=vm_ref.obj, intervalId=REALTIME_S):
+        return HISTORICAL_S, (f"no realtime (20 s) metrics available for {vm_ref.name} (powered off or "
+                              "host not reporting); 300 s rollup used")
+    return REALTIME_S, None
+
+
+def _decode(results: list) -> tuple[list[datetime], dict[tuple[int, str], list[int | None]]]:
+    """PerfEntityMetricCSV -> (timestamps, (counterId, instance) -> values), in server order."""
+    timestamps: list[datetime] = []
+    by_id: dict[tuple[int, str], list[int | None]] = {}
+    for entity in results:
+        info = next(csv.reader([entity.sampleInfoCSV or ""]), [])
+        timestamps = [_parse_time(t) for t in info[1::2]]
+        for value in entity.value or []:
+            cells = next(csv.reader([value.value or ""]), [])
+            parsed = [int(c) if c.strip() not in ("", "-1") else None for c in cells]
+            parsed += [None] * (len(timestamps) - len(parsed))
+            by_id[(value.id.counterId, value.id.instance)] = parsed[: len(timestamps)]
+    return timestamps, by_id
+
+
+def _parse_time(text: str) -> datetime:
+    moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def _iso(moment: datetime) -> str:
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -1,0 +1,166 @@
+"""One logged-in pyvmomi session: TLS policy, error kinds, a SOAP request counter, paged retrieval.
+
+TLS is verified against the system CA store unless the user explicitly asked for ``insecure``.
+A thumbprint pin (SHA-1 or SHA-256 of the DER certificate) is checked against the certificate
+the server actually presents, whether or not a CA vouches for it; a mismatch is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import logging
+import socket
+import ssl
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+from urllib.parse import urlsplit
+
+from pyVim import connect as pyvim_connect
+from pyVmomi import Security, vim, vmodl
+
+from esxdiag.collectors.credentials import Credentials
+from esxdiag.errors import CollectionError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class VsphereSession:
+    si: Any  # vim.ServiceInstance
+    creds: Credentials
+    request_count: int = 0  # SOAP requests sent through this session after login
+    perf_counters: dict[str, Any] | None = field(default=None, repr=False)  # name -> PerfCounterInfo
+    _content: Any = field(default=None, repr=False)
+
+    @property
+    def content(self) -> Any:
+        return self._content
+
+    @property
+    def host(self) -> str:
+        return self.creds.host
+
+    @property
+    def source(self) -> str:
+        """'vcenter' or 'esxi', from the API type the server reports."""
+        return "vcenter" if self._content.about.apiType == "VirtualCenter" else "esxi"
+
+    def attach(self) -> "VsphereSession":
+        stub = self.si._stub
+        invoke = stub.InvokeMethod
+
+        def counted(mo: Any, info: Any, args: Any, *rest: Any) -> Any:
+            self.request_count += 1
+            return invoke(mo, info, args, *rest)
+
+        stub.InvokeMethod = counted  # property reads (Fetch) go through InvokeMethod too
+        self._content = self.si.RetrieveContent()
+        return self
+
+    def close(self) -> None:
+        try:
+            self._content.sessionManager.Logout()
+        except (vmodl.MethodFault, OSError, http.client.HTTPException) as exc:
+            log.debug("logout from %s failed: %s", self.host, type(exc).__name__)
+
+
+def connect(creds: Credentials, timeout_s: float = 30) -> VsphereSession:
+    """Log in; raises CollectionError(kind=unreachable|tls|auth|timeout) naming the host."""
+    where = f"{creds.host}:{creds.port}"
+    context = _tls_context(creds)
+    try:
+        si = pyvim_connect.SmartConnect(
+            protocol="https", host=creds.host, port=creds.port, path=_path(creds),
+            user=creds.username, pwd=creds.password, sslContext=context,
+            httpConnectionTimeout=timeout_s)
+    except vim.fault.InvalidLogin:
+        raise CollectionError(f"{where}: login failed for user {creds.username!r} (wrong user name or "
+                              "password)", kind="auth") from None
+    except vim.fault.NoPermission as exc:
+        raise CollectionError(f"{where}: user {creds.username!r} lacks permission ({exc.msg})",
+                              kind="auth") from None
+    except ssl.SSLCertVerificationError as exc:
+        raise CollectionError(f"{where}: TLS certificate not trusted ({exc.verify_message}); install "
+                              "the CA, pin its thumbprint, or pass --insecure knowingly", kind="tls") from None
+    except Security.ThumbprintMismatchException as exc:
+        raise CollectionError(f"{where}: certificate thumbprint {exc.actual} does not match the pinned "
+                              f"{exc.expected}; refusing to connect", kind="tls") from None
+    except ssl.SSLError as exc:
+        raise CollectionError(f"{where}: TLS handshake failed ({exc.reason})", kind="tls") from None
+    except (socket.timeout, TimeoutError):
+        raise CollectionError(f"{where}: no answer within {timeout_s:g} s", kind="timeout") from None
+    except (OSError, http.client.HTTPException) as exc:
+        raise CollectionError(f"{where}: unreachable ({_reason(exc)})", kind="unreachable") from None
+    except vmodl.MethodFault as exc:
+        raise CollectionError(f"{where}: login refused: {type(exc).__name__}: {exc.msg}",
+                              kind="auth") from None
+    return VsphereSession(si, creds).attach()
+
+
+def server_thumbprints(host: str, port: int, timeout_s: float = 10) -> tuple[str, str]:
+    """(sha1, sha256) hex digests of the certificate the server presents, unverified."""
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    with socket.create_connection((host, port), timeout=timeout_s) as raw:
+        with context.wrap_socket(raw, server_hostname=host) as tls:
+            der = tls.getpeercert(binary_form=True)
+    return hashlib.sha1(der).hexdigest(), hashlib.sha256(der).hexdigest()
+
+
+def retrieve(session: VsphereSession, specs: list[Any], page_size: int | None = None) -> Iterator[Any]:
+    """RetrievePropertiesEx, following continuation tokens: yields ObjectContent."""
+    collector = session.content.propertyCollector
+    options = vmodl.query.PropertyCollector.RetrieveOptions(maxObjects=page_size)
+    result = collector.RetrievePropertiesEx(specSet=specs, options=options)
+    while result is not None:
+        yield from result.objects
+        if not result.token:
+            return
+        result = collector.ContinueRetrievePropertiesEx(token=result.token)
+
+
+def props_of(content: Any) -> dict[str, Any]:
+    return {prop.name: prop.val for prop in content.propSet}
+
+
+class _PinnedContext(ssl.SSLContext):
+    """Accepts exactly the certificate whose SHA-1/SHA-256 digest is pinned, CA-signed or not.
+
+    The digest is checked on every TLS connection pyvmomi opens (version discovery and SOAP),
+    right after the handshake and before any request is sent.
+    """
+
+    pin: str = ""
+
+    def wrap_socket(self, *args: Any, **kwargs: Any) -> ssl.SSLSocket:
+        tls = super().wrap_socket(*args, **kwargs)
+        der = tls.getpeercert(binary_form=True) or b""
+        digest = (hashlib.sha1 if len(self.pin) == 40 else hashlib.sha256)(der).hexdigest()
+        if digest != self.pin:
+            tls.close()
+            raise Security.ThumbprintMismatchException(self.pin, digest)
+        return tls
+
+
+def _tls_context(creds: Credentials) -> ssl.SSLContext:
+    if creds.thumbprint:
+        pinned = _PinnedContext(ssl.PROTOCOL_TLS_CLIENT)
+        pinned.check_hostname = False
+        pinned.verify_mode = ssl.CERT_NONE
+        pinned.pin = creds.thumbprint
+        return pinned
+    context = ssl.create_default_context()
+    if creds.insecure:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    return context
+
+
+def _path(creds: Credentials) -> str:
+    return urlsplit(creds.url).path or "/sdk"
+
+
+def _reason(exc: BaseException) -> str:
+    return " ".join((getattr(exc, "strerror", None) or str(exc) or type(exc).__name__).split())
