@@ -111,12 +111,14 @@ def parse_node(text: str, pairs_per_line: bool = False) -> VsishNode:
                              line=number)
         if line.endswith("{"):
             name = line[:-1].strip()
+            if not opened and (counters or texts):
+                raise ParseError("'{' after fields: two nodes in one capture?", line=number)
+            if opened and name == title:
+                raise ParseError(f"{name!r} opened again before '}}': two nodes in one capture?", line=number)
             if not opened:
-                if counters or texts:
-                    raise ParseError("'{' after fields: two nodes in one capture?", line=number)
                 title, opened = name or None, True
-            else:
-                sections.append(name.rstrip(":"))
+            else:  # a nested struct, printed as "name:type {"
+                sections.append(name.split(":")[0].strip())
             continue
         if line == "}":
             if sections:
