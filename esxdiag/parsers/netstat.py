@@ -1,0 +1,153 @@
+"""Linux TCP counters: ``netstat -s`` (net-tools, whole or grep-filtered), ``nstat -az``/``-asz``
+and ``nstat -j``. See formats.md 4.4 and 4.5."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from dataclasses import dataclass
+
+from esxdiag.errors import NoData, ParseError
+
+
+@dataclass(frozen=True)
+class NetstatCounters:
+    retransmitted_segments: int | None
+    segments_sent: int | None
+    segments_received: int | None
+    fast_retransmits: int | None
+    lost_retransmit: int | None
+    syn_retrans: int | None
+    timeouts: int | None
+    source: str  # netstat | nstat | nstat-json
+    counters: dict[str, int]  # netstat: "Section: text" ("N" stands for an inline number); nstat: names
+    warnings: tuple[str, ...] = ()
+
+
+# typed field -> (nstat name, netstat -s texts: old net-tools typo/wording first, then new)
+_FIELDS = {
+    "retransmitted_segments": ("TcpRetransSegs", ("segments retransmited", "segments retransmitted")),
+    "segments_sent": ("TcpOutSegs", ("segments send out", "segments sent out")),
+    "segments_received": ("TcpInSegs", ("segments received",)),
+    "fast_retransmits": ("TcpExtTCPFastRetrans", ("fast retransmits", "TCPFastRetrans")),
+    "lost_retransmit": ("TcpExtTCPLostRetransmit", ("TCPLostRetransmit",)),
+    "syn_retrans": ("TcpExtTCPSynRetrans", ("TCPSynRetrans",)),
+    "timeouts": ("TcpExtTCPTimeouts", ("other TCP timeouts", "TCPTimeouts")),
+}
+_TCPEXT_FIELDS = ("fast_retransmits", "lost_retransmit", "syn_retrans", "timeouts")
+_SECTION = re.compile(r"^([A-Za-z][A-Za-z0-9]*):\s*$")
+_KEY_VALUE = re.compile(r"^(?P<key>[A-Za-z][^:]*): (?P<value>\d+)$")
+_NUMBER = re.compile(r"(?<![\w.])\d+(?![\w.])")
+_NSTAT_LINE = re.compile(r"^(?P<name>[A-Za-z][A-Za-z0-9_]*)\s+(?P<value>\d+)(?:\s+-?\d+(?:\.\d+)?)?\s*$")
+
+
+def parse_netstat(text: str) -> NetstatCounters:
+    body = text.lstrip("\ufeff").strip()
+    if not body:
+        raise NoData("empty netstat/nstat output")
+    if body[0] == "{":
+        return _nstat_json(body)
+    first = body.splitlines()[0].strip()
+    if first == "#kernel" or _NSTAT_LINE.match(first):
+        return _nstat_text(text)
+    return _netstat_s(text)
+
+
+def _typed(counters: dict[str, int], names: dict[str, str | tuple[str, ...]], source: str,
+           warnings: tuple[str, ...] = ()) -> NetstatCounters:
+    values = {}
+    for field, wanted in names.items():
+        keys = (wanted,) if isinstance(wanted, str) else wanted
+        values[field] = next((counters[k] for k in keys if k in counters), None)
+    return NetstatCounters(**values, source=source, counters=counters, warnings=warnings)
+
+
+def _nstat_fields() -> dict[str, str]:
+    return {field: nstat for field, (nstat, _) in _FIELDS.items()}
+
+
+def _nstat_json(body: str) -> NetstatCounters:
+    try:
+        data = json.loads(body)
+    except json.JSONDecodeError as exc:
+        raise ParseError(f"invalid nstat -j JSON: {exc.msg}", line=exc.lineno) from None
+    kernel = data.get("kernel") if isinstance(data, dict) else None
+    if not isinstance(kernel, dict):
+        raise ParseError('JSON has no "kernel" object: not nstat -j output')
+    counters = {k: v for k, v in kernel.items() if isinstance(v, int) and not isinstance(v, bool)}
+    if not counters:
+        raise NoData('nstat -j printed no counters (run with -a -z for absolute values incl. zeros)')
+    return _typed(counters, _nstat_fields(), "nstat-json")
+
+
+def _nstat_text(text: str) -> NetstatCounters:
+    counters: dict[str, int] = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        m = _NSTAT_LINE.match(stripped)
+        if not m:
+            raise ParseError(f"not an nstat 'Name value rate' line: {stripped!r}", line=n)
+        counters[m["name"]] = int(m["value"])
+    if not counters:
+        raise NoData("nstat printed only its header (no counters; use -a -z)")
+    return _typed(counters, _nstat_fields(), "nstat")
+
+
+def _netstat_s(text: str) -> NetstatCounters:
+    counters: dict[str, int] = {}
+    notes: list[str] = []
+    seen_sections: set[str] = set()
+    section, heading, saw_section = "", "", False
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or set(line.strip()) <= {".", "\u2026"}:  # blank or an elision in a paste
+            continue
+        if line.startswith("error parsing /proc"):  # netstat's own warning; the rest is still valid
+            notes.append(f"line {n}: {line.strip()}")
+            continue
+        if (m := _SECTION.match(line)) and not line[0].isspace():
+            section, heading, saw_section = m.group(1), "", True
+            seen_sections.add(section)
+            continue
+        body = line.strip()
+        if body.startswith("NIC statistics") or body.startswith("Ring parameters"):
+            raise ParseError(f"this is ethtool output ({body!r}), not netstat -s", line=n)
+        kv = _KEY_VALUE.match(body)
+        numbers = _NUMBER.findall(body)
+        if kv:
+            text_key, value = kv["key"], int(kv["value"])
+        elif numbers:
+            value = int(numbers[0])
+            rest = _NUMBER.sub("N", body, count=1)
+            text_key = rest[2:] if rest.startswith("N ") else rest
+        elif body.endswith(":"):  # histogram heading ("ICMP input histogram:")
+            heading = body[:-1]
+            continue
+        else:
+            raise ParseError(f"line has no counter value: {body!r}", line=n)
+        if line.startswith("        ") and heading:
+            text_key = f"{heading}: {text_key}"
+        key = f"{section}: {text_key}" if section else text_key
+        counters[key] = value
+    if not counters:
+        raise NoData("netstat -s printed section headers but no counters")
+    names = {field: tuple(f"{sec}: {t}" for t in texts for sec in ("Tcp", "TcpExt", "")) if saw_section
+             else texts for field, (_, texts) in _FIELDS.items()}
+    names = {f: tuple(k.removeprefix(": ") for k in keys) for f, keys in names.items()}
+    record = _typed(counters, names, "netstat", tuple(notes))
+    if "TcpExt" in seen_sections:
+        # net-tools prints TcpExt counters only when non-zero (opt_number / unknown entries in
+        # statistics.c printval), so inside a whole TcpExt section a missing counter is 0
+        zeros = {f: 0 for f in _TCPEXT_FIELDS if getattr(record, f) is None}
+        record = dataclasses.replace(record, **zeros)
+    if all(getattr(record, f) is None for f in _FIELDS):
+        if not saw_section:
+            raise ParseError("no netstat -s section headers (Ip:, Tcp:, TcpExt: ...) and no known TCP counter "
+                             "wording: not netstat -s output")
+        if "Tcp" in {k.split(":", 1)[0] for k in counters}:
+            notes.append("Tcp section present but no known English wording: localised output? "
+                         "collect with LC_ALL=C")
+            record = _typed(counters, names, "netstat", tuple(notes))
+    return record
