@@ -1,0 +1,154 @@
+"""Linux guest configuration: ``ip -o link show`` and where ring sizes are made persistent."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from esxdiag.errors import NoData, ParseError
+
+
+@dataclass(frozen=True)
+class IpLink:
+    index: int
+    name: str  # without the "@peer" part
+    mtu: int | None
+    mac: str | None  # link/ether address only (loopback, tun, ... have none)
+    state: str | None
+    flags: tuple[str, ...]
+    peer: str | None = None  # "if5" of "veth0@if5", "NONE" of "eth0.10@NONE"
+    link_type: str | None = None  # ether, loopback, none, ...
+    permaddr: str | None = None  # printed for bond/team members
+    altnames: tuple[str, ...] = ()
+    attributes: dict[str, str] = field(default_factory=dict)  # every "key value" pair of the header
+
+
+@dataclass(frozen=True)
+class IpLinks:
+    links: tuple[IpLink, ...]
+
+
+_HEAD = re.compile(r"^(?P<index>\d+):\s+(?P<name>[^:@\s]+)(?:@(?P<peer>[^:\s]+))?:\s+<(?P<flags>[^>]*)>(?P<rest>.*)$")
+_MAC = re.compile(r"^(?:[0-9a-f]{2}:){5}[0-9a-f]{2}$")
+
+
+def parse_ip_link(text: str) -> IpLinks:
+    """``ip -o link show`` (one line per link, continuation shown as ``\\``); the multi-line
+    form without ``-o`` is accepted too."""
+    records: list[tuple[int, str]] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        if line[0].isspace() and records:
+            records[-1] = (records[-1][0], records[-1][1] + " " + line.strip())
+        elif _HEAD.match(line):
+            records.append((n, line))
+        else:
+            raise ParseError(f"not an 'ip link' line: {line.strip()[:80]!r}", line=n)
+    if not records:
+        raise NoData("empty ip link output")
+    return IpLinks(tuple(_link(n, line) for n, line in records))
+
+
+def _link(n: int, line: str) -> IpLink:
+    m = _HEAD.match(line)
+    assert m is not None
+    tokens = m["rest"].replace("\\", " ").split()
+    attrs: dict[str, str] = {}
+    link_type = mac = permaddr = None
+    altnames: list[str] = []
+    i = 0
+    while i < len(tokens):  # bounded: every branch advances i
+        token = tokens[i]
+        if token.startswith("link/"):
+            link_type = token[5:]
+            address = tokens[i + 1] if i + 1 < len(tokens) and ":" in tokens[i + 1] else None
+            mac = address.lower() if link_type == "ether" and address and _MAC.match(address.lower()) else None
+            i += 2 if address else 1
+        elif token == "altname" and i + 1 < len(tokens):
+            altnames.append(tokens[i + 1])
+            i += 2
+        elif i + 1 < len(tokens):
+            attrs.setdefault(token, tokens[i + 1])
+            i += 2
+        else:
+            attrs[token] = ""
+            i += 1
+    if "permaddr" in attrs:
+        permaddr = attrs["permaddr"].lower()
+    mtu = attrs.get("mtu")
+    if mtu is not None and not mtu.isdigit():
+        raise ParseError(f"mtu {mtu!r} is not a number", line=n)
+    return IpLink(int(m["index"]), m["name"], int(mtu) if mtu else None, mac, attrs.get("state"),
+                  tuple(f for f in m["flags"].split(",") if f), m["peer"], link_type, permaddr,
+                  tuple(altnames), attrs)
+
+
+# ---------------------------------------------------------------- ring persistence
+
+@dataclass(frozen=True)
+class PersistHit:
+    file: str
+    line: int
+    text: str
+    mechanism: str  # networkmanager udev systemd rc.local ifupdown network-scripts netplan other
+    iface: str | None
+    rx: int | None
+    rx_jumbo: int | None
+    tx: int | None = None
+    commented: bool = False  # a '#' line: it does not persist anything
+
+    @property
+    def sets_ring(self) -> bool:
+        return not self.commented and (self.rx is not None or self.rx_jumbo is not None or self.tx is not None)
+
+
+@dataclass(frozen=True)
+class RingPersistence:
+    hits: tuple[PersistHit, ...]
+
+    @property
+    def persistent(self) -> bool:
+        return any(h.sets_ring for h in self.hits)
+
+
+_GREP_LINE = re.compile(r"^(?P<file>[^:]+):(?P<line>\d+):(?P<text>.*)$")
+_MECHANISMS = (("/etc/NetworkManager/", "networkmanager"), ("/etc/udev/", "udev"), ("/lib/udev/", "udev"),
+               ("/etc/systemd/", "systemd"), ("/etc/rc.local", "rc.local"), ("/etc/rc.d/", "rc.local"),
+               ("/etc/network/interfaces", "ifupdown"), ("/etc/sysconfig/network-scripts/", "network-scripts"),
+               ("/etc/netplan/", "netplan"))
+_SET_RING = re.compile(r"(?:-G|--set-ring)\s+(?P<iface>\S+)(?P<args>(?:\s+(?:rx|rx-jumbo|rx-mini|tx)\s+\d+)+)")
+_RING_ARG = re.compile(r"\b(rx-jumbo|rx-mini|rx|tx)\s+(\d+)")
+_KEYFILE = re.compile(r"\bring-(rx-jumbo|rx-mini|rx|tx)\s*[=\s]\s*(\d+)")  # NM keyfile, ifupdown ethtool hook
+_UDEV_NAME = re.compile(r'\b(?:KERNEL|NAME)=="([^"*?\[]+)"')
+
+
+def parse_ring_persistence(text: str) -> RingPersistence:
+    """Output of ``grep -rsIn -e ethtool -e ring-rx <config paths>``. Unlike other captures an
+    empty output is a real answer - grep found nothing, i.e. nothing makes ring sizes
+    persistent - so it returns ``hits=()`` instead of raising NoData."""
+    hits = []
+    for n, raw in enumerate(text.splitlines(), 1):
+        if not raw.strip() or raw.startswith("grep: "):
+            continue
+        m = _GREP_LINE.match(raw)
+        if not m:
+            raise ParseError(f"not a grep 'file:line:text' line: {raw.strip()[:80]!r}", line=n)
+        hits.append(_hit(m["file"], int(m["line"]), m["text"]))
+    return RingPersistence(tuple(hits))
+
+
+def _hit(file: str, line: int, text: str) -> PersistHit:
+    mechanism = next((name for prefix, name in _MECHANISMS if file.startswith(prefix)), "other")
+    values: dict[str, int] = {}
+    iface = None
+    if m := _SET_RING.search(text):
+        iface = m["iface"]
+        values = {k: int(v) for k, v in _RING_ARG.findall(m["args"])}
+    else:
+        values = {k: int(v) for k, v in _KEYFILE.findall(text)}
+    if iface and iface[0] in "$%":  # udev/$name, ifcfg/${DEVICE}: take the udev match instead
+        udev = _UDEV_NAME.search(text)
+        iface = udev.group(1) if udev else None
+    return PersistHit(file, line, text, mechanism, iface, values.get("rx"), values.get("rx-jumbo"),
+                      values.get("tx"), text.lstrip().startswith("#"))
