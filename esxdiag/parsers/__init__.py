@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from esxdiag.errors import NoData, ParseError
+from esxdiag.errors import EsxdiagError, NoData, ParseError
 from esxdiag.textio import open_text_stream, read_text
 
 
@@ -104,4 +104,4 @@ def _entry(kind: str) -> ParserEntry:
         return PARSERS[kind]
     except KeyError:
         known = ", ".join(sorted(PARSERS))
-        raise ParseError(f"unknown kind {kind!r} (known: {known})") from None
+        raise EsxdiagError(f"unknown parser kind {kind!r} (known: {known})") from None

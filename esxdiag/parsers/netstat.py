@@ -100,9 +100,13 @@ def _netstat_s(text: str) -> NetstatCounters:
     counters: dict[str, int] = {}
     notes: list[str] = []
     seen_sections: set[str] = set()
+    elided = False
     section, heading, saw_section = "", "", False
     for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip() or set(line.strip()) <= {".", "\u2026"}:  # blank or an elision in a paste
+        if not line.strip():
+            continue
+        if set(line.strip()) <= {".", "\u2026"}:  # an elision in a paste
+            elided = True
             continue
         if line.startswith("error parsing /proc"):  # netstat's own warning; the rest is still valid
             notes.append(f"line {n}: {line.strip()}")
@@ -137,7 +141,7 @@ def _netstat_s(text: str) -> NetstatCounters:
              else texts for field, (_, texts) in _FIELDS.items()}
     names = {f: tuple(k.removeprefix(": ") for k in keys) for f, keys in names.items()}
     record = _typed(counters, names, "netstat", tuple(notes))
-    if "TcpExt" in seen_sections:
+    if "TcpExt" in seen_sections and not elided:
         # net-tools prints TcpExt counters only when non-zero (opt_number / unknown entries in
         # statistics.c printval), so inside a whole TcpExt section a missing counter is 0
         zeros = {f: 0 for f in _TCPEXT_FIELDS if getattr(record, f) is None}

@@ -1,0 +1,66 @@
+"""Rule thresholds: defaults from shared/domain.md, overridable by a config file and --set.
+
+Config file (INI), section [thresholds], keys as below, e.g.::
+
+    [thresholds]
+    cpu.ready_pct_critical = 8
+"""
+
+from __future__ import annotations
+
+import configparser
+from pathlib import Path
+
+from esxdiag.errors import EsxdiagError
+
+DEFAULT_THRESHOLDS: dict[str, float] = {
+    # per-vCPU CPU figures (domain.md section 2)
+    "cpu.ready_pct_warning": 5.0,  # %RDY 5-10: investigate
+    "cpu.ready_pct_critical": 10.0,  # %RDY > 10: contention (vCheck default)
+    "cpu.costop_pct": 3.0,  # %CSTP > 3: too many vCPUs
+    "cpu.max_limited_pct": 0.0,  # %MLMTD > 0: a limit is throttling
+    "cpu.swap_wait_pct": 5.0,  # %SWPWT > 5: memory pressure
+    # vmxnet3 rings over the window (domain.md sections 3-4)
+    "ring.full_events": 0.0,  # ring-full delta above this = exhaustion happening now
+    "ring.drops": 0.0,  # out-of-buffer drop delta above this = drops happening now
+    "ring.drops_per_s_critical": 10.0,  # drop rate that makes ring exhaustion critical
+    "ring.max_size": 4096.0,  # vmxnet3 device maximum per ring
+    "ring.memory_kb_per_ring1_entry": 2.4,  # seed: ~18 MB for 2 queues x (4096-256)
+    "ring.memory_kb_per_ring2_entry": 4.0,  # page-sized buffers
+    # guest TCP
+    "tcp.retransmit_pct": 1.0,  # retransmitted / sent segments in the window
+}
+
+
+class ConfigError(EsxdiagError):
+    pass
+
+
+def load_thresholds(config_file: str | Path | None = None, overrides: list[str] | None = None) -> dict[str, float]:
+    values = dict(DEFAULT_THRESHOLDS)
+    if config_file:
+        parser = configparser.ConfigParser()
+        try:
+            with open(config_file, encoding="utf-8") as fh:
+                parser.read_file(fh)
+        except (OSError, configparser.Error) as exc:
+            raise ConfigError(f"{config_file}: cannot read config ({exc})") from None
+        if parser.has_section("thresholds"):
+            for key, raw in parser.items("thresholds"):
+                values[key] = _number(key, raw, str(config_file))
+    for item in overrides or []:
+        key, sep, raw = item.partition("=")
+        if not sep:
+            raise ConfigError(f"--set {item!r}: expected rule.key=value")
+        values[key.strip()] = _number(key.strip(), raw, "--set")
+    return values
+
+
+def _number(key: str, raw: str, where: str) -> float:
+    if key not in DEFAULT_THRESHOLDS:
+        known = ", ".join(sorted(DEFAULT_THRESHOLDS))
+        raise ConfigError(f"{where}: unknown threshold {key!r} (known: {known})")
+    try:
+        return float(raw)
+    except ValueError:
+        raise ConfigError(f"{where}: {key} must be a number, got {raw.strip()!r}") from None

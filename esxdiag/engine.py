@@ -1,0 +1,108 @@
+"""analyze: bundle -> readings -> joined facts -> rules -> AnalysisResult. No network, no
+pyvmomi/paramiko imports: runs the same on a fresh bundle, a customer's, or a hand-made one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from esxdiag import __version__
+from esxdiag.bundle import Bundle
+from esxdiag.facts import VmFacts, VnicFacts
+from esxdiag.joins import build_facts
+from esxdiag.readings import Readings
+from esxdiag.result import (SCHEMA_VERSION, SEVERITIES, AnalysisResult, CoverageItem, Finding, RuleCheck,
+                            Series, VmResult, VnicResult)
+from esxdiag.rules import VM_RULES, VNIC_RULES
+from esxdiag.rules.verdict import decide
+
+
+def analyze(bundle_root: str | Path, thresholds: dict[str, float]) -> AnalysisResult:
+    bundle = Bundle.load(bundle_root)
+    readings = Readings(bundle)
+    facts = build_facts(bundle, readings)
+    vms = tuple(_vm_result(vm, thresholds) for vm in facts)
+    for cap in bundle.captures:  # failed captures nobody asked for still belong in coverage
+        if not cap.ok:
+            readings.read(cap)
+    coverage = readings.coverage() + [item for vm in facts for item in _missing(vm)]
+    notes = tuple(bundle.manifest.get("notes") or ())
+    if not facts:
+        notes += ("No VM found in the bundle: name one in manifest subject.vms, or collect a vsphere_vm "
+                  "inventory or net-stats -l.",)
+    return AnalysisResult(
+        schema_version=SCHEMA_VERSION, tool=f"esxdiag {__version__}",
+        bundle={"path": str(bundle_root), "created": bundle.manifest.get("created"),
+                "window_s": bundle.window_s, "format_version": bundle.manifest.get("format_version"),
+                "collected_by": bundle.manifest.get("tool")},
+        thresholds=dict(sorted(thresholds.items())), vms=vms, coverage=tuple(coverage), notes=notes,
+    )
+
+
+def _vm_result(vm: VmFacts, t: dict[str, float]) -> VmResult:
+    outcomes: list = []
+    for rule in VM_RULES:
+        outcomes.extend(rule(vm, t))
+    vnics = []
+    for nic in vm.vnics:
+        for rule in VNIC_RULES:
+            outcomes.extend(rule(vm, nic, t))
+        vnics.append(_vnic_result(vm, nic, t))
+    findings = sorted((o for o in outcomes if isinstance(o, Finding)), key=lambda f: SEVERITIES.index(f.severity))
+    checks = tuple(o for o in outcomes if isinstance(o, RuleCheck))
+    return VmResult(
+        name=vm.name, host=vm.host, vcpus=vm.vcpus, cpu_limit_mhz=vm.cpu_limit_mhz, guest_os=vm.guest_os,
+        power_state=vm.power_state, vnics=tuple(vnics), findings=tuple(findings),
+        cpu=({**vm.cpu.summary(), "vcpus_source": vm.vcpus_source} if vm.cpu else {}),
+        charts=_cpu_charts(vm), checks=checks, notes=vm.notes,
+    )
+
+
+def _vnic_result(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> VnicResult:
+    verdict = decide(vm, nic, t)
+    metrics = {
+        "ring1_size": nic.ring1_size, "ring2_size": nic.ring2_size, "ring_size_source": nic.ring_size_source,
+        "ring1_max": nic.ring1_max, "ring2_max": nic.ring2_max, "rx_queues": nic.rx_queues, "mtu": nic.mtu,
+        "rss_enabled": nic.rss_enabled, "driver": nic.driver, "driver_version": nic.driver_version,
+    }
+    for key, c in (("ring1_full", nic.ring1_full), ("ring2_full", nic.ring2_full),
+                   ("host_out_of_buffers", nic.host_out_of_buffers), ("dropped_rx", nic.dropped_rx),
+                   ("guest_oob", nic.guest_oob), ("guest_discards", nic.guest_discards)):
+        if c is not None:
+            metrics[key] = {"delta": c.delta, "total": c.total, "seconds": c.seconds,
+                            "per_s": None if c.rate_per_s is None else round(c.rate_per_s, 3), "reset": c.reset}
+    return VnicResult(
+        mac=nic.mac, label=nic.label, type=nic.type, portset=nic.portset, port=nic.port,
+        guest_interface=nic.guest_interface, ring_verdict=verdict.verdict, verdict=verdict, metrics=metrics,
+        charts=_vnic_charts(nic),
+    )
+
+
+def _cpu_charts(vm: VmFacts) -> tuple[Series, ...]:
+    if vm.cpu is None:
+        return ()
+    charts = []
+    for field, name in (("ready_pct", "%RDY"), ("costop_pct", "%CSTP"), ("max_limited_pct", "%MLMTD")):
+        for label, values in getattr(vm.cpu, field).items():
+            charts.append(Series(f"{name} {label}", "%", vm.cpu.times, tuple(values), vm.cpu.file))
+    return tuple(charts)
+
+
+def _vnic_charts(nic: VnicFacts) -> tuple[Series, ...]:
+    out = []
+    host = nic.series.get("host_counters")
+    if host:
+        for key, label in (("ring1_full", "1st ring full"), ("ring2_full", "2nd ring full"),
+                           ("out_of_buffers", "running out of buffers")):
+            out.append(Series(label, "count (cumulative)", tuple(host["times"]), tuple(host[key]), host["source"]))
+    guest = nic.series.get("guest_oob")
+    if guest:
+        out.append(Series("guest pkts rx OOB", "count (cumulative)", tuple(guest["times"]), tuple(guest["values"]),
+                          guest["source"]))
+    return tuple(out)
+
+
+def _missing(vm: VmFacts) -> list[CoverageItem]:
+    items = [CoverageItem(what, "-", None, "not-collected", f"VM {vm.name}") for what in vm.missing]
+    for nic in vm.vnics:
+        items += [CoverageItem(what, "-", None, "not-collected", f"VM {vm.name}, vNIC {nic.mac}") for what in nic.missing]
+    return items

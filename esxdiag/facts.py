@@ -1,0 +1,149 @@
+"""Typed facts the rules read: cumulative counters over the window, CPU series, per-vNIC and
+per-VM facts. Built only by esxdiag.joins; rules never touch bundles or parsers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from esxdiag.result import Evidence
+
+
+@dataclass(frozen=True)
+class CounterWindow:
+    """One cumulative counter read at the start and end of the window.
+
+    A counter that went backwards was reset (VM reboot, driver reload): the delta is then the
+    end value (what accumulated since the reset, a lower bound), never a negative rate."""
+
+    what: str
+    start: int | None
+    end: int | None
+    seconds: float | None
+    source: str | None = None  # file of the end reading
+    locator: str | None = None
+
+    @property
+    def complete(self) -> bool:
+        return self.start is not None and self.end is not None
+
+    @property
+    def reset(self) -> bool:
+        return self.complete and self.end < self.start  # type: ignore[operator]
+
+    @property
+    def delta(self) -> int | None:
+        if not self.complete:
+            return None
+        return self.end if self.reset else self.end - self.start  # type: ignore[operator]
+
+    @property
+    def rate_per_s(self) -> float | None:
+        if self.delta is None or not self.seconds:
+            return None
+        return self.delta / self.seconds
+
+    @property
+    def total(self) -> int | None:
+        """Since-initialisation value at the latest reading."""
+        return self.end if self.end is not None else self.start
+
+    def evidence(self, threshold: float | None = None, comparison: str | None = ">") -> Evidence:
+        observed = self.delta if self.complete else self.total
+        unit = "events in window" if self.complete else "since vNIC init (single reading)"
+        what = self.what + (" (counter reset during window)" if self.reset else "")
+        if self.complete and self.rate_per_s is not None:
+            unit = f"events in {self.seconds:.0f} s window ({self.rate_per_s:.2f}/s)"
+        return Evidence(what, observed, unit, threshold, comparison if threshold is not None else None,
+                        self.source, self.locator)
+
+
+@dataclass(frozen=True)
+class CpuFacts:
+    """Per-vCPU CPU figures over the window, from one source."""
+
+    source: str  # "esxtop" or "vcenter-realtime" / "vcenter-historical"
+    file: str | None
+    times: tuple[str, ...]
+    ready_pct: dict[str, tuple[float | None, ...]]  # per vCPU label -> per sample (or one "avg" series)
+    costop_pct: dict[str, tuple[float | None, ...]]
+    max_limited_pct: dict[str, tuple[float | None, ...]]
+    swap_wait_pct: dict[str, tuple[float | None, ...]] = field(default_factory=dict)
+    normalisation: str = ""
+
+    @staticmethod
+    def _peak(series: dict[str, tuple[float | None, ...]]) -> float | None:
+        values = [v for vals in series.values() for v in vals if v is not None]
+        return max(values) if values else None
+
+    @staticmethod
+    def _mean(series: dict[str, tuple[float | None, ...]]) -> float | None:
+        values = [v for vals in series.values() for v in vals if v is not None]
+        return sum(values) / len(values) if values else None
+
+    def summary(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"source": self.source, "normalisation": self.normalisation, "samples": len(self.times)}
+        for name in ("ready_pct", "costop_pct", "max_limited_pct", "swap_wait_pct"):
+            series = getattr(self, name)
+            peak, mean = self._peak(series), self._mean(series)
+            out[f"{name}_max"] = None if peak is None else round(peak, 2)
+            out[f"{name}_avg"] = None if mean is None else round(mean, 2)
+        return out
+
+
+@dataclass(frozen=True)
+class VnicFacts:
+    vm: str
+    mac: str | None
+    label: str | None
+    type: str | None
+    portset: str | None
+    port: int | None
+    guest_os: str | None
+    guest_interface: str | None
+    ring1_full: CounterWindow | None
+    ring2_full: CounterWindow | None
+    host_out_of_buffers: CounterWindow | None
+    dropped_rx: CounterWindow | None  # clientStats
+    guest_oob: CounterWindow | None  # sum of ethtool pkts rx OOB over rx queues
+    guest_discards: CounterWindow | None  # Windows ReceivedDiscardedPackets
+    lro_packets: CounterWindow | None
+    ring1_size: int | None
+    ring2_size: int | None
+    ring_size_source: str | None
+    ring1_max: int
+    ring2_max: int
+    rx_queues: int | None
+    rx_queues_source: str | None
+    mtu: int | None
+    rss_enabled: bool | None  # Windows
+    windows_adapter: str | None
+    small_rx_buffers: int | None
+    rings_persisted: bool | None  # Linux: a persistence mechanism sets ring sizes for this interface
+    ethtool_current_rx: int | None
+    driver: str | None
+    driver_version: str | None
+    vcenter_dropped_rx: tuple[float | None, ...] = ()
+    series: dict[str, Any] = field(default_factory=dict)  # per-sample counters for charts
+    missing: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class VmFacts:
+    name: str
+    host: str | None
+    power_state: str | None
+    vcpus: int | None
+    vcpus_source: str | None
+    cpu_limit_mhz: int | None
+    cpu_reservation_mhz: int | None
+    guest_os: str | None
+    guest_os_name: str | None
+    inventory_file: str | None
+    cpu: CpuFacts | None
+    retransmits: CounterWindow | None
+    segments_sent: CounterWindow | None
+    vnics: tuple[VnicFacts, ...]
+    missing: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()

@@ -1,0 +1,130 @@
+"""Guest-side facts of one vNIC: the interface with the vNIC's MAC and its counters/settings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from esxdiag.joins import counter, norm_mac, sample_time, seconds_between
+from esxdiag.specs import LINUX, WINDOWS
+
+_VMXNET3_DRIVERS = {"vmxnet3": "vmxnet3", "e1000": "e1000", "e1000e": "e1000e"}
+
+
+def guest_side(joiner, guest, mac: str | None, missing: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "interface": None, "oob": None, "discards": None, "ring1_size": None, "ring2_size": None,
+        "ring_size_source": None, "ring1_max": None, "ring2_max": None, "rx_queues": None,
+        "rx_queues_source": None, "mtu": None, "rss_enabled": None, "windows_adapter": None,
+        "small_rx_buffers": None, "rings_persisted": None, "ethtool_current_rx": None, "driver": None,
+        "driver_version": None, "type": None, "series": {}, "notes": [],
+    }
+    if guest is None:
+        missing.append("guest captures (no guest target in the bundle): guest-side drop counters, "
+                       "ring settings and persistence")
+        return out
+    if guest.kind == LINUX:
+        _linux(joiner, guest.id, mac, out, missing)
+    elif guest.kind == WINDOWS:
+        _windows(joiner, guest.id, mac, out, missing)
+    return out
+
+
+def _linux(joiner, target: str, mac: str | None, out: dict[str, Any], missing: list[str]) -> None:
+    r = joiner.r
+    iface = None
+    links = r.first("ip_link", target)
+    if links is not None:
+        for link in links.record.links:
+            if mac and norm_mac(link.mac) == mac:
+                iface, out["mtu"] = link.name, link.mtu
+    if iface is None:
+        for cap in joiner.bundle.find("ethtool_permaddr", target):
+            reading = r.read(cap)
+            if reading and norm_mac(reading.record.mac) == mac:
+                iface = cap.params.get("iface")
+    if iface is None:
+        missing.append(f"guest interface with MAC {mac} (ip -o link / ethtool -P not collected or no match)")
+        return
+    out["interface"] = iface
+    start, end = r.pair("ethtool_stats", target, iface=iface)
+    if end is not None:
+        out["oob"] = counter("guest pkts rx OOB (sum of rx queues)", start, end, lambda rec: rec.rx_oob_total,
+                             seconds_between(start, end, joiner.window), "pkts rx OOB")
+        if end.record.rx_queues:
+            out["rx_queues"], out["rx_queues_source"] = len(end.record.rx_queues), end.file
+        if start is not None:
+            out["series"]["guest_oob"] = {"times": [sample_time(start), sample_time(end)],
+                                          "values": [start.record.rx_oob_total, end.record.rx_oob_total],
+                                          "source": end.file}
+        for warning in end.record.warnings:
+            out["notes"].append(f"ethtool -S {iface}: {warning}")
+    else:
+        missing.append(f"ethtool -S {iface}: guest per-queue pkts rx OOB")
+    rings = r.first("ethtool_rings", target, iface=iface)
+    if rings is not None:
+        cur, mx = rings.record.current, rings.record.max
+        out["ethtool_current_rx"] = cur.rx
+        out["ring1_max"], out["ring2_max"] = mx.rx or None, mx.rx_jumbo or None
+        queues = out["rx_queues"]
+        if cur.rx is not None:
+            out["ring1_size"], out["ring2_size"], out["ring_size_source"] = cur.rx, cur.rx_jumbo, rings.file
+            if queues and queues > 1 and mx.rx and cur.rx > mx.rx:
+                out["ring1_size"] = cur.rx // queues
+                out["notes"].append(f"ethtool -g {iface} shows RX {cur.rx} above the maximum {mx.rx}: this "
+                                    f"kernel reports size x {queues} queues; per queue {cur.rx // queues}")
+    driver = r.first("ethtool_driver", target, iface=iface)
+    if driver is not None:
+        out["driver"], out["driver_version"] = driver.record.driver, driver.record.version
+        out["type"] = _VMXNET3_DRIVERS.get(driver.record.driver)
+    persistence = r.first("ring_persistence", target)
+    if persistence is not None:
+        out["rings_persisted"] = any(h.rx is not None and (h.iface in (None, iface)) for h in persistence.record.hits)
+
+
+def _windows(joiner, target: str, mac: str | None, out: dict[str, Any], missing: list[str]) -> None:
+    r = joiner.r
+    adapters = r.first("win_netadapter", target)
+    name = None
+    if adapters is not None:
+        for adapter in adapters.record.adapters:
+            if mac and norm_mac(adapter.mac) == mac:
+                name, out["mtu"] = adapter.name, adapter.mtu
+    if name is None:
+        missing.append(f"Windows adapter with MAC {mac} (Get-NetAdapter not collected or no match)")
+        return
+    out["interface"] = out["windows_adapter"] = name
+    props = r.first("win_advprops", target)
+    if props is not None:
+        mine = props.record.adapters.get(name, {})
+
+        def value(keyword):
+            prop = mine.get(keyword)
+            raw = prop.registry_value if prop else None
+            raw = raw[0] if isinstance(raw, tuple) and raw else raw
+            return int(raw) if isinstance(raw, str) and raw.strip().lstrip("-").isdigit() else None
+
+        ring1, ring2 = value("MaxRxRing1Length"), value("MaxRxRing2Length")
+        out["ring1_size"] = ring1 if ring1 is not None else (512 if "MaxRxRing1Length" not in mine else None)
+        out["ring2_size"] = ring2 if ring2 is not None else (32 if "MaxRxRing2Length" not in mine else None)
+        out["ring_size_source"] = props.file
+        out["small_rx_buffers"] = value("NumRxBuffersSmall")
+        rss = value("*RSS")
+        if rss is not None:
+            out["rss_enabled"] = bool(rss)
+        if "MaxRxRing1Length" not in mine:
+            out["notes"].append("Rx Ring #1 Size not set on the adapter: the driver default (512) applies")
+    rss = r.first("win_rss", target)
+    if rss is not None and name in rss.record.adapters:
+        info = rss.record.adapters[name]
+        if info.enabled is not None:
+            out["rss_enabled"] = info.enabled
+        if info.number_of_receive_queues:
+            out["rx_queues"], out["rx_queues_source"] = info.number_of_receive_queues, rss.file
+    start, end = r.pair("win_stats", target)
+    if end is not None and name in end.record.adapters:
+        def discards(rec):
+            stats = rec.adapters.get(name)
+            return stats.received_discarded_packets if stats else None
+
+        out["discards"] = counter("guest ReceivedDiscardedPackets", start, end, discards,
+                                  seconds_between(start, end, joiner.window), "ReceivedDiscardedPackets")

@@ -1,0 +1,70 @@
+"""Host-side facts of one vNIC: vsish rxSummary / clientStats / rxqueues over the window."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from esxdiag.joins import (RX_SUMMARY_LRO, RX_SUMMARY_OOB, RX_SUMMARY_RING1, RX_SUMMARY_RING2, counter,
+                           sample_time, seconds_between)
+
+
+def host_side(joiner, target_id: str | None, port, missing: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "ring1_full": None, "ring2_full": None, "out_of_buffers": None, "dropped_rx": None, "lro": None,
+        "ring1_size": None, "ring2_size": None, "ring_size_source": None, "rx_queues": None,
+        "rx_queues_source": None, "series": {}, "notes": [],
+    }
+    if port is None or target_id is None:
+        return out
+    r = joiner.r
+    params = {"portset": port.switch, "port": str(port.port)}
+    start, end = r.pair("vsish_rxsummary", target_id, **params)
+    secs = seconds_between(start, end, joiner.window)
+    if start is None and end is None:
+        missing.append(f"vsish rxSummary for port {port.port}: ring-full and out-of-buffer counters")
+    elif start is None:
+        missing.append(f"second vsish rxSummary sample for port {port.port}: one reading cannot tell "
+                       "whether exhaustion is happening now")
+
+    def label(name):
+        return lambda rec: rec.counters.get(name)
+
+    out["ring1_full"] = counter("1st ring full", start, end, label(RX_SUMMARY_RING1), secs, RX_SUMMARY_RING1)
+    out["ring2_full"] = counter("2nd ring full", start, end, label(RX_SUMMARY_RING2), secs, RX_SUMMARY_RING2)
+    out["out_of_buffers"] = counter("host drops: running out of buffers", start, end, label(RX_SUMMARY_OOB),
+                                    secs, RX_SUMMARY_OOB)
+    out["lro"] = counter("LRO packets received", start, end, label(RX_SUMMARY_LRO), secs, RX_SUMMARY_LRO)
+    cs_start, cs_end = r.pair("vsish_clientstats", target_id, **params)
+    out["dropped_rx"] = counter("port droppedRx (clientStats)", cs_start, cs_end, lambda rec: rec.dropped_rx,
+                                seconds_between(cs_start, cs_end, joiner.window), "droppedRx")
+    if start and end:
+        out["series"]["host_counters"] = {
+            "times": [sample_time(start), sample_time(end)],
+            "ring1_full": [start.record.ring1_full, end.record.ring1_full],
+            "ring2_full": [start.record.ring2_full, end.record.ring2_full],
+            "out_of_buffers": [start.record.out_of_buffers, end.record.out_of_buffers],
+            "source": end.file,
+        }
+    queues = r.first("vsish_rxqueues", target_id, **params)
+    if queues is not None:
+        names = [e for e in queues.record.entries if e.isdigit()]
+        out["rx_queues"], out["rx_queues_source"] = len(names), queues.file
+        sizes = []
+        for q in names:
+            status = r.first("vsish_rxqueue_status", target_id, queue=q, **params)
+            if status is not None and status.record.ring1_size is not None:
+                sizes.append((status.record.ring1_size, status.record.ring2_size, status.file))
+        if sizes:
+            out["ring1_size"], out["ring2_size"], out["ring_size_source"] = sizes[0]
+            if len({s[:2] for s in sizes}) > 1:
+                out["notes"].append("rx queues report different ring sizes: " +
+                                    ", ".join(f"q{i}: {a}/{b}" for i, (a, b, _) in enumerate(sizes)))
+    if out["ring1_size"] is None:
+        status = r.first("vsish_rxqueue_status", target_id, queue="0", **params)
+        if status is not None and status.record.ring1_size is not None:
+            out["ring1_size"], out["ring2_size"], out["ring_size_source"] = (
+                status.record.ring1_size, status.record.ring2_size, status.file)
+    if out["ring1_size"] is None and end is not None and end.record.ring1_size is not None:
+        out["ring1_size"], out["ring2_size"], out["ring_size_source"] = (
+            end.record.ring1_size, end.record.ring2_size, end.file)
+    return out

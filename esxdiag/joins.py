@@ -1,0 +1,229 @@
+"""The one place where captures meet: VM <-> vNIC MAC <-> host port (net-stats -l) <-> guest
+interface (MAC via ip link / ethtool -P, or Get-NetAdapter on Windows). Rules only see the
+facts built here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from esxdiag.bundle import Bundle, parse_time
+from esxdiag.cpu import cpu_from_esxtop, cpu_from_perf
+from esxdiag.facts import CounterWindow, VmFacts, VnicFacts
+from esxdiag.readings import Reading, Readings
+from esxdiag.specs import ESXI, LINUX, WINDOWS
+
+RX_SUMMARY_RING1 = "# of times the 1st ring is full"
+RX_SUMMARY_RING2 = "# of times the 2nd ring is full"
+RX_SUMMARY_OOB = "running out of buffers"
+RX_SUMMARY_LRO = "LRO pkts rx ok"
+
+
+def norm_mac(mac: str | None) -> str | None:
+    if not mac:
+        return None
+    return mac.strip().lower().replace("-", ":")
+
+
+def seconds_between(a: Reading | None, b: Reading | None, fallback: float | None) -> float | None:
+    if a is None or b is None:
+        return None
+    ta, tb = a.capture.time, b.capture.time
+    if ta and tb and tb > ta:
+        return (tb - ta).total_seconds()
+    return fallback
+
+
+def counter(what: str, start: Reading | None, end: Reading | None, get, seconds: float | None,
+            locator: str | None) -> CounterWindow | None:
+    """A CounterWindow from two readings and an accessor; None when neither end has the value."""
+    vs = get(start.record) if start else None
+    ve = get(end.record) if end else None
+    if vs is None and ve is None:
+        return None
+    source = (end or start).file  # type: ignore[union-attr]
+    return CounterWindow(what, vs, ve, seconds, source, locator)
+
+
+class Joiner:
+    def __init__(self, bundle: Bundle, readings: Readings):
+        self.bundle = bundle
+        self.r = readings
+        self.window = bundle.window_s
+
+    # --- which VMs, which targets -------------------------------------------------------
+    def inventories(self) -> dict[str, Reading]:
+        out: dict[str, Reading] = {}
+        for cap in self.bundle.find("vsphere_vm"):
+            reading = self.r.read(cap)
+            if reading:
+                out[reading.record.name] = reading
+        return out
+
+    def host_port_lists(self) -> list[tuple[str, Reading]]:
+        out = []
+        for target in self.bundle.targets:
+            if target.kind == ESXI:
+                reading = self.r.first("net_stats_list", target.id)
+                if reading:
+                    out.append((target.id, reading))
+        return out
+
+    def vm_names(self, inventories: dict[str, Reading]) -> list[str]:
+        names = list(self.bundle.subject_vms)
+        for name in list(inventories) + [t.vm for t in self.bundle.targets if t.vm]:
+            if name and name not in names:
+                names.append(name)
+        if not names:
+            for _, reading in self.host_port_lists():
+                for port in reading.record.ports:
+                    if port.kind == "vnic" and port.vm and port.vm not in names:
+                        names.append(port.vm)
+        return names
+
+    def guest_target(self, vm: str):
+        return next((t for t in self.bundle.targets if t.vm == vm and t.kind in (LINUX, WINDOWS)), None)
+
+    # --- per VM -------------------------------------------------------------------------
+    def vm_facts(self, name: str, inventory: Reading | None) -> VmFacts:
+        inv = inventory.record if inventory else None
+        missing: list[str] = []
+        notes: list[str] = []
+        if inv is None:
+            missing.append("VM inventory from vCenter (vsphere_vm): vCPU count, CPU limit and vNIC types "
+                           "come from host and guest captures instead")
+        guest = self.guest_target(name)
+        guest_os = guest.kind if guest else _family(inv)
+        vcpus, vcpus_source = (inv.num_cpu, "vcenter") if inv and inv.num_cpu else (None, None)
+        if vcpus is None and guest is not None:
+            nproc = self.r.first("nproc", guest.id) or self.r.first("win_cpu", guest.id)
+            if nproc and nproc.record.integer:
+                vcpus, vcpus_source = nproc.record.integer, "guest"
+        cpu = None
+        esxtop_missing = True
+        for target in (t for t in self.bundle.targets if t.kind == ESXI):
+            for cap in self.bundle.find("esxtop_batch", target.id):
+                reading = self.r.read(cap, vm=name)
+                if reading:
+                    cpu, esxtop_vcpus = cpu_from_esxtop(reading, name, vcpus)
+                    if vcpus is None and esxtop_vcpus:
+                        vcpus, vcpus_source = esxtop_vcpus, "esxtop"
+                    esxtop_missing = False
+                    break
+            if cpu:
+                break
+        if cpu is None:
+            perf = self.r.first("vsphere_perf")
+            if perf and perf.record.vm in (name, None):
+                cpu = cpu_from_perf(perf, vcpus)
+        if cpu is None:
+            missing.append("CPU figures in the window (esxtop batch or vCenter performance): "
+                           "CPU contention and limits cannot be ruled out")
+        elif esxtop_missing:
+            notes.append(f"CPU figures from vCenter ({cpu.source}); esxtop (2-5 s samples) was not available")
+        retrans = segs = None
+        if guest is not None and guest.kind == LINUX:
+            start, end = self.r.pair("netstat_s", guest.id)
+            if start is None and end is None:
+                start, end = self.r.pair("nstat", guest.id)
+            secs = seconds_between(start, end, self.window)
+            retrans = counter("TCP segments retransmitted", start, end, lambda r: r.retransmitted_segments,
+                              secs, "retransmitted segments")
+            segs = counter("TCP segments sent", start, end, lambda r: r.segments_sent, secs, "segments sent")
+        vnics = tuple(self.vnic_facts(name, inv, guest, vcpus))
+        limit = inv.cpu_allocation.limit_mhz if inv else None
+        return VmFacts(
+            name=name, host=inv.host if inv else None, power_state=inv.power_state if inv else None,
+            vcpus=vcpus, vcpus_source=vcpus_source, cpu_limit_mhz=limit,
+            cpu_reservation_mhz=inv.cpu_allocation.reservation_mhz if inv else None,
+            guest_os=guest_os, guest_os_name=(inv.guest.full_name if inv and inv.guest else None),
+            inventory_file=inventory.file if inventory else None, cpu=cpu, retransmits=retrans,
+            segments_sent=segs, vnics=vnics, missing=tuple(missing), notes=tuple(notes),
+        )
+
+    def vnic_list(self, name: str, inv: Any) -> list[dict[str, Any]]:
+        if inv is not None:
+            return [{"mac": norm_mac(v.mac), "label": v.label, "type": v.type, "device_key": v.device_key}
+                    for v in inv.vnics]
+        out = []
+        for _, reading in self.host_port_lists():
+            for port in reading.record.ports:
+                if port.kind == "vnic" and port.vm == name:
+                    vtype = "vmxnet3" if port.subtype == 9 else None
+                    out.append({"mac": norm_mac(port.mac), "label": f"vNIC {port.vnic_index}", "type": vtype,
+                                "device_key": None})
+        return out
+
+    def host_port(self, mac: str | None):
+        for target_id, reading in self.host_port_lists():
+            for port in reading.record.ports:
+                if mac and norm_mac(port.mac) == mac:
+                    return target_id, port, reading
+        return None, None, None
+
+    def vnic_facts(self, vm: str, inv: Any, guest, vcpus: int | None):
+        for nic in self.vnic_list(vm, inv):
+            yield self._one_vnic(vm, nic, guest, vcpus)
+
+    def _one_vnic(self, vm: str, nic: dict[str, Any], guest, vcpus: int | None) -> VnicFacts:
+        from esxdiag.guest_facts import guest_side
+        from esxdiag.host_facts import host_side
+
+        mac = nic["mac"]
+        missing: list[str] = []
+        target_id, port, _ = self.host_port(mac)
+        host = host_side(self, target_id, port, missing)
+        if port is None and self.host_port_lists():
+            missing.append(f"no host port with MAC {mac} in net-stats -l (VM powered off, or on another host)")
+        elif not self.host_port_lists():
+            missing.append("host port list (net-stats -l): host captures were not collected")
+        guest_facts = guest_side(self, guest, mac, missing)
+        perf_drops: tuple = ()
+        perf = self.r.first("vsphere_perf")
+        if perf and nic.get("device_key") is not None:
+            perf_drops = perf.record.values("net.droppedRx.summation", str(nic["device_key"])) or ()
+        ring1, ring2, size_source = host["ring1_size"], host["ring2_size"], host["ring_size_source"]
+        if ring1 is None and guest_facts["ring1_size"] is not None:
+            ring1, ring2, size_source = guest_facts["ring1_size"], guest_facts["ring2_size"], guest_facts["ring_size_source"]
+        rx_queues, queues_source = host["rx_queues"], host["rx_queues_source"]
+        if rx_queues is None:
+            rx_queues, queues_source = guest_facts["rx_queues"], guest_facts["rx_queues_source"]
+        return VnicFacts(
+            vm=vm, mac=mac, label=nic.get("label"), type=nic.get("type") or guest_facts.get("type"),
+            portset=port.switch if port else None, port=port.port if port else None,
+            guest_os=guest.kind if guest else None, guest_interface=guest_facts["interface"],
+            ring1_full=host["ring1_full"], ring2_full=host["ring2_full"],
+            host_out_of_buffers=host["out_of_buffers"], dropped_rx=host["dropped_rx"],
+            guest_oob=guest_facts["oob"], guest_discards=guest_facts["discards"], lro_packets=host["lro"],
+            ring1_size=ring1, ring2_size=ring2, ring_size_source=size_source,
+            ring1_max=guest_facts["ring1_max"] or 4096, ring2_max=guest_facts["ring2_max"] or 4096,
+            rx_queues=rx_queues, rx_queues_source=queues_source, mtu=guest_facts["mtu"],
+            rss_enabled=guest_facts["rss_enabled"], windows_adapter=guest_facts["windows_adapter"],
+            small_rx_buffers=guest_facts["small_rx_buffers"], rings_persisted=guest_facts["rings_persisted"],
+            ethtool_current_rx=guest_facts["ethtool_current_rx"], driver=guest_facts["driver"],
+            driver_version=guest_facts["driver_version"], vcenter_dropped_rx=tuple(perf_drops),
+            series={**host["series"], **guest_facts["series"]}, missing=tuple(missing),
+            notes=tuple(host["notes"]) + tuple(guest_facts["notes"]),
+        )
+
+
+def _family(inv: Any) -> str | None:
+    if inv is None or inv.guest is None or not inv.guest.family:
+        return None
+    family = inv.guest.family.lower()
+    return LINUX if "linux" in family else WINDOWS if "windows" in family else None
+
+
+def build_facts(bundle: Bundle, readings: Readings) -> list[VmFacts]:
+    joiner = Joiner(bundle, readings)
+    inventories = joiner.inventories()
+    return [joiner.vm_facts(name, inventories.get(name)) for name in joiner.vm_names(inventories)]
+
+
+def sample_time(reading: Reading | None) -> str | None:
+    if reading is None:
+        return None
+    t = reading.capture.time
+    return t.isoformat().replace("+00:00", "Z") if t else None
+
+
+__all__ = ["build_facts", "norm_mac", "counter", "seconds_between", "sample_time", "parse_time"]

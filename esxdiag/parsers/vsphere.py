@@ -1,0 +1,176 @@
+"""vCenter API captures written by esxdiag.collectors.vsphere: ``vsphere_vm`` and ``vsphere_perf``.
+
+The records mirror the JSON schemas documented in esxdiag.collectors.vsphere field for field.
+Every field is checked against its declared type (ints are not bools, lists become tuples);
+a missing or unexpected field, a wrong schema tag or invalid JSON is a ParseError.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import types
+import typing
+from dataclasses import dataclass
+from typing import Any
+
+from esxdiag.errors import NoData, ParseError
+
+SCHEMA_VM = "esxdiag.vsphere_vm/1"
+SCHEMA_PERF = "esxdiag.vsphere_perf/1"
+
+
+@dataclass(frozen=True)
+class CpuAllocation:
+    limit_mhz: int | None  # None = unlimited
+    reservation_mhz: int | None
+    shares: int | None
+    shares_level: str | None
+
+
+@dataclass(frozen=True)
+class GuestInfo:
+    guest_id: str | None
+    full_name: str | None
+    family: str | None  # linuxGuest, windowsGuest, ...
+    tools_status: str | None
+    tools_running_status: str | None
+    hostname: str | None
+    ip_address: str | None
+    ip_addresses: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class VnicConfig:
+    label: str | None
+    type: str  # vmxnet3, e1000, e1000e, vmxnet2, vmxnet, pcnet32, sriov, unknown
+    mac: str | None
+    device_key: int
+    network: str | None
+    dvs_uuid: str | None
+    dvs_portgroup_key: str | None
+    dvs_port_key: str | None
+    connected: bool | None
+    start_connected: bool | None
+
+
+@dataclass(frozen=True)
+class GuestNic:
+    mac: str | None
+    network: str | None
+    ip_addresses: tuple[str, ...]
+    connected: bool | None
+    device_config_id: int | None
+
+
+@dataclass(frozen=True)
+class MissingProperty:
+    path: str
+    fault: str
+
+
+@dataclass(frozen=True)
+class VmInventory:
+    schema: str
+    collected_at: str
+    source: str  # vcenter | esxi
+    name: str
+    moid: str
+    instance_uuid: str | None
+    power_state: str | None
+    host: str | None
+    host_moid: str | None
+    host_cpu_mhz: int | None
+    cluster: str | None
+    num_cpu: int | None
+    cores_per_socket: int | None
+    memory_mb: int | None
+    cpu_allocation: CpuAllocation
+    guest: GuestInfo
+    vnics: tuple[VnicConfig, ...]
+    guest_nics: tuple[GuestNic, ...]
+    missing: tuple[MissingProperty, ...]
+
+
+@dataclass(frozen=True)
+class PerfSeries:
+    counter: str
+    instance: str
+    unit: str
+    values: tuple[int | None, ...]
+
+
+@dataclass(frozen=True)
+class VmPerf:
+    schema: str
+    vm: str
+    interval_s: int
+    rollup: str  # realtime | historical
+    note: str | None
+    start: str
+    end: str
+    timestamps: tuple[str, ...]
+    series: tuple[PerfSeries, ...]
+
+    def values(self, counter: str, instance: str) -> tuple[int | None, ...] | None:
+        """The samples of one counter instance ("" = aggregate), or None when not captured."""
+        return next((s.values for s in self.series if s.counter == counter and s.instance == instance), None)
+
+
+def parse_vm(text: str) -> VmInventory:
+    return _build(VmInventory, _load(text, SCHEMA_VM), "")
+
+
+def parse_perf(text: str) -> VmPerf:
+    perf = _build(VmPerf, _load(text, SCHEMA_PERF), "")
+    if not perf.series:
+        raise NoData(f"no perf series for {perf.vm}")
+    for series in perf.series:
+        if len(series.values) != len(perf.timestamps):
+            raise ParseError(f"series {series.counter}[{series.instance!r}] has {len(series.values)} values "
+                             f"for {len(perf.timestamps)} timestamps")
+    return perf
+
+
+def _load(text: str, schema: str) -> dict:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ParseError(f"invalid JSON: {exc.msg}", line=exc.lineno) from None
+    if not isinstance(data, dict):
+        raise ParseError(f"expected a JSON object, got {type(data).__name__}")
+    if data.get("schema") != schema:
+        raise ParseError(f"schema is {data.get('schema')!r}, expected {schema!r}")
+    return data
+
+
+def _build(cls: type, data: Any, where: str) -> Any:
+    if not isinstance(data, dict):
+        raise ParseError(f"{where or 'record'}: expected an object, got {type(data).__name__}")
+    names = [f.name for f in dataclasses.fields(cls)]
+    missing = [n for n in names if n not in data]
+    extra = sorted(set(data) - set(names))
+    if missing or extra:
+        raise ParseError(f"{where or cls.__name__}: missing fields {missing}, unexpected fields {extra}")
+    hints = typing.get_type_hints(cls)
+    return cls(**{n: _convert(hints[n], data[n], f"{where}.{n}" if where else n) for n in names})
+
+
+def _convert(hint: Any, value: Any, where: str) -> Any:
+    origin = typing.get_origin(hint)
+    if origin in (types.UnionType, typing.Union):
+        options = typing.get_args(hint)
+        if value is None and type(None) in options:
+            return None
+        (inner,) = [o for o in options if o is not type(None)]
+        return _convert(inner, value, where)
+    if origin is tuple:
+        if not isinstance(value, list):
+            raise ParseError(f"{where}: expected a list, got {type(value).__name__}")
+        item = typing.get_args(hint)[0]
+        return tuple(_convert(item, v, f"{where}[{i}]") for i, v in enumerate(value))
+    if dataclasses.is_dataclass(hint):
+        return _build(hint, value, where)
+    if hint is int and isinstance(value, bool) or not isinstance(value, hint):
+        raise ParseError(f"{where}: expected {hint.__name__}, got {type(value).__name__} {value!r}")
+    return value

@@ -1,0 +1,84 @@
+"""Parse bundle captures once, remember what could not be used and why (for coverage)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from esxdiag.bundle import Bundle, Capture
+from esxdiag.errors import NoData, ParseError
+from esxdiag.parsers import parse_file
+from esxdiag.result import CoverageItem
+from esxdiag.specs import SPECS
+
+
+@dataclass(frozen=True)
+class Reading:
+    capture: Capture
+    record: Any
+
+    @property
+    def file(self) -> str | None:
+        return self.capture.file
+
+
+def describe(cap: Capture) -> str:
+    spec = SPECS[cap.spec]
+    label = spec.about or cap.spec
+    params = ", ".join(f"{k} {v}" for k, v in sorted(cap.params.items()))
+    when = {0: " (window start)", 1: " (window end)"}.get(cap.sample, f" (sample {cap.sample})" if cap.sample else "")
+    return f"{cap.spec}{' ' + params if params else ''}{when}: {label}"
+
+
+class Readings:
+    def __init__(self, bundle: Bundle):
+        self.bundle = bundle
+        self._cache: dict[tuple[int, tuple], Any] = {}
+        self.problems: dict[int, CoverageItem] = {}
+
+    def read(self, cap: Capture, **options: Any) -> Reading | None:
+        """Parsed record of one capture, or None (the reason lands in coverage)."""
+        index = self.bundle.captures.index(cap)
+        key = (index, tuple(sorted(options.items())))
+        if key in self._cache:
+            return self._cache[key]
+        reading = None
+        if not cap.ok:
+            why = cap.error or "capture failed"
+            self.problems[index] = CoverageItem(describe(cap), cap.spec, cap.target, "failed",
+                                                f"{cap.error_kind or 'error'}: {why}", cap.file, cap.error_kind)
+        elif not cap.path or not cap.path.is_file():
+            self.problems[index] = CoverageItem(describe(cap), cap.spec, cap.target, "failed",
+                                                "file listed in manifest is missing", cap.file, "not-found")
+        else:
+            try:
+                reading = Reading(cap, parse_file(SPECS[cap.spec].parser, cap.path, **options))
+            except NoData as exc:
+                self.problems[index] = CoverageItem(describe(cap), cap.spec, cap.target, "no-data",
+                                                    exc.why, cap.file, None)
+            except ParseError as exc:
+                where = f" (line {exc.line})" if exc.line else ""
+                self.problems[index] = CoverageItem(describe(cap), cap.spec, cap.target, "unparsed",
+                                                    exc.why + where, cap.file, None)
+        self._cache[key] = reading
+        return reading
+
+    def first(self, spec: str, target: str | None = None, **params: str) -> Reading | None:
+        for cap in self.bundle.find(spec, target, **params):
+            reading = self.read(cap)
+            if reading is not None:
+                return reading
+        return None
+
+    def pair(self, spec: str, target: str | None = None, **params: str) -> tuple[Reading | None, Reading | None]:
+        """Earliest and latest usable sample of a sampled spec (the window's two ends)."""
+        readings = [r for r in (self.read(c) for c in self.bundle.find(spec, target, **params)) if r]
+        if not readings:
+            return None, None
+        readings.sort(key=lambda r: (r.capture.sample if r.capture.sample is not None else 0))
+        if len(readings) == 1:
+            return None, readings[0]
+        return readings[0], readings[-1]
+
+    def coverage(self) -> list[CoverageItem]:
+        return [self.problems[i] for i in sorted(self.problems)]

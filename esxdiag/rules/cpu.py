@@ -1,0 +1,100 @@
+"""CPU rules (shared/domain.md section 2): contention (%RDY), co-stop (%CSTP), limits (%MLMTD
+and the configured limit), swap wait. Per-vCPU figures over the window."""
+
+from __future__ import annotations
+
+from esxdiag.facts import VmFacts
+from esxdiag.result import Evidence, Finding, RuleCheck
+from esxdiag.rules.cpustats import window_stat
+from esxdiag.rules.remediation import vsphere_relieve_contention, vsphere_remove_limit
+
+THRESHOLDS = ("cpu.ready_pct_warning", "cpu.ready_pct_critical", "cpu.costop_pct", "cpu.max_limited_pct",
+              "cpu.swap_wait_pct")
+
+
+def _skip(rule: str, vm: VmFacts) -> RuleCheck:
+    return RuleCheck(rule, "skip", "no CPU figures in the window (esxtop or vCenter performance not collected)")
+
+
+def cpu_contention(vm: VmFacts, t: dict[str, float]):
+    ready = window_stat(vm.cpu, "ready_pct")
+    if ready is None:
+        return [_skip("cpu-contention", vm)]
+    warn, crit = t["cpu.ready_pct_warning"], t["cpu.ready_pct_critical"]
+    limited = window_stat(vm.cpu, "max_limited_pct")
+    if ready.worst_avg <= warn:
+        return [RuleCheck("cpu-contention", "pass", f"worst vCPU %RDY {ready.worst_avg:.2f} <= {warn:g}")]
+    against = []
+    if limited is not None and limited.worst_avg > t["cpu.max_limited_pct"]:
+        against.append(Evidence("most of the ready time is caused by the CPU limit (%MLMTD)",
+                                round(limited.worst_avg, 2), "% per vCPU", None, None, limited.source,
+                                limited.locator))
+    severity = "critical" if ready.worst_avg > crit else "warning"
+    band = "contention" if severity == "critical" else "investigate (5-10 %)"
+    return [Finding(
+        "cpu-contention", severity, vm.name, None, f"CPU ready time high on {vm.name}: {band}",
+        f"Worst vCPU waited to be scheduled {ready.worst_avg:.1f}% of the window "
+        f"(peak {ready.peak:.1f}%); threshold {warn:g}/{crit:g}%.",
+        evidence=(ready.evidence(crit if severity == "critical" else warn),),
+        evidence_against=tuple(against),
+        remediation=() if against else (vsphere_relieve_contention(vm.name, False),),
+    )]
+
+
+def cpu_costop(vm: VmFacts, t: dict[str, float]):
+    costop = window_stat(vm.cpu, "costop_pct")
+    if costop is None:
+        return [_skip("cpu-costop", vm)]
+    limit = t["cpu.costop_pct"]
+    if costop.worst_avg <= limit:
+        return [RuleCheck("cpu-costop", "pass", f"worst vCPU %CSTP {costop.worst_avg:.2f} <= {limit:g}")]
+    return [Finding(
+        "cpu-costop", "warning", vm.name, None, f"Co-stop on {vm.name}: too many vCPUs for the host's load",
+        f"Worst vCPU co-stopped {costop.worst_avg:.1f}% of the window (threshold {limit:g}%).",
+        evidence=(costop.evidence(limit),), remediation=(vsphere_relieve_contention(vm.name, True),),
+    )]
+
+
+def cpu_limit(vm: VmFacts, t: dict[str, float]):
+    limited = window_stat(vm.cpu, "max_limited_pct")
+    limit = vm.cpu_limit_mhz
+    threshold = t["cpu.max_limited_pct"]
+    configured = Evidence("CPU limit configured on the VM", limit, "MHz", None, None, vm.inventory_file,
+                          "cpu_allocation.limit_mhz")
+    if limited is not None and limited.worst_avg > threshold:
+        return [Finding(
+            "cpu-limit", "critical", vm.name, None, f"A CPU limit is throttling {vm.name}",
+            f"Worst vCPU spent {limited.worst_avg:.1f}% of the window ready-but-limited (%MLMTD)"
+            + (f"; the VM has a {limit} MHz limit." if limit else "."),
+            evidence=(limited.evidence(threshold),) + ((configured,) if limit else ()),
+            remediation=(vsphere_remove_limit(vm.name, limit),),
+        )]
+    if limit is not None:
+        against = (limited.evidence(threshold, "<="),) if limited is not None else ()
+        return [Finding(
+            "cpu-limit", "warning" if limited is None else "info", vm.name, None,
+            f"{vm.name} has a {limit} MHz CPU limit",
+            "A CPU limit is configured" + (" but did not throttle in this window (%MLMTD 0)." if limited
+                                           else "; CPU was not measured in the window, so its effect is unknown."),
+            evidence=(configured,), evidence_against=against, remediation=(vsphere_remove_limit(vm.name, limit),),
+        )]
+    if limited is None:
+        return [RuleCheck("cpu-limit", "pass" if vm.inventory_file else "skip",
+                          "no CPU limit configured" if vm.inventory_file else
+                          "CPU limit unknown (no vCenter inventory) and no %MLMTD figures")]
+    return [RuleCheck("cpu-limit", "pass", f"%MLMTD {limited.worst_avg:.2f} and no CPU limit configured")]
+
+
+def cpu_swap_wait(vm: VmFacts, t: dict[str, float]):
+    swap = window_stat(vm.cpu, "swap_wait_pct")
+    if swap is None:
+        return [RuleCheck("cpu-swap-wait", "skip", "no %SWPWT figures (esxtop not collected)")]
+    limit = t["cpu.swap_wait_pct"]
+    if swap.worst_avg <= limit:
+        return [RuleCheck("cpu-swap-wait", "pass", f"%SWPWT {swap.worst_avg:.2f} <= {limit:g}")]
+    return [Finding("cpu-swap-wait", "warning", vm.name, None, f"{vm.name} waits on swapped memory",
+                    f"%SWPWT {swap.worst_avg:.1f}% (threshold {limit:g}%): host memory pressure.",
+                    evidence=(swap.evidence(limit),))]
+
+
+RULES = (cpu_contention, cpu_costop, cpu_limit, cpu_swap_wait)

@@ -1,0 +1,115 @@
+"""Per-vNIC rules besides the verdict: ring exhaustion happening now, emulated adapters, Windows
+single rx queue, ring settings that will not survive a reboot, the link-speed myth."""
+
+from __future__ import annotations
+
+from esxdiag.facts import VmFacts, VnicFacts
+from esxdiag.result import Evidence, Finding, RuleCheck
+from esxdiag.rules import remediation as fix
+from esxdiag.rules.verdict import signals
+
+LINK_SPEED_FACTS = ("A vNIC's reported link speed is not a limit: vmxnet3 reports 10 Gbps and moved 22 Gbps "
+                    "VM-to-VM, e1000 reports 1 Gbps and moved 7.7 Gbps, and a 10 Mbps setting still moved ~800x "
+                    "that. Throttling by link speed does nothing; use vSwitch traffic shaping or NIOC.")
+
+
+def ring_exhaustion(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
+    if nic.type not in (None, "vmxnet3"):
+        return []
+    sig = signals(nic, t)
+    if not sig.windowed:
+        return [RuleCheck("ring-exhaustion", "skip", "ring counters were not read at both ends of the window",
+                          nic.mac)]
+    if not sig.rising:
+        return [RuleCheck("ring-exhaustion", "pass", "no ring-full events or out-of-buffer drops in the window",
+                          nic.mac)]
+    rate = sig.drops.rate_per_s if sig.drops is not None else None
+    severity = "critical" if rate is not None and rate > t["ring.drops_per_s_critical"] else "warning"
+    rings = " and ".join(f"ring {n}" for n, up in ((1, sig.ring1_rising), (2, sig.ring2_rising)) if up)
+    drops = f"{sig.drops.delta} packets dropped ({rate:.1f}/s)" if rate is not None and sig.drops else "drops rising"
+    evidence = [c.evidence(t["ring.full_events"]) for c in (sig.ring1, sig.ring2) if c is not None]
+    if sig.drops is not None:
+        evidence.append(sig.drops.evidence(t["ring.drops"]))
+    if nic.vcenter_dropped_rx:
+        total = sum(v for v in nic.vcenter_dropped_rx if v)
+        evidence.append(Evidence("vCenter net.droppedRx over the window", total, "packets", None, None, None,
+                                 "net.droppedRx.summation"))
+    return [Finding(
+        "ring-exhaustion", severity, vm.name, nic.mac,
+        f"RX ring exhaustion now on {nic.label or nic.mac} (port {nic.port})",
+        f"{rings or 'The rx rings'} filled during the window; {drops}. The guest did not post receive buffers "
+        "fast enough: see the ring verdict for what to change first.",
+        evidence=tuple(evidence),
+    )]
+
+
+def emulated_adapter(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
+    if nic.type not in ("e1000", "e1000e"):
+        return [RuleCheck("emulated-adapter", "pass", f"adapter type {nic.type or 'unknown'}", nic.mac)]
+    return [Finding(
+        "emulated-adapter", "warning", vm.name, nic.mac, f"{nic.label or nic.mac} is an emulated {nic.type}",
+        f"{nic.type} is emulated: more host CPU per packet and small fixed rx rings. vmxnet3 is the adapter for "
+        f"network-heavy VMs. Its 1 Gbps link speed is not a limit. {LINK_SPEED_FACTS}",
+        evidence=(Evidence("adapter type", nic.type, None, "vmxnet3", "!=", None, "vnics[].type"),),
+        remediation=(fix.replace_emulated_nic(vm.name, nic.mac, nic.type),),
+    )]
+
+
+def windows_single_queue(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
+    if vm.guest_os != "windows" or nic.type not in (None, "vmxnet3"):
+        return []
+    if nic.rx_queues is None:
+        return [RuleCheck("windows-rss", "skip", "rx queue count unknown", nic.mac)]
+    if nic.rx_queues > 1 or (vm.vcpus or 0) <= 1:
+        return [RuleCheck("windows-rss", "pass", f"{nic.rx_queues} rx queues for {vm.vcpus} vCPUs", nic.mac)]
+    return [Finding(
+        "windows-rss", "warning" if nic.rss_enabled is False else "info", vm.name, nic.mac,
+        f"One rx queue for {vm.vcpus} vCPUs on {nic.windows_adapter or nic.mac}",
+        "Receive work for this vNIC runs on one vCPU: Receive Side Scaling is "
+        f"{'disabled' if nic.rss_enabled is False else 'not in effect'} (older vmxnet3 drivers default it off).",
+        evidence=(Evidence("rx queues", nic.rx_queues, "queues", vm.vcpus, "<", nic.rx_queues_source, "rxqueues"),
+                  Evidence("RSS enabled", nic.rss_enabled, None, True, "==", None, "*RSS")),
+        remediation=(fix.windows_enable_rss(nic.windows_adapter, vm.vcpus),),
+    )]
+
+
+def ring_persistence(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
+    if vm.guest_os != "linux" or nic.rings_persisted is None or nic.ring1_size is None:
+        return []
+    if nic.rings_persisted or nic.ring1_size <= 1024:
+        return [RuleCheck("ring-persistence", "pass", "ring sizes are defaults or persisted", nic.mac)]
+    return [Finding(
+        "ring-persistence", "warning", vm.name, nic.mac,
+        f"Ring 1 = {nic.ring1_size} on {nic.guest_interface} will revert at the next reboot",
+        "The ring size was raised at runtime but nothing (NetworkManager, udev, ifcfg, ifupdown, a unit) sets it at "
+        "boot: the drops will come back after a reboot.",
+        evidence=(Evidence("ring 1 size", nic.ring1_size, "entries per queue", 1024, ">", nic.ring_size_source),),
+        remediation=(fix.linux_raise_ring(nic.guest_interface, nic.mac, 1, nic.ring1_size, nic.ring1_size,
+                                          nic.rx_queues, t["ring.memory_kb_per_ring1_entry"], nic.mtu),),
+    )]
+
+
+def host_guest_consistency(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
+    host, guest = nic.host_out_of_buffers, nic.guest_oob
+    if host is None or guest is None or host.delta is None or guest.delta is None:
+        return []
+    if abs(host.delta - guest.delta) <= max(10, 0.1 * max(host.delta, guest.delta)):
+        return [RuleCheck("host-guest-drops", "pass",
+                          f"host {host.delta} and guest {guest.delta} out-of-buffer drops agree", nic.mac)]
+    return [Finding(
+        "host-guest-drops", "info", vm.name, nic.mac, "Host and guest disagree on out-of-buffer drops",
+        f"Host counted {host.delta} and the guest {guest.delta} in the same window; they track the same device "
+        "counter, so a gap usually means the samples were not taken at the same moment or a counter reset.",
+        evidence=(host.evidence(), guest.evidence()),
+    )]
+
+
+def data_quality(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
+    if not nic.notes:
+        return []
+    return [Finding("data-quality", "info", vm.name, nic.mac, "Capture quirks to know when reading the numbers",
+                    " ".join(nic.notes))]
+
+
+RULES = (ring_exhaustion, emulated_adapter, windows_single_queue, ring_persistence, host_guest_consistency,
+         data_quality)

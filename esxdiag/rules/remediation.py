@@ -1,0 +1,150 @@
+"""Exact per-OS commands, as data. esxdiag shows them; it never runs them.
+Every name that came from a host or guest is quoted for the shell it will be pasted into."""
+
+from __future__ import annotations
+
+import shlex
+
+from esxdiag.result import Remediation
+
+DISRUPTION_LINUX = ("ethtool -G re-initialises the vNIC: expect a brief traffic interruption "
+                    "(existing TCP sessions usually survive, UDP/real-time traffic may see loss). "
+                    "Use a change window on production VMs.")
+DISRUPTION_WINDOWS = ("Changing an advanced property makes Windows disable and re-enable the adapter: "
+                      "connections drop for a few seconds. Use a change window on production VMs.")
+
+
+def ps_quote(text: str) -> str:
+    """A PowerShell single-quoted literal."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def memory_cost(current: int | None, target: int, queues: int | None, kb_per_entry: float) -> str:
+    if current is None or current >= target:
+        return f"about {kb_per_entry:g} KB of guest memory per added ring entry per rx queue"
+    q = queues or 1
+    mb = (target - current) * q * kb_per_entry / 1024
+    return (f"about {mb:.1f} MB more guest memory ({target - current} entries x {q} rx "
+            f"queue{'s' if q != 1 else ''} x ~{kb_per_entry:g} KB; the seed measured ~18 MB for 2 queues, 256 -> 4096)")
+
+
+def linux_raise_ring(iface: str | None, mac: str | None, ring: int, current: int | None, target: int,
+                     queues: int | None, kb_per_entry: float, mtu: int | None) -> Remediation:
+    dev = shlex.quote(iface) if iface else "<iface>"
+    option = "rx" if ring == 1 else "rx-jumbo"
+    nm_key = "ethtool.ring-rx" if ring == 1 else "ethtool.ring-rx-jumbo"
+    notes = []
+    if not iface:
+        notes.append(f"find the interface first: ip -o link | grep -i {shlex.quote(mac or '<mac>')}")
+    if ring == 1 and mtu and mtu > 3050:
+        notes.append(f"with MTU {mtu} on pre-v7 vmxnet3 devices ring 1 rounds to multiples of 96: "
+                     "4096 becomes 4032")
+    if ring == 2:
+        notes.append("ring 2 only receives jumbo frames or LRO aggregates; with MTU 1500 and LRO off it stays unused")
+    return Remediation(
+        os="linux",
+        title=f"Raise RX ring {ring} to {target} on {iface or 'the interface'}",
+        commands=(f"ethtool -g {dev}", f"ethtool -G {dev} {option} {target}", f"ethtool -g {dev}"),
+        persistence=(
+            f"NetworkManager: nmcli connection modify \"$(nmcli -g GENERAL.CONNECTION device show {dev})\" "
+            f"{nm_key} {target}",
+            f"udev: echo 'ACTION==\"add\", SUBSYSTEM==\"net\", ATTR{{address}}==\"{mac or '<mac>'}\", "
+            f"RUN+=\"/sbin/ethtool -G $name {option} {target}\"' > /etc/udev/rules.d/60-vmxnet3-rings.rules",
+            f"RHEL ifcfg: ETHTOOL_OPTS=\"-G {iface or '<iface>'} {option} {target}\" in "
+            f"/etc/sysconfig/network-scripts/ifcfg-{iface or '<iface>'}",
+            f"Debian ifupdown: post-up /sbin/ethtool -G {dev} {option} {target} under the iface stanza in "
+            "/etc/network/interfaces",
+            "ethtool -G alone is lost at the next reboot.",
+        ),
+        disruption=DISRUPTION_LINUX,
+        memory_cost=memory_cost(current, target, queues, kb_per_entry),
+        notes=tuple(notes),
+    )
+
+
+def windows_raise_ring(adapter: str | None, ring: int, current: int | None, target: int,
+                       queues: int | None, kb_per_entry: float) -> Remediation:
+    name = ps_quote(adapter or "<adapter>")
+    if ring == 1:
+        cmds = (f"Get-NetAdapterAdvancedProperty -Name {name} | Format-List DisplayName,DisplayValue,RegistryKeyword,RegistryValue",
+                f"Set-NetAdapterAdvancedProperty -Name {name} -RegistryKeyword MaxRxRing1Length -RegistryValue {target}",
+                f"Set-NetAdapterAdvancedProperty -Name {name} -RegistryKeyword NumRxBuffersSmall -RegistryValue 8192")
+        title = f"Raise Rx Ring #1 Size to {target} and Small Rx Buffers to 8192 on {adapter or 'the adapter'}"
+    else:
+        cmds = (f"Set-NetAdapterAdvancedProperty -Name {name} -RegistryKeyword MaxRxRing2Length -RegistryValue {target}",
+                f"Set-NetAdapterAdvancedProperty -Name {name} -RegistryKeyword NumRxBuffersLarge -RegistryValue 8192")
+        title = f"Raise Rx Ring #2 Size to {target} and Large Rx Buffers on {adapter or 'the adapter'} (jumbo frames only)"
+    return Remediation(
+        os="windows", title=title, commands=cmds,
+        persistence=("Advanced properties are stored in the registry and survive reboots.",
+                     "Windows Server 2008 R2 has no NetAdapter cmdlets: set the same values in Device Manager > "
+                     "adapter > Properties > Advanced (Rx Ring #1 Size, Small Rx Buffers)."),
+        disruption=DISRUPTION_WINDOWS,
+        memory_cost=memory_cost(current, target, queues, kb_per_entry),
+    )
+
+
+def windows_enable_rss(adapter: str | None, vcpus: int | None) -> Remediation:
+    name = ps_quote(adapter or "<adapter>")
+    return Remediation(
+        os="windows",
+        title=f"Enable Receive Side Scaling on {adapter or 'the adapter'} so receive work spreads over "
+              f"{vcpus or 'all'} vCPUs",
+        commands=(f"Get-NetAdapterRss -Name {name}",
+                  f"Set-NetAdapterAdvancedProperty -Name {name} -RegistryKeyword '*RSS' -RegistryValue 1",
+                  f"Enable-NetAdapterRss -Name {name}",
+                  "netsh int tcp show global   # Receive-Side Scaling State must be enabled"),
+        persistence=("Stored in the registry; survives reboots.",
+                     "Windows Server 2008 R2: Device Manager > adapter > Advanced > Receive Side Scaling = Enabled, "
+                     "and netsh int tcp set global rss=enabled."),
+        disruption=DISRUPTION_WINDOWS,
+        notes=("Old vmxnet3 Windows drivers had RSS issues: update VMware Tools first and test throughput after.",),
+    )
+
+
+def vsphere_remove_limit(vm: str, limit_mhz: int | None) -> Remediation:
+    return Remediation(
+        os="vsphere",
+        title=f"Remove or raise the CPU limit{f' of {limit_mhz} MHz' if limit_mhz else ''} on {vm}",
+        commands=(f"Get-VM -Name {ps_quote(vm)} | Get-VMResourceConfiguration | "
+                  "Set-VMResourceConfiguration -CpuLimitMhz $null",
+                  f"govc vm.change -vm {shlex.quote(vm)} -cpu.limit -1"),
+        persistence=("The VM's resource allocation is part of its configuration: it persists.",
+                     "vSphere Client: Edit Settings > CPU > Limit > Unlimited."),
+        disruption="None: takes effect immediately, no reboot.",
+        notes=("Raising the ring on a CPU-throttled VM only delays the drops and costs guest memory.",),
+    )
+
+
+def vsphere_relieve_contention(vm: str, costop: bool) -> Remediation:
+    steps = [f"esxtop on the VM's host: CPU view, compare %RDY of {vm} with other VMs and PCPU UTIL%",
+             f"govc vm.migrate -vm {shlex.quote(vm)} -host <less-loaded-host>   # or let DRS balance",
+             f"govc vm.change -vm {shlex.quote(vm)} -cpu.reservation <MHz>   # guarantee CPU if it must not wait"]
+    if costop:
+        steps.append(f"govc vm.change -vm {shlex.quote(vm)} -c <fewer vCPUs>   # %CSTP high: too many vCPUs")
+    return Remediation(
+        os="vsphere", title=f"Relieve CPU contention for {vm} before touching the rings",
+        commands=tuple(steps),
+        disruption="vMotion: none; changing the vCPU count needs the VM powered off (unless CPU hot-add).",
+        notes=("A vCPU that waits to be scheduled cannot drain its rx rings; bigger rings only delay the drops.",),
+    )
+
+
+def linux_more_queues(iface: str | None, vcpus: int | None) -> Remediation:
+    dev = shlex.quote(iface) if iface else "<iface>"
+    return Remediation(
+        os="linux", title="Rings are at the maximum: spread receive work instead",
+        commands=(f"ethtool -l {dev}", f"ethtool -L {dev} combined {vcpus or '<vCPUs>'}"),
+        notes=("Add vCPUs if all are busy; check %RDY/%CSTP; vmxnet3 gets one rx queue per vCPU (up to 8/32).",),
+        disruption=DISRUPTION_LINUX,
+    )
+
+
+def replace_emulated_nic(vm: str, mac: str | None, nic_type: str) -> Remediation:
+    return Remediation(
+        os="vsphere", title=f"Replace the emulated {nic_type} adapter {mac or ''} with vmxnet3",
+        commands=(f"govc vm.network.add -vm {shlex.quote(vm)} -net <portgroup> -net.adapter vmxnet3",
+                  f"govc device.remove -vm {shlex.quote(vm)} <ethernet-N>   # after the guest uses the new NIC"),
+        disruption="The guest sees a new NIC: plan IP reconfiguration and a maintenance window.",
+        notes=("Needs the vmxnet3 driver in the guest (in-tree on Linux, VMware Tools on Windows).",),
+    )

@@ -1,0 +1,34 @@
+"""Guest TCP retransmits over the window: the sender's view of a receiver's drops."""
+
+from __future__ import annotations
+
+from esxdiag.facts import VmFacts
+from esxdiag.result import Evidence, Finding, RuleCheck
+
+
+def guest_retransmits(vm: VmFacts, t: dict[str, float]):
+    retrans, sent = vm.retransmits, vm.segments_sent
+    if retrans is None or retrans.delta is None:
+        return [RuleCheck("guest-retransmits", "skip", "guest TCP counters not read at both ends of the window")]
+    limit = t["tcp.retransmit_pct"]
+    if not sent or not sent.delta:
+        pct = None
+    else:
+        pct = 100.0 * retrans.delta / sent.delta
+    if retrans.delta == 0 or (pct is not None and pct <= limit):
+        return [RuleCheck("guest-retransmits", "pass",
+                          f"{retrans.delta} retransmitted segments" + (f" ({pct:.2f}% of sent)" if pct is not None else ""))]
+    evidence = [retrans.evidence()]
+    if pct is not None:
+        evidence.append(Evidence("retransmitted / sent segments", round(pct, 2), "%", limit, ">", sent.source,
+                                 "segments sent"))
+    return [Finding(
+        "guest-retransmits", "warning", vm.name, None, f"{vm.name} is retransmitting TCP segments",
+        f"{retrans.delta} segments retransmitted in the window"
+        + (f" ({pct:.2f}% of {sent.delta} sent)" if pct is not None else "")
+        + ". A sender retransmits when the receiver drops: check the ring verdict of the VMs it sends to.",
+        evidence=tuple(evidence),
+    )]
+
+
+RULES = (guest_retransmits,)
