@@ -105,7 +105,7 @@ def parse_node(text: str, pairs_per_line: bool = False) -> VsishNode:
         if not line:
             continue
         if _VSISH_ERROR.match(line):
-            raise ParseError(f"vsish reported an error: {line[:120]}", line=number)
+            raise ParseError(f"vsish printed an error or notice, not node fields: {line[:120]}", line=number)
         if closed:
             raise ParseError(f"text after the closing '}}': {line[:60]!r} (two nodes in one capture?)",
                              line=number)
@@ -141,6 +141,8 @@ def parse_node(text: str, pairs_per_line: bool = False) -> VsishNode:
         else:
             raise ParseError(f"not a vsish 'label:value' line: {line[:80]!r}", line=number)
         for key, value in found:
+            if not key:
+                raise ParseError(f"empty label before ':': {line[:80]!r}", line=number)
             _check_repeat(prefix + key, first_seen, number)
             counters[prefix + key] = int(value)
     if not opened or not closed:
@@ -196,7 +198,7 @@ def parse_ls(text: str) -> VsishListing:
         if not line:
             continue
         if _VSISH_ERROR.match(line):
-            raise ParseError(f"vsish reported an error: {line[:120]}", line=number)
+            raise ParseError(f"vsish printed an error or notice, not node fields: {line[:120]}", line=number)
         name = line[:-1] if line.endswith("/") else line
         if not name or any(ch.isspace() or not ch.isprintable() for ch in name):
             raise ParseError(f"not a vsish ls entry: {line[:80]!r}", line=number)
