@@ -1,0 +1,243 @@
+"""Inline SVG charts for the HTML report: pure functions, deterministic output.
+
+Every piece of text that reaches the markup (titles, labels, units, times) goes through
+xml.sax.saxutils.escape / quoteattr, so the returned string can be embedded as markup.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timezone
+from xml.sax.saxutils import escape, quoteattr
+
+from esxdiag.result import Series
+
+WIDTH, HEIGHT = 720, 260
+LEFT, RIGHT, TOP, BOTTOM = 64, 40, 30, 44
+LEGEND_ROW = 18
+# Okabe-Ito palette: distinguishable with the common colour-vision deficiencies.
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
+TICK_STEPS_S = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 43200, 86400)
+MAX_TIME_TICKS = 7
+
+
+def _num(value: float) -> str:
+    """Coordinates and tick values with a fixed, short, locale-free representation."""
+    text = f"{value:.2f}".rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def _parse_time(text: str) -> float | None:
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.timestamp()
+
+
+def _clock(epoch_s: float) -> str:
+    return datetime.fromtimestamp(epoch_s, tz=timezone.utc).strftime("%H:%M:%S")
+
+
+def _nice_ceiling(value: float) -> float:
+    if value <= 0:
+        return 1.0
+    magnitude = 10 ** math.floor(math.log10(value))
+    for factor in (1, 2, 2.5, 5, 10):
+        if value <= factor * magnitude + 1e-12:
+            return factor * magnitude
+    return 10 * magnitude
+
+
+class _Frame:
+    """Maps (time, value) to SVG coordinates; times fall back to sample index when unparsable."""
+
+    def __init__(self, series: list[Series], ymax: float, legend_rows: int, pad_slots: bool = False):
+        self.height = HEIGHT + legend_rows * LEGEND_ROW + 4
+        self.plot_w = WIDTH - LEFT - RIGHT
+        self.plot_h = HEIGHT - TOP - BOTTOM
+        all_times = sorted({t for s in series for t in s.times})
+        parsed = {t: _parse_time(t) for t in all_times}
+        self.by_time = all(v is not None for v in parsed.values())
+        if self.by_time:
+            self.position = {t: parsed[t] for t in all_times}
+        else:
+            longest = max(series, key=lambda s: len(s.times))
+            self.position = {t: float(i) for i, t in enumerate(longest.times)}
+            self.position.update({t: float(i) for s in series for i, t in enumerate(s.times)
+                                  if t not in self.position})
+        points = sorted(self.position.values())
+        self.x0, self.x1 = (points[0], points[-1]) if points else (0.0, 1.0)
+        gaps = [b - a for a, b in zip(points, points[1:]) if b > a]
+        self.min_gap = min(gaps) if gaps else None
+        if pad_slots and self.min_gap:
+            self.x0, self.x1 = self.x0 - self.min_gap / 2, self.x1 + self.min_gap / 2
+        self.ymax = ymax
+
+    def x(self, moment: float) -> float:
+        if self.x1 == self.x0:
+            return LEFT + self.plot_w / 2
+        return LEFT + (moment - self.x0) / (self.x1 - self.x0) * self.plot_w
+
+    def y(self, value: float) -> float:
+        return TOP + self.plot_h - min(value, self.ymax) / self.ymax * self.plot_h
+
+    def x_ticks(self) -> list[tuple[float, str]]:
+        if not self.by_time:
+            labels = sorted(self.position.items(), key=lambda kv: kv[1])
+            stride = max(1, math.ceil(len(labels) / MAX_TIME_TICKS))
+            return [(self.x(pos), text) for text, pos in labels[::stride]]
+        span = self.x1 - self.x0
+        if span == 0:
+            return [(self.x(self.x0), _clock(self.x0))]
+        step = next((s for s in TICK_STEPS_S if span / s <= MAX_TIME_TICKS), TICK_STEPS_S[-1])
+        first = math.ceil(self.x0 / step) * step
+        ticks, moment = [], first
+        while moment <= self.x1 and len(ticks) <= MAX_TIME_TICKS:
+            ticks.append((self.x(moment), _clock(moment)))
+            moment += step
+        return ticks
+
+
+def _open(title: str, height: int, description: str) -> list[str]:
+    return [
+        f'<svg class="chart" role="img" viewBox="0 0 {WIDTH} {height}"'
+        f' width="{WIDTH}" height="{height}" font-family="sans-serif" font-size="11">',
+        f"<title>{escape(title)}</title>",
+        f"<desc>{escape(description)}</desc>",
+        f'<text x="{LEFT}" y="18" font-size="13" font-weight="bold">{escape(title)}</text>',
+    ]
+
+
+def no_data_chart(title: str, reason: str = "no data") -> str:
+    """A small placeholder that says why there is no chart."""
+    return "".join([
+        f'<svg class="chart no-data" role="img" viewBox="0 0 {WIDTH} 60"'
+        f' width="{WIDTH}" height="60" font-family="sans-serif" font-size="11">',
+        f"<title>{escape(title)}: {escape(reason)}</title>",
+        f'<text x="{LEFT}" y="18" font-size="13" font-weight="bold">{escape(title)}</text>',
+        f'<text x="{LEFT}" y="42" fill="#555">{escape(reason)}</text>',
+        "</svg>",
+    ])
+
+
+def _axes(frame: _Frame, unit: str) -> list[str]:
+    bottom = TOP + frame.plot_h
+    parts = [f'<g class="axes" stroke="#888" stroke-width="1">'
+             f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{bottom}"/>'
+             f'<line x1="{LEFT}" y1="{bottom}" x2="{LEFT + frame.plot_w}" y2="{bottom}"/></g>']
+    for i in range(5):
+        value = frame.ymax * i / 4
+        y = _num(frame.y(value))
+        parts.append(f'<line x1="{LEFT}" y1="{y}" x2="{LEFT + frame.plot_w}" y2="{y}" stroke="#e4e4e4"/>')
+        parts.append(f'<text x="{LEFT - 6}" y="{y}" text-anchor="end" dominant-baseline="middle">'
+                     f"{escape(_num(value))}</text>")
+    for x, label in frame.x_ticks():
+        parts.append(f'<line x1="{_num(x)}" y1="{bottom}" x2="{_num(x)}" y2="{bottom + 4}" stroke="#888"/>')
+        parts.append(f'<text x="{_num(x)}" y="{bottom + 16}" text-anchor="middle">{escape(label)}</text>')
+    axis_name = "time (UTC)" if frame.by_time else "sample"
+    parts.append(f'<text x="{LEFT + frame.plot_w}" y="{bottom + 32}" text-anchor="end">{axis_name}</text>')
+    parts.append(f'<text x="14" y="{TOP + frame.plot_h / 2:.0f}" text-anchor="middle" '
+                 f'transform="rotate(-90 14 {TOP + frame.plot_h / 2:.0f})">{escape(unit)}</text>')
+    return parts
+
+
+def _legend_layout(labels: list[str]) -> tuple[int, int]:
+    """(columns, rows): three columns when labels are short, else one per row."""
+    columns = 3 if labels and max(len(label) for label in labels) <= 28 else 1
+    return columns, math.ceil(len(labels) / columns)
+
+
+def _legend(series: list[Series], extra: list[tuple[str, str, str]] = ()) -> list[str]:
+    """Legend below the plot: colour swatch plus the label as text (not colour alone)."""
+    entries = [(PALETTE[i % len(PALETTE)], s.label, "") for i, s in enumerate(series)] + list(extra)
+    columns, _ = _legend_layout([label for _, label, _ in entries])
+    column_w = (WIDTH - LEFT - RIGHT) / columns
+    parts = ['<g class="legend">']
+    for index, (colour, label, dash) in enumerate(entries):
+        x = LEFT + (index % columns) * column_w
+        y = HEIGHT + (index // columns) * LEGEND_ROW + 4
+        dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
+        parts.append(f'<line x1="{_num(x)}" y1="{y}" x2="{_num(x + 22)}" y2="{y}" stroke={quoteattr(colour)}'
+                     f' stroke-width="3"{dash_attr}/>')
+        parts.append(f'<text x="{_num(x + 28)}" y="{y}" dominant-baseline="middle">{escape(label)}</text>')
+    parts.append("</g>")
+    return parts
+
+
+def _finite(value: float | None) -> bool:
+    return value is not None and math.isfinite(value)
+
+
+def line_chart(series: list[Series], title: str, unit: str, threshold: float | None = None) -> str:
+    """Lines per series over time, gaps (None) break the line; optional dashed threshold line."""
+    series = [s for s in series if any(_finite(v) for v in s.values)]
+    if not series:
+        return no_data_chart(title)
+    peak = max(v for s in series for v in s.values if _finite(v))
+    ymax = _nice_ceiling(max(peak, threshold or 0.0) * 1.05)
+    extra = [("#B00020", f"threshold {_num(threshold)} {unit}", "6 4")] if threshold is not None else []
+    _, legend_rows = _legend_layout([s.label for s in series] + [label for _, label, _ in extra])
+    frame = _Frame(series, ymax, legend_rows)
+    description = f"{len(series)} series, maximum {_num(peak)} {unit}"
+    parts = _open(title, frame.height, description) + _axes(frame, unit)
+    if threshold is not None:
+        y = _num(frame.y(threshold))
+        parts.append(f'<line class="threshold" x1="{LEFT}" y1="{y}" x2="{LEFT + frame.plot_w}" y2="{y}"'
+                     f' stroke="#B00020" stroke-width="1.5" stroke-dasharray="6 4"/>')
+    for index, one in enumerate(series):
+        colour = quoteattr(PALETTE[index % len(PALETTE)])
+        runs, run = [], []
+        for moment, value in zip(one.times, one.values):
+            if _finite(value):
+                run.append((frame.x(frame.position[moment]), frame.y(value)))
+            elif run:
+                runs.append(run)
+                run = []
+        if run:
+            runs.append(run)
+        parts.append(f"<g class=\"series\" stroke={colour} fill={colour}>"
+                     f"<title>{escape(one.label)}</title>")
+        for run in runs:
+            if len(run) == 1:
+                parts.append(f'<circle cx="{_num(run[0][0])}" cy="{_num(run[0][1])}" r="3"/>')
+            else:
+                points = " ".join(f"{_num(x)},{_num(y)}" for x, y in run)
+                parts.append(f'<polyline points="{points}" fill="none" stroke-width="2"/>')
+        parts.append("</g>")
+    parts += _legend(series, extra)
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def bar_chart(series: list[Series], title: str, unit: str) -> str:
+    """Grouped bars: one bar per series per sample interval (values are per-interval deltas)."""
+    series = [s for s in series if any(_finite(v) for v in s.values)]
+    if not series:
+        return no_data_chart(title)
+    peak = max(v for s in series for v in s.values if _finite(v))
+    _, legend_rows = _legend_layout([s.label for s in series])
+    frame = _Frame(series, _nice_ceiling(peak * 1.05), legend_rows, pad_slots=True)
+    slot = frame.min_gap / (frame.x1 - frame.x0) * frame.plot_w if frame.min_gap else frame.plot_w / 4
+    bar_w = max(1.0, slot * 0.8 / len(series))
+    description = f"{len(series)} series, largest interval value {_num(peak)} {unit}"
+    parts = _open(title, frame.height, description) + _axes(frame, unit)
+    bottom = TOP + frame.plot_h
+    for index, one in enumerate(series):
+        colour = quoteattr(PALETTE[index % len(PALETTE)])
+        parts.append(f"<g class=\"series\" fill={colour}><title>{escape(one.label)}</title>")
+        for moment, value in zip(one.times, one.values):
+            if not _finite(value):
+                continue
+            centre = frame.x(frame.position[moment])
+            left = centre - slot * 0.4 + index * bar_w
+            top = frame.y(max(value, 0.0))
+            parts.append(f'<rect x="{_num(left)}" y="{_num(top)}" width="{_num(bar_w)}"'
+                         f' height="{_num(bottom - top)}"><title>{escape(one.label)} {escape(moment)}:'
+                         f" {escape(_num(value))} {escape(unit)}</title></rect>")
+        parts.append("</g>")
+    parts += _legend(series)
+    parts.append("</svg>")
+    return "".join(parts)
