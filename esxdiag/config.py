@@ -29,6 +29,7 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     "ring.memory_kb_per_ring2_entry": 4.0,  # page-sized buffers
     # guest TCP
     "tcp.retransmit_pct": 1.0,  # retransmitted / sent segments in the window
+    "tcp.retransmits_per_s": 10.0,  # or a sustained retransmit rate (the seed's sender: ~290/s)
 }
 
 

@@ -15,10 +15,12 @@ def guest_retransmits(vm: VmFacts, t: dict[str, float]):
         pct = None
     else:
         pct = 100.0 * retrans.delta / sent.delta
-    if retrans.delta == 0 or (pct is not None and pct <= limit):
+    rate, rate_limit = retrans.rate_per_s, t["tcp.retransmits_per_s"]
+    high_rate = rate is not None and rate > rate_limit
+    if retrans.delta == 0 or (not high_rate and (pct is None or pct <= limit)):
         return [RuleCheck("guest-retransmits", "pass",
                           f"{retrans.delta} retransmitted segments" + (f" ({pct:.2f}% of sent)" if pct is not None else ""))]
-    evidence = [retrans.evidence()]
+    evidence = [retrans.evidence(rate_limit if high_rate else None)]
     if pct is not None:
         evidence.append(Evidence("retransmitted / sent segments", round(pct, 2), "%", limit, ">", sent.source,
                                  "segments sent"))

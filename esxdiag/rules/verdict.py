@@ -155,6 +155,9 @@ def _rising_verdict(vm, nic, sig, evidence, t) -> RingVerdict:
         extra = ""
         if ring == 2 and nic.lro_packets is not None and (nic.lro_packets.delta or 0) > 0:
             extra = " Ring 2 fills with LRO aggregates here (LRO packets are rising), not only jumbo frames."
+        if ring == 1 and sig.ring2_rising and sig.ring2 is not None:
+            extra = (f" Ring 2 also filled {sig.ring2.delta} times (jumbo frames / LRO): raise it too if it keeps "
+                     "filling after ring 1 is raised.")
         if size is None:
             missing.append(f"current ring {ring} size (vsish rxqueues status / ethtool -g)")
         return RingVerdict(
