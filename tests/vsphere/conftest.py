@@ -1,0 +1,58 @@
+"""Shared fixtures for the vSphere collector tests: the vcsim lab and credential helpers.
+
+The lab (tests/lab/vcsim_lab.py) is loaded by path: with --import-mode=importlib tests cannot
+import each other. Lab tests are marked ``lab``; every wait inside the lab is bounded.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from esxdiag.collectors.credentials import Credentials, resolve_credentials
+from esxdiag.collectors.vsphere import connect
+
+LAB_FILE = Path(__file__).resolve().parents[1] / "lab" / "vcsim_lab.py"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def load_lab_module():
+    spec = importlib.util.spec_from_file_location("esxdiag_tests_vcsim_lab", LAB_FILE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def lab_creds(lab, **overrides) -> Credentials:
+    """Credentials for a lab as a user would give them: URL + user explicit, password from env."""
+    password = overrides.pop("password", lab.password)
+    return resolve_credentials(lab.url, overrides.pop("username", lab.username),
+                               env={"ESXDIAG_PASSWORD": password}, config_path=os.devnull, **overrides)
+
+
+@pytest.fixture(scope="session")
+def lab_module():
+    return load_lab_module()
+
+
+@pytest.fixture(scope="session")
+def vcsim_lab(lab_module, tmp_path_factory):
+    lab = lab_module.start_lab(tmp_path_factory.mktemp("vcsim"))
+    yield lab
+    lab.stop()
+
+
+@pytest.fixture(scope="session")
+def scenarios(lab_module):
+    return json.loads(Path(lab_module.SCENARIOS).read_text())
+
+
+@pytest.fixture(scope="session")
+def session(vcsim_lab):
+    live = connect(lab_creds(vcsim_lab, insecure=True), timeout_s=10)
+    yield live
+    live.close()
