@@ -1,0 +1,315 @@
+"""SSH transport for ESXi hosts and guests (paramiko).
+
+Only commands named in esxdiag.specs can be sent: ``SshConnection.run_spec`` renders the spec
+(params validated and shell-quoted there) and refuses specs of another target kind. There is no
+public method that runs an arbitrary string.
+
+Host keys are verified against known_hosts (the user's file, or an explicit one, plus esxdiag's
+own file); unknown keys are refused unless ``accept_new_host_keys``, which stores the key in
+esxdiag's own file only. One TCP connection per host, created here with TCP_NODELAY (paramiko
+leaves Nagle on, which stalls every exec ~40 ms), one channel at a time.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import select
+import socket
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import paramiko
+
+from esxdiag import specs
+from esxdiag.bundle import BundleWriter, Capture, utcnow
+from esxdiag.errors import CollectionError
+
+DEFAULT_COMMAND_TIMEOUT_S = 60.0
+_KINDS = (specs.ESXI, specs.LINUX, specs.WINDOWS)
+_ESXI_SSH_HINT = ("SSH is disabled by default on ESXi: enable the SSH service on the host "
+                  "(Host > Actions > Services > Enable Secure Shell) for the collection window")
+
+OnWait = Callable[[float, float], None]
+
+
+def default_own_known_hosts() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "esxdiag" / "known_hosts"
+
+
+@dataclass(frozen=True)
+class SshTarget:
+    user: str
+    host: str
+    port: int = 22
+
+    @classmethod
+    def parse(cls, text: str) -> "SshTarget":
+        """``USER@HOST[:PORT]``; an IPv6 host goes in brackets: ``root@[fe80::1]:2222``."""
+        user, sep, rest = text.rpartition("@")
+        if not sep or not user or not rest:
+            raise ValueError(f"expected USER@HOST[:PORT], got {text!r}")
+        port = "22"
+        if rest.startswith("["):
+            host, bracket, tail = rest[1:].partition("]")
+            if not bracket or (tail and not tail.startswith(":")):
+                raise ValueError(f"bad bracketed host in {text!r}")
+            port = tail[1:] or port
+        elif rest.count(":") == 1:
+            host, port = rest.split(":")
+        elif ":" in rest:
+            raise ValueError(f"an IPv6 address needs brackets: USER@[ADDR]:PORT, got {text!r}")
+        else:
+            host = rest
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ValueError(f"bad host or port in {text!r}")
+        return cls(user, host, int(port))
+
+    def __str__(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{self.user}@{host}:{self.port}"
+
+
+@dataclass(frozen=True)
+class SshOptions:
+    key_file: Path | None = None
+    known_hosts: Path | None = None  # read-only; default ~/.ssh/known_hosts
+    own_known_hosts: Path | None = None  # esxdiag's file, the only one ever written
+    accept_new_host_keys: bool = False
+    password: str | None = None  # from the environment or a prompt, never argv
+    connect_timeout_s: float = 10.0
+    command_timeout_s: float = DEFAULT_COMMAND_TIMEOUT_S
+    tcp_nodelay: bool = True  # off only to measure what it buys (bench/ssh_bench.py)
+
+    def __repr__(self) -> str:  # keep the password out of logs and tracebacks
+        return (f"SshOptions(key_file={self.key_file!r}, known_hosts={self.known_hosts!r}, "
+                f"own_known_hosts={self.own_known_hosts!r}, accept_new_host_keys={self.accept_new_host_keys}, "
+                f"password={'***' if self.password else None}, connect_timeout_s={self.connect_timeout_s}, "
+                f"command_timeout_s={self.command_timeout_s}, tcp_nodelay={self.tcp_nodelay})")
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    command: str
+    stdout: bytes
+    stderr: bytes
+    rc: int | None
+    started: str
+    ended: str
+    error_kind: str | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error_kind is None
+
+
+def fingerprint(key: paramiko.PKey) -> str:
+    """OpenSSH-style ``SHA256:...`` fingerprint."""
+    digest = hashlib.sha256(key.asbytes()).digest()
+    return "SHA256:" + base64.b64encode(digest).decode("ascii").rstrip("=")
+
+
+class _UnknownHostKey(paramiko.MissingHostKeyPolicy):
+    """Refuse an unknown host, or (opted in) store its key in esxdiag's own known_hosts."""
+
+    def __init__(self, label: str, accept: bool, store: Path, searched: list[Path]):
+        self.label, self.accept, self.store, self.searched = label, accept, store, searched
+
+    def missing_host_key(self, client: paramiko.SSHClient, hostname: str, key: paramiko.PKey) -> None:
+        offered = f"{key.get_name()} {fingerprint(key)}"
+        if not self.accept:
+            files = ", ".join(str(p) for p in self.searched) or "no known_hosts file"
+            raise CollectionError(
+                f"{self.label}: unknown host key {offered} (not in {files}); nothing was run. "
+                "Check the fingerprint on the host, then opt in to accepting new host keys "
+                f"(stored in {self.store})", kind="host-key")
+        self.store.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(self.store, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        with os.fdopen(fd, "a", encoding="ascii") as fh:
+            fh.write(f"{hostname} {key.get_name()} {key.get_base64()}\n")
+        client.get_host_keys().add(hostname, key.get_name(), key)
+
+
+class SshConnection:
+    """One authenticated SSH connection to one host or guest of a known target kind."""
+
+    def __init__(self, target: SshTarget, kind: str, options: SshOptions | None = None):
+        if kind not in _KINDS:
+            raise ValueError(f"target kind must be one of {_KINDS}, got {kind!r}")
+        self.target, self.kind = target, kind
+        self.options = options or SshOptions()
+        self._client: paramiko.SSHClient | None = None
+
+    def __enter__(self) -> "SshConnection":
+        return self.connect()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def connected(self) -> bool:
+        transport = self._client.get_transport() if self._client else None
+        return bool(transport and transport.is_active())
+
+    def connect(self) -> "SshConnection":
+        opts, label = self.options, str(self.target)
+        sock = self._open_socket()
+        client = paramiko.SSHClient()
+        user_file = opts.known_hosts or Path(os.path.expanduser("~/.ssh/known_hosts"))
+        own_file = opts.own_known_hosts or default_own_known_hosts()
+        searched = [p for p in (user_file, own_file) if p.is_file()]
+        try:
+            if user_file.is_file():
+                client.load_system_host_keys(str(user_file))
+            if own_file.is_file():
+                client.load_host_keys(str(own_file))
+        except (OSError, paramiko.SSHException) as exc:
+            sock.close()
+            raise CollectionError(f"{label}: cannot read known_hosts: {exc}", kind="host-key") from None
+        client.set_missing_host_key_policy(_UnknownHostKey(label, opts.accept_new_host_keys, own_file, searched))
+        try:
+            client.connect(
+                self.target.host, self.target.port, username=self.target.user, sock=sock,
+                password=opts.password, key_filename=str(opts.key_file) if opts.key_file else None,
+                allow_agent=False, look_for_keys=opts.key_file is None and opts.password is None,
+                timeout=opts.connect_timeout_s, banner_timeout=opts.connect_timeout_s,
+                auth_timeout=opts.connect_timeout_s, channel_timeout=opts.connect_timeout_s,
+            )
+        except CollectionError:
+            client.close()
+            raise
+        except paramiko.BadHostKeyException as exc:
+            client.close()
+            raise CollectionError(
+                f"{label}: HOST KEY CHANGED: known_hosts has {exc.expected_key.get_name()} "
+                f"{fingerprint(exc.expected_key)}, the host offered {exc.key.get_name()} {fingerprint(exc.key)}. "
+                "Refusing to connect (possible man-in-the-middle); if the host was reinstalled, "
+                f"remove its old entry from {', '.join(str(p) for p in searched)}", kind="host-key") from None
+        except paramiko.AuthenticationException as exc:
+            client.close()
+            how = "key " + str(opts.key_file) if opts.key_file else ("password" if opts.password else "default keys")
+            raise CollectionError(f"{label}: authentication failed with {how} ({type(exc).__name__})",
+                                  kind="auth") from None
+        except (paramiko.SSHException, EOFError, OSError) as exc:
+            client.close()
+            kind = "timeout" if isinstance(exc, socket.timeout) or "timeout" in str(exc).lower() else "error"
+            raise CollectionError(f"{label}: SSH handshake failed: {exc or type(exc).__name__}", kind=kind) from None
+        self._client = client
+        return self
+
+    def _open_socket(self) -> socket.socket:
+        label, timeout = str(self.target), self.options.connect_timeout_s
+        try:
+            sock = socket.create_connection((self.target.host, self.target.port), timeout=timeout)
+        except ConnectionRefusedError:
+            if self.kind == specs.ESXI:
+                raise CollectionError(f"{label}: connection refused: {_ESXI_SSH_HINT}", kind="disabled") from None
+            raise CollectionError(f"{label}: connection refused (is sshd running on port {self.target.port}?)",
+                                  kind="refused") from None
+        except socket.timeout:
+            raise CollectionError(f"{label}: no answer within {timeout:g} s", kind="unreachable") from None
+        except OSError as exc:
+            raise CollectionError(f"{label}: unreachable: {exc.strerror or exc}", kind="unreachable") from None
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1 if self.options.tcp_nodelay else 0)
+        return sock
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def run_spec(self, spec_name: str, params: dict | None = None, timeout_s: float | None = None,
+                 on_wait: OnWait | None = None) -> CommandResult:
+        """Run one allowlisted command. Raises ValueError (nothing sent) for an unknown spec, a
+        spec of another target kind or a param that fails validation."""
+        spec = specs.spec(spec_name)
+        if spec.target != self.kind:
+            raise ValueError(f"spec {spec_name} is for {spec.target} targets, this connection is {self.kind}")
+        command = spec.render(**{k: str(v) for k, v in (params or {}).items()})
+        return self._exec(command, timeout_s or self.options.command_timeout_s, on_wait)
+
+    def _exec(self, command: str, timeout_s: float, on_wait: OnWait | None) -> CommandResult:
+        started, t0 = utcnow(), time.monotonic()
+        transport = self._client.get_transport() if self._client else None
+        if transport is None or not transport.is_active():
+            return CommandResult(command, b"", b"", None, started, utcnow(), "error",
+                                 f"{self.target}: not connected")
+        try:
+            chan = transport.open_session(timeout=self.options.connect_timeout_s)
+            chan.exec_command(command)
+            chan.shutdown_write()
+        except (paramiko.SSHException, OSError, EOFError) as exc:
+            return CommandResult(command, b"", b"", None, started, utcnow(), "error",
+                                 f"{self.target}: could not start the command: {exc}")
+        out, err = bytearray(), bytearray()
+        next_wait = t0 + 1.0
+        try:
+            while True:
+                now = time.monotonic()
+                if now - t0 >= timeout_s:
+                    chan.close()
+                    return CommandResult(command, bytes(out), bytes(err), None, started, utcnow(), "timeout",
+                                         f"{self.target}: no result within {timeout_s:g} s; its channel was closed")
+                select.select([chan], [], [], min(0.5, timeout_s - (now - t0)))
+                _drain(chan, out, err)
+                if chan.exit_status_ready():
+                    _drain(chan, out, err)
+                    break
+                if chan.closed or not transport.is_active():
+                    return CommandResult(command, bytes(out), bytes(err), None, started, utcnow(), "error",
+                                         f"{self.target}: connection lost while the command ran")
+                if on_wait is not None and now >= next_wait:
+                    on_wait(now - t0, timeout_s)
+                    next_wait = now + 1.0
+            rc = chan.recv_exit_status()
+        finally:
+            chan.close()
+        return _finished(command, bytes(out), bytes(err), rc, started)
+
+
+def _drain(chan: paramiko.Channel, out: bytearray, err: bytearray) -> None:
+    while chan.recv_ready():
+        out += chan.recv(65536)
+    while chan.recv_stderr_ready():
+        err += chan.recv_stderr(65536)
+
+
+def _finished(command: str, out: bytes, err: bytes, rc: int, started: str) -> CommandResult:
+    ended = utcnow()
+    if rc == 0:
+        return CommandResult(command, out, err, rc, started, ended)
+    first = next((line.strip() for line in err.decode("utf-8", "replace").splitlines() if line.strip()), "")
+    kind = {127: "not-found", 126: "permission"}.get(rc, "nonzero-exit")
+    return CommandResult(command, out, err, rc, started, ended, kind,
+                         f"exit status {rc}" + (f": {first[:200]}" if first else ""))
+
+
+def connect(target: SshTarget | str, kind: str, options: SshOptions | None = None) -> SshConnection:
+    """Open (and verify) a connection; raises CollectionError naming user@host:port."""
+    if isinstance(target, str):
+        target = SshTarget.parse(target)
+    return SshConnection(target, kind, options).connect()
+
+
+def record(writer: BundleWriter, target_id: str, spec_name: str, params: dict | None,
+           result: CommandResult, sample: int | None = None) -> Capture:
+    """Store one command's outcome; stdout is written whenever there is any, even on failure."""
+    output = result.stdout if (result.stdout or result.ok) else None
+    return writer.record(
+        spec_name, target_id, output, params=params, sample=sample, command=result.command,
+        started=result.started, ended=result.ended, rc=result.rc,
+        error_kind=result.error_kind, error=result.error,
+    )
+
+
+def record_failure(writer: BundleWriter, target_id: str, spec_name: str, params: dict | None,
+                   error: CollectionError, sample: int | None = None) -> Capture:
+    """Store a capture that never ran because the connection failed (kind from the error)."""
+    now = utcnow()
+    return writer.record(spec_name, target_id, None, params=params, sample=sample, started=now, ended=now,
+                         error_kind=error.kind, error=error.one_line())

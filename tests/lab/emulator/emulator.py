@@ -1,0 +1,160 @@
+"""sshd ForceCommand for the esxdiag SSH lab: plays the ESXi host or a guest.
+
+Usage (from sshd_config): ForceCommand python3 -S emulator.py RUNTIME_DIR
+The target is chosen by the server address in SSH_CONNECTION; the command comes from
+SSH_ORIGINAL_COMMAND. Only the commands esxdiag's specs can render are answered; anything else
+gets an error on stderr and exit 127. Every command is appended to RUNTIME_DIR/commands.jsonl
+(with accepted true/false) so tests can prove what was and was not run.
+Faults (RUNTIME_DIR/faults.json, written by ssh_lab.SshLab.set_fault): "hang" and "missing"
+entries {"address", "program"}; "refuse" is handled by sshd's listen addresses, not here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import select
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import esxi_out
+import linux_out
+import windows_out
+from model import Lab
+
+HANG_LIMIT_S = 120  # a hung command ends on its own eventually: the lab never leaks processes
+_PS = "powershell -NoProfile -NonInteractive -Command "
+WINDOWS_SCRIPTS = {
+    _PS + '"Get-NetAdapter | Select-Object Name,InterfaceDescription,MacAddress,Status,LinkSpeed,MtuSize,'
+    'DriverVersion | ConvertTo-Csv -NoTypeInformation"': lambda lab, vm: windows_out.netadapter(vm),
+    _PS + '"Get-NetAdapterAdvancedProperty -Name * -AllProperties | Select-Object Name,DisplayName,'
+    'DisplayValue,RegistryKeyword,RegistryValue | ConvertTo-Csv -NoTypeInformation"':
+        lambda lab, vm: windows_out.advprops(vm),
+    _PS + '"Get-NetAdapterRss | Format-List *"': lambda lab, vm: windows_out.rss(vm),
+    _PS + '"Get-NetAdapterStatistics | Format-List *"': windows_out.adapter_stats,
+    _PS + '"(Get-CimInstance Win32_ComputerSystem).NumberOfLogicalProcessors"':
+        lambda lab, vm: windows_out.logical_cpus(vm),
+}
+_PORT = r"/net/portsets/(?P<ps>[A-Za-z0-9_.:-]+)/ports/(?P<port>\d+)"
+_GREP = ["grep", "-rsIn", "-e", "ethtool", "-e", "ring-rx", "/etc/NetworkManager/system-connections",
+         "/etc/udev/rules.d", "/etc/systemd/system", "/etc/rc.local", "/etc/network/interfaces",
+         "/etc/network/interfaces.d", "/etc/sysconfig/network-scripts", "/etc/netplan"]
+
+
+def esxi(lab: Lab, argv: list[str]):
+    """The handler (a thunk) for an allowlisted ESXi command, else None; nothing runs here."""
+    if argv == ["vmware", "-vl"]:
+        return lambda: esxi_out.version(lab)
+    if argv == ["net-stats", "-l"]:
+        return lambda: esxi_out.net_stats_list(lab)
+    if len(argv) == 6 and argv[:3] == ["esxtop", "-b", "-d"] and argv[4] == "-n" \
+            and argv[3].isdigit() and argv[5].isdigit():
+        return lambda: esxi_out.esxtop(lab, int(argv[3]), int(argv[5]))
+    if len(argv) == 4 and argv[:2] == ["vsish", "-e"]:
+        verb, path = argv[2], argv[3]
+        m = re.fullmatch(_PORT + r"/(?P<node>vmxnet3/rxSummary|clientStats|vmxnet3/rxqueues/(?P<q>\d+)/status)", path)
+        if verb == "get" and m:
+            ps, port = m["ps"], int(m["port"])
+            if m["q"] is not None:
+                return lambda: esxi_out.rxqueue_status(lab, ps, port, int(m["q"]), path)
+            handler = esxi_out.rx_summary if m["node"] == "vmxnet3/rxSummary" else esxi_out.client_stats
+            return lambda: handler(lab, ps, port, path)
+        m = re.fullmatch(_PORT + r"/vmxnet3/rxqueues/", path)
+        if verb == "ls" and m:
+            return lambda: esxi_out.rxqueues_ls(lab, m["ps"], int(m["port"]), path)
+    return None
+
+
+def linux(lab: Lab, vm: dict, argv: list[str]):
+    """The handler (a thunk) for an allowlisted Linux command, else None; nothing runs here."""
+    simple = {("ip", "-o", "link", "show"): lambda: linux_out.ip_link(vm),
+              ("nproc",): lambda: (f"{vm['num_cpu']}\n", "", 0),
+              ("netstat", "-s"): lambda: linux_out.netstat_s(lab, vm),
+              ("nstat", "-asz"): lambda: linux_out.nstat(lab, vm),
+              tuple(_GREP): lambda: linux_out.ring_persistence(vm)}
+    if tuple(argv) in simple:
+        return simple[tuple(argv)]
+    if len(argv) == 3 and argv[0] == "ethtool" and re.fullmatch(r"[A-Za-z0-9_.:@-]{1,15}", argv[2]):
+        iface = argv[2]
+        handlers = {"-i": lambda: linux_out.driver(vm, iface), "-g": lambda: linux_out.rings(vm, iface),
+                    "-S": lambda: linux_out.stats(lab, vm, iface), "-P": lambda: linux_out.permaddr(vm, iface)}
+        return handlers.get(argv[1])
+    return None
+
+
+def windows(lab: Lab, vm: dict, command: str):
+    handler = WINDOWS_SCRIPTS.get(command)
+    return (lambda: handler(lab, vm)) if handler else None
+
+
+def _log(runtime: Path, entry: dict) -> None:
+    line = json.dumps(entry) + "\n"
+    fd = os.open(runtime / "commands.jsonl", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+    try:
+        os.write(fd, line.encode())
+    finally:
+        os.close(fd)
+
+
+def _fault(lab: Lab, kind: str, address: str, program: str) -> dict | None:
+    return next((f for f in lab.faults().get(kind, [])
+                 if f.get("address") in (None, address) and f.get("program") in (None, program)), None)
+
+
+def _hang(seconds: float) -> int:
+    """Print nothing; end when the client closes the channel (our stdout pipe breaks) or after
+    ``seconds`` (bounded, so the lab never leaks processes)."""
+    poller = select.poll()
+    poller.register(sys.stdout.fileno(), 0)  # POLLERR/POLLHUP are always reported
+    deadline = time.monotonic() + min(seconds, HANG_LIMIT_S)
+    while time.monotonic() < deadline:
+        if poller.poll(200):
+            return 141  # what a shell reports for a command killed by SIGPIPE
+    return 0
+
+
+def main() -> int:
+    runtime = Path(sys.argv[1])
+    lab = Lab.load(runtime)
+    command = os.environ.get("SSH_ORIGINAL_COMMAND", "")
+    address = os.environ.get("SSH_CONNECTION", "- - - -").split()[2]
+    kind, vm = lab.target(address)
+    entry = {"time": time.time(), "address": address, "target": vm["name"] if vm else kind,
+             "command": command, "accepted": False}
+    try:
+        argv = shlex.split(command) if kind != "windows" else [command]
+    except ValueError:
+        argv = []
+    program = argv[0].split()[0] if argv and argv[0] else ""
+    if kind == "windows":
+        result = windows(lab, vm, command)
+    elif kind == "esxi":
+        result = esxi(lab, argv)
+    elif kind == "linux":
+        result = linux(lab, vm, argv)
+    else:
+        result = None
+    if result is None:
+        _log(runtime, entry)
+        sys.stderr.write(f"sh: 1: {program or '(empty)'}: not in the esxdiag lab allowlist\n")
+        return 127
+    entry["accepted"] = True
+    _log(runtime, entry)
+    if _fault(lab, "missing", address, program):
+        sys.stderr.write(f"sh: 1: {program}: not found\n")
+        return 127
+    hang = _fault(lab, "hang", address, program)
+    if hang:
+        return _hang(float(hang.get("seconds", 30)))
+    out, err, rc = result()
+    sys.stdout.write(out)
+    sys.stderr.write(err)
+    sys.stdout.flush()
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,166 @@
+"""What the emulated ESXi host prints (formats.md sections 1-3, seed 002 outputs).
+
+Each function returns (stdout, stderr, rc). Layouts follow real captures: net-stats -l column
+widths from tests/fixtures/host/net_stats_l_no_eth_suffix_big_uplinks.txt; rxSummary field list
+and 3-space indent from seed 002 / formats.md 2.1 (ESXi 6.0 has these 20 fields); clientStats
+keys from a public capture (formats.md 2.2); rxqueues status lines from seed 002.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import sys
+import time
+from datetime import datetime, timezone
+
+from model import BROADCAST_BYTES, BROADCAST_PKTS, Lab, counter, rx_bytes, tcp_counter
+
+Out = tuple[str, str, int]
+_VMXNET3_SUBTYPE, _E1000_SUBTYPE = 9, 7  # 7: seen on an NSX controller vNIC (likely e1000)
+
+
+def version(lab: Lab) -> Out:
+    return lab.scenario["host"]["version"] + "\n", "", 0
+
+
+def net_stats_list(lab: Lab) -> Out:
+    host = lab.scenario["host"]
+    rows = [f"{'PortNum':<17}{'Type':>4}{'SubType':>8} {'SwitchName':<17}{'MACAddress':<19}ClientName"]
+    entries = [(u["port"], 4, 0, u["mac"], u["client"]) for u in host["uplinks"]]
+    entries += [(k["port"], 3, 0, k["mac"], k["client"]) for k in host["vmknics"]]
+    for vm in lab.scenario["vms"]:
+        for index, nic in enumerate(vm["nics"]):
+            subtype = _VMXNET3_SUBTYPE if nic["type"] == "vmxnet3" else _E1000_SUBTYPE
+            client = vm["name"] if index == 0 else f"{vm['name']}.eth{index}"  # seed: first vNIC unsuffixed
+            entries.append((nic["port"], 5, subtype, nic["mac"], client))
+    for port, type_, subtype, mac, client in entries:
+        rows.append(f"{port:<17}{type_:>4}{subtype:>8} {host['portset']:<17}{mac:<19}{client}")
+    return "\n".join(rows) + "\n", "", 0
+
+
+def _node(title: str, pairs: list[tuple[str, int]]) -> str:
+    return title + " {\n" + "".join(f"   {k}:{v}\n" for k, v in pairs) + "}\n"
+
+
+def _missing(verb: str, path: str) -> Out:
+    # vsish's error text for a missing node is not in any capture we have (inferred wording)
+    return "", f"VSISHCmdGetInt():Get failed: Failure\nError in command {verb} {path}: Not found\n", 1
+
+
+def rx_summary(lab: Lab, portset: str, port: int, path: str) -> Out:
+    found = lab.nic_by_port(portset, port)
+    if not found or found[1]["type"] != "vmxnet3":
+        return _missing("get", path)
+    vm, nic = found
+    t = lab.elapsed
+    pkts = counter(nic, "pkts rx ok", t)
+    lro = counter(nic, "LRO pkts rx ok", t)
+    pairs = [
+        ("LRO pkts rx ok", lro), ("LRO bytes rx ok", rx_bytes(vm, lro)),
+        ("pkts rx ok", pkts), ("bytes rx ok", rx_bytes(vm, pkts)),
+        ("unicast pkts rx ok", pkts - BROADCAST_PKTS), ("unicast bytes rx ok", rx_bytes(vm, pkts) - BROADCAST_BYTES),
+        ("multicast pkts rx ok", 0), ("multicast bytes rx ok", 0),
+        ("broadcast pkts rx ok", BROADCAST_PKTS), ("broadcast bytes rx ok", BROADCAST_BYTES),
+        ("running out of buffers", counter(nic, "running out of buffers", t)), ("pkts receive error", 0),
+        ("# of times the 1st ring is full", counter(nic, "# of times the 1st ring is full", t)),
+        ("# of times the 2nd ring is full", counter(nic, "# of times the 2nd ring is full", t)),
+        ("fail to map a rx buffer", 0), ("request to page in a buffer", 0),
+        ("# of times rx queue is stopped", 0), ("failed when copying into the guest buffer", 0),
+        ("# of pkts dropped due to large hdrs", 0), ("# of pkts dropped due to max number of SG limits", 0),
+    ]
+    return _node("stats of a vmxnet3 vNIC rx queue", pairs), "", 0
+
+
+def client_stats(lab: Lab, portset: str, port: int, path: str) -> Out:
+    found = lab.nic_by_port(portset, port)
+    if not found:
+        return _missing("get", path)
+    vm, nic = found
+    t = lab.elapsed
+    has_counters = "counters_start" in nic
+    rx_ok = counter(nic, "pkts rx ok", t) if has_counters else 0
+    dropped = counter(nic, "running out of buffers", t) if has_counters else 0
+    tx_ok = tcp_counter(vm, "segments_sent", t)
+    pairs = [("pktsTxOK", tx_ok), ("bytesTxOK", tx_ok * 1514), ("droppedTx", 0), ("pktsTsoTxOK", 0),
+             ("bytesTsoTxOK", 0), ("droppedTsoTx", 0), ("pktsSwTsoTx", 0), ("droppedSwTsoTx", 0),
+             ("pktsZerocopyTxOK", 0), ("droppedTxExceedMTU", 0), ("pktsRxOK", rx_ok),
+             ("bytesRxOK", rx_bytes(vm, rx_ok)), ("droppedRx", dropped), ("pktsSwTsoRx", 0),
+             ("droppedSwTsoRx", 0), ("actions", 0), ("uplinkRxPkts", 0), ("clonedRxPkts", 0),
+             ("pksBilled", 0), ("droppedRxDueToPageAbsent", 0), ("droppedTxDueToPageAbsent", 0)]
+    return _node("port client stats", pairs), "", 0
+
+
+def rxqueues_ls(lab: Lab, portset: str, port: int, path: str) -> Out:
+    found = lab.nic_by_port(portset, port)
+    if not found or found[1]["type"] != "vmxnet3":
+        return _missing("ls", path)
+    return "".join(f"{q}/\n" for q in range(found[1]["rx_queues"])), "", 0
+
+
+def rxqueue_status(lab: Lab, portset: str, port: int, queue: int, path: str) -> Out:
+    found = lab.nic_by_port(portset, port)
+    if not found or found[1]["type"] != "vmxnet3" or queue >= found[1]["rx_queues"]:
+        return _missing("get", path)
+    nic = found[1]
+    pairs = [("intr index", queue), ("error code", 0), ("ring #1 size", nic["ring1"]), ("ring #2 size", nic["ring2"])]
+    return _node("status of a vmxnet3 vNIC rx queue", pairs), "", 0
+
+
+_GROUP_COUNTERS = ("Members", "% Used", "% Run", "% System", "% Wait", "% VmWait", "% Ready", "% Idle",
+                   "% Overlap", "% CoStop", "% Max Limited", "% Swap Wait")
+_PORT_COUNTERS = ("Packets Transmitted/sec", "MBits Transmitted/sec", "Packets Received/sec",
+                  "MBits Received/sec", "% Outbound Packets Dropped", "% Received Packets Dropped")
+
+
+def _esxtop_columns(lab: Lab) -> list[tuple[str, object]]:
+    """(counter path, value) pairs; values are the scenario's steady state."""
+    host, name = lab.scenario["host"], lab.scenario["host"]["name"]
+    cols: list[tuple[str, object]] = [(f"\\\\{name}\\Physical Cpu(_Total)\\% Processor Time", 41.5)]
+    for vm in lab.scenario["vms"]:
+        cpu, n = vm["cpu"], vm["num_cpu"]
+        run = cpu["used_pct"]
+        values = (n + 4, run, run, 1.0, max(0.0, 100.0 * (n + 4) - run - cpu["ready_pct"]), 0.1,
+                  cpu["ready_pct"], max(0.0, 100.0 * n - run - cpu["ready_pct"]), 0.02,
+                  cpu["costop_pct"], cpu["max_limited_pct"], 0.0)
+        gid = f"{vm['group_id']}:{vm['name']}"
+        cols += [(f"\\\\{name}\\Group Cpu({gid})\\{c}", v) for c, v in zip(_GROUP_COUNTERS, values)]
+    for uplink in host["uplinks"]:
+        inst = f"{host['portset']}:{uplink['port']}:{uplink['client']}"
+        cols += [(f"\\\\{name}\\Network Port({inst})\\{c}", 0.0) for c in _PORT_COUNTERS]
+    for vm in lab.scenario["vms"]:
+        for nic in vm["nics"]:
+            rates = nic.get("rates_per_s", {})
+            rx, drop = rates.get("pkts rx ok", 0.0), rates.get("running out of buffers", 0.0)
+            tx = (vm.get("tcp") or {}).get("segments_sent_rate", 0.0)
+            drop_pct = 100.0 * drop / (rx + drop) if rx + drop else 0.0
+            mbits_rx = rx * (32948 if vm["guest"].get("lro") else 1514) * 8 / 1e6
+            values = (tx, tx * 1514 * 8 / 1e6, rx, mbits_rx, 0.0, drop_pct)
+            inst = f"{host['portset']}:{nic['port']}:{vm['world_id']}:{vm['name']}"
+            cols += [(f"\\\\{name}\\Network Port({inst})\\{c}", v) for c, v in zip(_PORT_COUNTERS, values)]
+    return cols
+
+
+def _fmt(value: object) -> str:
+    return str(value) if isinstance(value, int) else f"{value:.2f}"
+
+
+def esxtop(lab: Lab, delay: int, iterations: int) -> Out:
+    """Batch mode: header at once, then one row per delay, really taking delay * iterations."""
+    if delay < 1 or iterations < 1:
+        return "", "esxtop: delay and iterations must be positive\n", 1
+    cols = _esxtop_columns(lab)
+    buf = io.StringIO()
+    writer = csv.writer(buf, quoting=csv.QUOTE_ALL, lineterminator="\n")
+    writer.writerow(["(PDH-CSV 4.0) (UTC)(0)"] + [c for c, _ in cols])
+    sys.stdout.write(buf.getvalue())
+    sys.stdout.flush()
+    for _ in range(iterations):
+        time.sleep(delay)
+        buf = io.StringIO()
+        writer = csv.writer(buf, quoting=csv.QUOTE_ALL, lineterminator="\n")
+        stamp = datetime.now(timezone.utc).strftime("%m/%d/%Y %H:%M:%S")
+        writer.writerow([stamp] + [_fmt(v) for _, v in cols])
+        sys.stdout.write(buf.getvalue())
+        sys.stdout.flush()
+    return "", "", 0

@@ -1,0 +1,73 @@
+"""The lab's state: which scenario target an address is, and its counters at this moment.
+
+Counters are cumulative and advance in real time: value = start + rate * seconds since the lab
+started (scenarios.json ``counters_start`` / ``rates_per_s``), so two samples give real deltas.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+# Average received frame size behind "bytes rx ok": seed 002 iperf-test1 rxSummary
+# (1670920359206 bytes / 50714621 pkts with LRO); 1500-byte frames without LRO.
+LRO_BYTES_PER_PKT = 32948
+PLAIN_BYTES_PER_PKT = 1514
+BROADCAST_PKTS, BROADCAST_BYTES = 195, 26464  # seed 002 rxSummary, constant in the lab
+
+
+@dataclass(frozen=True)
+class Lab:
+    scenario: dict
+    started: float
+    runtime: Path
+
+    @classmethod
+    def load(cls, runtime: Path) -> "Lab":
+        state = json.loads((runtime / "state.json").read_text())
+        scenario = json.loads((runtime / "scenarios.json").read_text())
+        return cls(scenario, float(state["started"]), runtime)
+
+    @property
+    def elapsed(self) -> float:
+        return max(0.0, time.time() - self.started)
+
+    def faults(self) -> dict:
+        path = self.runtime / "faults.json"
+        return json.loads(path.read_text()) if path.exists() else {}
+
+    def target(self, address: str) -> tuple[str, dict | None]:
+        """("esxi", None) for the host address, ("linux"|"windows", vm) for a guest NIC address."""
+        if address == self.scenario["host"]["address"]:
+            return "esxi", None
+        for vm in self.scenario["vms"]:
+            if any(nic.get("ip") == address for nic in vm["nics"]):
+                return vm["guest"]["os"], vm
+        return "unknown", None
+
+    def nic_by_port(self, portset: str, port: int) -> tuple[dict, dict] | None:
+        if portset != self.scenario["host"]["portset"]:
+            return None
+        for vm in self.scenario["vms"]:
+            for nic in vm["nics"]:
+                if nic["port"] == port:
+                    return vm, nic
+        return None
+
+
+def counter(nic: dict, name: str, elapsed: float, index: int | None = None) -> int:
+    start, rate = nic["counters_start"][name], nic["rates_per_s"][name]
+    if index is not None:
+        start, rate = start[index], rate[index]
+    return int(start + rate * elapsed)
+
+
+def tcp_counter(vm: dict, which: str, elapsed: float) -> int:
+    tcp = vm.get("tcp") or {}
+    return int(tcp.get(f"{which}_start", 0) + tcp.get(f"{which}_rate", 0) * elapsed)
+
+
+def rx_bytes(vm: dict, pkts: int) -> int:
+    return pkts * (LRO_BYTES_PER_PKT if vm["guest"].get("lro") else PLAIN_BYTES_PER_PKT)
