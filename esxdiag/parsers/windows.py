@@ -257,8 +257,8 @@ class WinNetAdapters:
 def parse_netadapter(text: str) -> WinNetAdapters:
     records, _ = read_records(text)
     _need(records, ("Name",), "Get-NetAdapter")
-    if not any("MacAddress" in r or "InterfaceDescription" in r for r in records):
-        raise ParseError("no MacAddress/InterfaceDescription property: not Get-NetAdapter output")
+    if not any("MacAddress" in r for r in records):
+        raise ParseError("no MacAddress property: not Get-NetAdapter output")
     adapters = []
     for record in records:
         mac = _opt(record.get("MacAddress"))

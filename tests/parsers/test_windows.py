@@ -1,0 +1,152 @@
+"""Windows PowerShell parsers. Fixtures: the real Intel E810 Format-List sample and vmxnet3
+outputs constructed to the documented layouts (tests/fixtures/guest/README.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from esxdiag.errors import NoData, ParseError
+from esxdiag.parsers import parse_file
+from esxdiag.parsers.windows import parse_advprops, parse_netadapter, parse_rss, parse_stats
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "guest"
+VMXNET3 = {"MaxRxRing1Length": "512", "MaxRxRing2Length": "32", "NumRxBuffersSmall": "1024",
+           "NumRxBuffersLarge": "768", "*RSS": "0", "*NumRssQueues": "4", "*JumboPacket": "1514",
+           "MaxTxRingLength": "512"}
+
+
+def test_e810_real_format_list_sample():
+    rec = parse_file("win-advprops", FIX / "win_Get-NetAdapterAdvancedProperty_select_all_fl_intel_e810_mfd_fixture.txt")
+    props = rec.adapters["Ethernet 4"]
+    assert rec.source == "list" and set(props) == {"RdmaVfPreferredResourceProfile", "VlanId"}
+    vlan = props["VlanId"]
+    assert (vlan.display_name, vlan.display_value, vlan.registry_value) == ("VLAN ID", "0", ("0",))
+    assert vlan.fields["NumericParameterMaxValue"] == "4094"
+    assert vlan.fields["ValidDisplayValues"] is None  # empty 'Prop :' line
+    assert props["RdmaVfPreferredResourceProfile"].fields["ValidRegistryValues"] == ("1", "0")
+    assert props["RdmaVfPreferredResourceProfile"].fields["CimClass"] == \
+        "ROOT/StandardCimv2:MSFT_NetAdapterAdvancedPropertySettingData"
+
+
+@pytest.mark.parametrize("fixture,source", [("win_advprops_vmxnet3.json", "json"),
+                                            ("win_advprops_vmxnet3_fl_utf16le.txt", "list")])
+def test_vmxnet3_keywords_json_and_utf16_format_list(fixture, source):
+    rec = parse_file("win-advprops", FIX / fixture)
+    assert rec.source == source and rec.warnings == ()
+    props = rec.adapters["Ethernet0"]
+    assert {k: props[k].registry_scalar for k in VMXNET3} == VMXNET3
+    assert props["MaxRxRing1Length"].registry_value == ("512",)
+    assert props["MaxRxRing1Length"].display_name == "Rx Ring #1 Size"
+    assert props["*JumboPacket"].display_value == "Standard 1500"
+
+
+def test_utf16_fixture_really_is_utf16_with_crlf():
+    raw = (FIX / "win_advprops_vmxnet3_fl_utf16le.txt").read_bytes()
+    assert raw[:2] == b"\xff\xfe" and "\r\n".encode("utf-16-le") in raw
+
+
+def test_json_array_with_two_adapters():
+    rec = parse_file("win-advprops", FIX / "win_advprops_vmxnet3.json")
+    assert sorted(rec.adapters) == ["Ethernet0", "Ethernet1"]
+
+
+def test_json_single_object():
+    rec = parse_advprops('{"Name": "Ethernet0", "DisplayName": "Rx Ring #1 Size", "DisplayValue": "4096",'
+                         ' "RegistryKeyword": "MaxRxRing1Length", "RegistryValue": ["4096"]}')
+    assert rec.adapters["Ethernet0"]["MaxRxRing1Length"].registry_scalar == "4096"
+
+
+def test_csv_array_column_is_not_a_value():
+    """Windows PowerShell ConvertTo-Csv writes 'System.String[]' for RegistryValue."""
+    rec = parse_file("win-advprops", FIX / "win_advprops_vmxnet3.csv")
+    props = rec.adapters["Ethernet0"]
+    assert rec.source == "csv" and props["MaxRxRing1Length"].registry_value is None
+    assert props["MaxRxRing1Length"].display_value == "512"
+    assert len(rec.warnings) == len(props) and "System.String[]" in rec.warnings[0]
+
+
+def test_csv_with_joined_registry_value_and_type_line():
+    text = ('#TYPE Selected.Microsoft.Management.Infrastructure.CimInstance\r\n'
+            '"Name","DisplayName","DisplayValue","RegistryKeyword","RegistryValue"\r\n'
+            '"Ethernet0","Small Rx Buffers","8192","NumRxBuffersSmall","8192"\r\n'
+            '"Ethernet0","Offload, with comma","","*Weird",""\r\n')
+    props = parse_advprops(text).adapters["Ethernet0"]
+    assert props["NumRxBuffersSmall"].registry_value == "8192"
+    assert props["*Weird"].display_name == "Offload, with comma" and props["*Weird"].display_value is None
+
+
+def test_localised_display_names_keyed_by_registry_keyword_and_optional_rows_absent():
+    de = parse_file("win-advprops", FIX / "win_advprops_vmxnet3_fl_german_optional_absent.txt").adapters["Ethernet0"]
+    en = parse_file("win-advprops", FIX / "win_advprops_vmxnet3_fl_utf16le.txt").adapters["Ethernet0"]
+    assert de["*JumboPacket"].display_name == "Jumbo-Paket" and de["*RSS"].display_value == "Deaktiviert"
+    assert "MaxRxRing2Length" not in de and "NumRxBuffersLarge" not in de
+    assert {k: v.registry_value for k, v in de.items()} == {k: en[k].registry_value for k in de}
+
+
+@pytest.mark.parametrize("fixture", ["win_advprops_vmxnet3_table_ps51.txt", "win_advprops_vmxnet3_table_ps7.txt"])
+def test_default_table_rejected_with_advice(fixture):
+    with pytest.raises(ParseError, match="Format-List") as info:
+        parse_file("win-advprops", FIX / fixture)
+    assert "truncated" in str(info.value)
+
+
+def test_format_list_wrapped_value():
+    text = ("Name            : Ethernet0\r\nDisplayName     : A very long display name that the console\r\n"
+            "                  wrapped onto a second line\r\nDisplayValue    : 1\r\n"
+            "RegistryKeyword : LongOne\r\nRegistryValue   : {1}\r\n")
+    prop = parse_advprops(text).adapters["Ethernet0"]["LongOne"]
+    assert prop.display_name == "A very long display name that the console wrapped onto a second line"
+
+
+@pytest.mark.parametrize("text,error", [
+    ("", NoData), ("\ufeff\r\n", NoData), ("garbage without structure", ParseError),
+    ("Name : Ethernet0\r\nDisplayName : x\r\n", ParseError),  # no RegistryKeyword
+    ("[1, 2]", ParseError), ("{broken", ParseError),
+])
+def test_advprops_bad_input(text, error):
+    with pytest.raises(error):
+        parse_advprops(text)
+
+
+def test_advprops_rejects_other_cmdlet_output():
+    with pytest.raises(ParseError, match="RegistryKeyword"):
+        parse_file("win-advprops", FIX / "win_rss_vmxnet3_fl.txt")
+
+
+def test_rss_format_list():
+    rss = parse_file("win-rss", FIX / "win_rss_vmxnet3_fl.txt").adapters
+    off, on = rss["Ethernet0"], rss["Ethernet1"]
+    assert (off.enabled, off.number_of_receive_queues, off.max_processors, off.profile) == (False, 1, 4, "Closest")
+    assert (on.enabled, on.number_of_receive_queues, on.profile) == (True, 4, "NUMAStatic")
+    assert on.fields["RssProcessorArray"] == "{0:0/0, 0:1/0, 0:2/0, 0:3/0}"
+    with pytest.raises(ParseError):
+        parse_file("win-rss", FIX / "win_netadapter_vmxnet3.csv")
+
+
+def test_stats_format_list():
+    stats = parse_file("win-stats", FIX / "win_stats_vmxnet3_fl.txt").adapters["Ethernet0"]
+    assert (stats.received_discarded_packets, stats.received_packet_errors, stats.outbound_discarded_packets,
+            stats.outbound_packet_errors, stats.received_unicast_packets, stats.received_bytes) == \
+        (10370, 0, 0, 0, 50714426, 1670920359206)
+    assert stats.counters["SentUnicastPackets"] == "3126554" and stats.counters["RdmaStatistics"] == ""
+    with pytest.raises(ParseError):
+        parse_file("win-stats", FIX / "win_advprops_vmxnet3.json")
+
+
+@pytest.mark.parametrize("fixture", ["win_netadapter_vmxnet3.csv", "win_netadapter_vmxnet3_typed.csv",
+                                     "win_netadapter_vmxnet3_fl.txt"])
+def test_netadapter_all_formats(fixture):
+    adapters = parse_file("win-netadapter", FIX / fixture).adapters
+    first = adapters[0]
+    assert (first.name, first.mac, first.mtu, first.status, first.driver_version) == \
+        ("Ethernet0", "00:50:56:a6:66:0e", 1500, "Up", "1.9.2.0")
+    assert adapters[1].mtu == 9000 and adapters[1].description == "vmxnet3 Ethernet Adapter #2"
+
+
+def test_netadapter_bad_mac_and_wrong_cmdlet():
+    with pytest.raises(ParseError, match="MAC"):
+        parse_netadapter('"Name","MacAddress"\r\n"Ethernet0","not-a-mac"\r\n')
+    with pytest.raises(ParseError):
+        parse_file("win-netadapter", FIX / "win_stats_vmxnet3_fl.txt")
