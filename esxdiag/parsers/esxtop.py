@@ -41,7 +41,7 @@ from esxdiag.errors import NoData, ParseError
 from esxdiag.parsers.pdh import PdhMarker, iso_utc, parse_counter_path, parse_marker, parse_stamp
 
 Series = tuple[float | None, ...]
-_MARKER_LINE = re.compile(r'\ufeff?("?)\(PDH-CSV [\d.]+\) \(.*?\)\(-?\d+\)\1(.?)')
+_MARKER_LINE = re.compile(r'("?)\(PDH-CSV [\d.]+\) \(.*?\)\(-?\d+\)\1(.?)')
 _GROUP_COUNTERS = ("% Ready", "% CoStop", "% Max Limited", "% Used", "% Run", "% Swap Wait", "Members")
 _PORT_COUNTERS = ("% Received Packets Dropped", "Packets Received/sec", "MBits Received/sec")
 _VM_PORT = re.compile(r"([^:]*):(\d+):(\d+):(.*)", re.S)
@@ -96,6 +96,8 @@ def parse_esxtop(stream: TextIO, vm: str | None = None, vcpus: int | None = None
     if vcpus is not None and (vm is None or vcpus < 1):
         raise ParseError("a vcpus hint needs one VM (vm=NAME) and must be >= 1")
     first_line = stream.readline()
+    if first_line.startswith("\ufeff"):
+        first_line = first_line[1:]
     if not first_line.strip():
         raise NoData("empty file")
     head = _MARKER_LINE.match(first_line)
@@ -109,29 +111,29 @@ def parse_esxtop(stream: TextIO, vm: str | None = None, vcpus: int | None = None
         warnings.append("unquoted fields: file was re-saved by a spreadsheet, values may be rounded")
     if delimiter == ";":
         warnings.append("';'-separated comma-decimal file (spreadsheet re-save): decimals converted")
-    last_line = [first_line]
+    last_line = [first_line]  # the physical line that ended the latest row (header freed after use)
+    del first_line
 
     def lines() -> Iterator[str]:
-        yield first_line
+        yield last_line[0]
         for line in stream:
             last_line[0] = line
             yield line
 
     reader = csv.reader(lines(), delimiter=delimiter)
     try:
-        header = next(reader)
-        layout = read_layout(header, vm, warnings)
-        return _read_rows(reader, layout, vm, vcpus, quoted, delimiter, last_line, warnings)
+        layout = read_layout(next(reader), vm, warnings)
+        return _read_rows(reader, layout, vcpus, quoted, delimiter, last_line, warnings)
     except csv.Error as exc:
         raise ParseError(f"bad CSV: {exc}", reader.line_num) from None
 
 
-def _read_rows(reader, layout: Layout, vm, vcpus_hint, quoted, delimiter, last_line, warnings) -> EsxtopRecord:
+def _read_rows(reader, layout: Layout, vcpus_hint, quoted, delimiter, last_line, warnings) -> EsxtopRecord:
     columns = layout.wanted_columns()
     pick = itemgetter(*columns, 0) if columns else itemgetter(0, 0)
     sinks: list[list[float | None]] = [[] for _ in columns]
     to_float = _comma_float if delimiter == ";" else _float
-    stamps, width, short_row = [], len(layout.header), None
+    stamps, width, short_row = [], layout.width, None
     for row in reader:
         if not row:
             continue
@@ -207,7 +209,7 @@ class _Port:
 
 @dataclass
 class Layout:
-    header: list[str]
+    width: int  # header field count
     pdh: PdhMarker
     host: str | None
     groups: dict[str, _Group]  # output name -> group
@@ -268,7 +270,9 @@ def read_layout(header: list[str], vm: str | None, warnings: list[str]) -> Layou
     if len(header) < 2:
         raise ParseError("not an esxtop batch CSV: no counter columns", 1)
     groups: dict[int, _Group] = {}
-    vcpu_paths, ports, hosts = [], {}, {}
+    vcpu_instances: dict[str, int | None] = {}  # instance -> its "% Ready" column
+    ports: dict[tuple[str, str], _Port] = {}
+    hosts: dict[str, None] = {}
     for index in range(1, len(header)):
         if not header[index]:
             continue
@@ -281,27 +285,28 @@ def read_layout(header: list[str], vm: str | None, warnings: list[str]) -> Layou
             if gid.isdigit() and path.counter in _GROUP_COUNTERS:
                 groups.setdefault(int(gid), _Group(int(gid), name)).columns[path.counter] = index
         elif path.object == "Vcpu" and path.instance:
-            vcpu_paths.append((index, path.instance, path.counter))
+            if path.counter == "% Ready" or path.instance not in vcpu_instances:
+                vcpu_instances[path.instance] = index if path.counter == "% Ready" else None
         elif path.object == "Network Port" and path.instance and path.counter in _PORT_COUNTERS:
             match = _VM_PORT.fullmatch(path.instance)
             if match is not None:
                 key = (match.group(1), match.group(2))
                 ports.setdefault(key, _Port(match.group(1), match.group(4))).columns[path.counter] = index
-    for index, instance, counter in vcpu_paths:
-        _add_vcpu_world(groups, index, instance, counter)
+    for instance, ready_column in vcpu_instances.items():
+        _add_vcpu_world(groups, instance, ready_column)
     if len(hosts) > 1:
         warnings.append(f"counters from {len(hosts)} hosts; host is the first: {', '.join(list(hosts)[:3])}")
-    kept = _select_groups(groups, {p.vm for p in ports.values()}, bool(vcpu_paths), vm, warnings)
+    kept = _select_groups(groups, {p.vm for p in ports.values()}, bool(vcpu_instances), vm, warnings)
     kept_names = {g.name for g in kept.values()}
     kept_ports: dict[str, _Port] = {}
     for (portset, port_id), port in ports.items():
         if port.vm in kept_names:
             key = port_id if port_id not in kept_ports else f"{portset}:{port_id}"
             kept_ports[key] = port
-    return Layout(header, pdh, next(iter(hosts), None), kept, kept_ports)
+    return Layout(len(header), pdh, next(iter(hosts), None), kept, kept_ports)
 
 
-def _add_vcpu_world(groups: dict[int, _Group], index: int, instance: str, counter: str) -> None:
+def _add_vcpu_world(groups: dict[int, _Group], instance: str, ready_column: int | None) -> None:
     gid, _, rest = instance.partition(":")
     group = groups.get(int(gid)) if gid.isdigit() else None
     if group is None:
@@ -313,8 +318,7 @@ def _add_vcpu_world(groups: dict[int, _Group], index: int, instance: str, counte
         world = match.group(3) if match else rest
     group.has_vm_world = group.has_vm_world or _VM_WORLD.match(world) is not None
     if _VCPU_WORLD.match(world):
-        column = group.vcpu_worlds.get(world)
-        group.vcpu_worlds[world] = index if counter == "% Ready" else column
+        group.vcpu_worlds[world] = ready_column
 
 
 def _select_groups(groups, port_vm_names, have_vcpus, vm, warnings) -> dict[str, _Group]:

@@ -1,0 +1,98 @@
+"""esxtop parser benchmark: our streaming parser vs ``pandas.read_csv``, as whole processes.
+
+Runs each command ``--repeat`` times alternately on the same (page-cached) file and reports the
+best and median wall time, the ratio, and each process's peak RSS (``ru_maxrss`` from
+``os.wait4`` on that very child, so one run cannot leak into another's figure).
+
+    python bench/esxtop_gen.py                      # writes bench/out/esxtop_300mb.csv
+    python bench/esxtop_bench.py [FILE] [--vm iperf-test1] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+DEFAULT_FILE = Path(__file__).parent / "out" / "esxtop_300mb.csv"
+PARSE_FILE_SNIPPET = ("import json, sys; from esxdiag.parsers import parse_file, to_jsonable; "
+                      "json.dump(to_jsonable(parse_file('esxtop', sys.argv[1], vm=sys.argv[2])), sys.stdout)")
+
+
+def our_command(path: Path, vm: str) -> list[str]:
+    """The ``esxdiag parse`` CLI when it exists, else the same parser through parse_file."""
+    cli = shutil.which("esxdiag")
+    if cli:
+        probe = subprocess.run([cli, "parse", "--help"], capture_output=True, text=True)
+        if probe.returncode == 0 and "esxtop" in probe.stdout + probe.stderr:
+            return [cli, "parse", "esxtop", "--vm", vm, str(path)]
+    return [sys.executable, "-c", PARSE_FILE_SNIPPET, str(path), vm]
+
+
+def pandas_command(path: Path) -> list[str]:
+    return [sys.executable, "-c", "import pandas, sys; pandas.read_csv(sys.argv[1])", str(path)]
+
+
+def run_measured(command: list[str]) -> tuple[float, int, int]:
+    """(wall s, peak RSS bytes, stdout bytes) of one child: fork/exec + wait4 on that pid, because
+    Popen reaps the child itself and its rusage would be lost."""
+    read_fd, write_fd = os.pipe()
+    started = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:
+        os.dup2(write_fd, 1)
+        os.close(read_fd)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 2)
+        os.execvp(command[0], command)
+    os.close(write_fd)
+    size = 0
+    with os.fdopen(read_fd, "rb") as output:
+        while chunk := output.read(1 << 16):
+            size += len(chunk)
+    _, status, usage = os.wait4(pid, 0)
+    wall = time.perf_counter() - started
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(command[:4])} ... exited {os.waitstatus_to_exitcode(status)}")
+    return wall, usage.ru_maxrss * 1024, size
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("file", type=Path, nargs="?", default=DEFAULT_FILE)
+    parser.add_argument("--vm", default="iperf-test1")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    if not args.file.is_file():
+        raise SystemExit(f"{args.file} missing: run python bench/esxtop_gen.py first")
+    with open(args.file, "rb") as warm:
+        while warm.read(1 << 24):
+            pass
+    commands = {"esxdiag": our_command(args.file, args.vm), "pandas": pandas_command(args.file)}
+    results: dict[str, list[tuple[float, int, int]]] = {name: [] for name in commands}
+    for _ in range(args.repeat):
+        for name, command in commands.items():
+            results[name].append(run_measured(command))
+    size_mb = args.file.stat().st_size / 1e6
+    with open(args.file, encoding="utf-8", errors="replace") as handle:
+        columns = handle.readline().count('","') + 1
+    print(f"file: {args.file} ({size_mb:.0f} MB, {columns} columns); machine: {platform.machine()}, "
+          f"{os.cpu_count()} cores, Python {platform.python_version()}")
+    for name, command in commands.items():
+        walls = [r[0] for r in results[name]]
+        rss = max(r[1] for r in results[name])
+        print(f"{name:8s} best {min(walls):6.2f} s  median {statistics.median(walls):6.2f} s  "
+              f"peak RSS {rss / 2**20:7.1f} MiB  stdout {results[name][0][2]} B")
+        print(f"         $ {' '.join(command)}")
+    ratio = min(r[0] for r in results["pandas"]) / min(r[0] for r in results["esxdiag"])
+    print(f"speed-up (pandas best / esxdiag best): {ratio:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,350 @@
+"""esxtop batch CSV and CPU panel parsers.
+
+Real captures (see tests/fixtures/esxtop/README.md): the gsliu/VisualEsxtopOnline Excel re-saved
+batch CSV and the vswitchzero CPU panel paste from seed 002. Every formats.md section 7 item 1
+case is generated here with the csv module (the writer quotes like esxtop: QUOTE_ALL).
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from esxdiag.errors import NoData, ParseError
+from esxdiag.parsers import parse_file, to_jsonable
+from esxdiag.parsers.esxtop import parse_cpu_panel, parse_esxtop
+from esxdiag.parsers.pdh import parse_counter_path
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "esxtop"
+ROOT = Path(__file__).resolve().parents[2]
+GSLIU = FIXTURES / "esxtop_batch_gsliu_VisualEsxtopOnline_excel_resaved.csv"
+PANEL = FIXTURES / "cpu_panel_vswitchzero_iperf_seed002.txt"
+VM = "SQL02 (df09cdf2-1e74-45fb-9ccc-90d1c402fc6b), prod"
+
+
+def vm_columns(gid: int, name: str, vcpus: int, ports: tuple[int, ...] = ()) -> list[str]:
+    columns = [f"Group Cpu({gid}:{name})\\{c}" for c in
+               ("Members", "% Used", "% Run", "% Ready", "% CoStop", "% Max Limited", "% Swap Wait")]
+    worlds = ["vmx", f"vmx-mks:{name}"] + [f"vmx-vcpu-{n}:{name}" for n in range(vcpus)]
+    columns += [f"Vcpu({gid}:{name}:{gid + i + 1}:{w})\\{c}" for i, w in enumerate(worlds) for c in ("% Used", "% Ready")]
+    columns += [f"Network Port(DvsPortset-0:{p}:{gid + 1}:{name})\\{c}" for p in ports for c in
+                ("Packets Received/sec", "MBits Received/sec", "% Received Packets Dropped")]
+    columns += [f"Virtual Disk({name}:scsi0:0)\\Reads/sec"]
+    return columns
+
+
+def batch_csv(columns: list[str], rows: list[list[str]], *, marker: str = "(PDH-CSV 4.0) (UTC)(0)",
+              quoting: int = csv.QUOTE_ALL, newline: str = "\n", final_newline: bool = True,
+              host: str = "esx01.lab") -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, quoting=quoting, lineterminator=newline)
+    writer.writerow([marker] + [f"\\\\{host}\\{c}" for c in columns])
+    writer.writerows(rows)
+    text = out.getvalue()
+    return text if final_newline else text[: -len(newline)]
+
+
+def stamp(second: int) -> str:
+    return f"05/14/2024 09:00:{second:02d}"
+
+
+def one_vm_file(vcpus: int = 2, samples: int = 3, **kwargs) -> tuple[list[str], str]:
+    columns = vm_columns(100, VM, vcpus, ports=(67108900, 67108901))
+    rows = [[stamp(5 * s)] + [f"{10 * s + i / 100:.2f}" for i in range(len(columns))] for s in range(samples)]
+    return columns, batch_csv(columns, rows, **kwargs)
+
+
+def parse(text: str, **options):
+    return parse_esxtop(io.StringIO(text), **options)
+
+
+def value(columns: list[str], rows_text: str, column: str) -> list[float]:
+    index = columns.index(column) + 1
+    return [float(r[index]) for r in list(csv.reader(io.StringIO(rows_text)))[1:]]
+
+
+def test_excel_resaved_real_capture():
+    record = parse_file("esxtop", GSLIU)
+    data = to_jsonable(record)
+    assert data["samples"] == 25 and data["host"] == "proma-2n-dhcp60.eng.vmware.com"
+    assert data["pdh"] == {"version": "4.0", "timezone": "UTC", "bias_min": 0}
+    assert data["timestamps"][0] == "2015-03-26T22:42:00Z" and data["timestamps"][-1] == "2015-03-26T22:44:00Z"
+    assert data["interval_s"] is None and data["vms"] == {} and data["ports"] == {}
+    assert any("unquoted" in w for w in data["warnings"]) and any("no seconds" in w for w in data["warnings"])
+    assert any("no VM groups" in w for w in data["warnings"])
+
+
+def test_json_shape_and_group_sums_and_ports():
+    columns, text = one_vm_file(vcpus=2)
+    data = json.loads(json.dumps(to_jsonable(parse(text))))
+    assert data["interval_s"] == 5.0 and data["samples"] == 3 and data["host"] == "esx01.lab"
+    assert data["timestamps"] == ["2024-05-14T09:00:00Z", "2024-05-14T09:00:05Z", "2024-05-14T09:00:10Z"]
+    vm = data["vms"][VM]
+    ready = value(columns, text, f"Group Cpu(100:{VM})\\% Ready")
+    assert vm["group_ready_pct"] == ready and vm["ready_pct"] == [round(r / 2, 4) for r in ready]
+    assert vm["costop_pct"] == [round(r / 2, 4) for r in value(columns, text, f"Group Cpu(100:{VM})\\% CoStop")]
+    assert vm["max_limited_pct"] == [round(r / 2, 4) for r in value(columns, text, f"Group Cpu(100:{VM})\\% Max Limited")]
+    assert vm["used_pct"] == value(columns, text, f"Group Cpu(100:{VM})\\% Used")
+    assert vm["run_pct"] == value(columns, text, f"Group Cpu(100:{VM})\\% Run")
+    assert vm["swap_wait_pct"] == value(columns, text, f"Group Cpu(100:{VM})\\% Swap Wait")
+    assert vm["group_id"] == 100 and vm["members"] == int(value(columns, text, f"Group Cpu(100:{VM})\\Members")[-1])
+    assert vm["vcpus"] == 2 and vm["vcpus_source"] == "vcpu-instances"
+    assert list(vm["vcpu_ready_pct"]) == [f"vmx-vcpu-0:{VM}", f"vmx-vcpu-1:{VM}"]
+    assert vm["vcpu_ready_pct"][f"vmx-vcpu-1:{VM}"] == value(columns, text, f"Vcpu(100:{VM}:104:vmx-vcpu-1:{VM})\\% Ready")
+    assert set(data["ports"]) == {"67108900", "67108901"}
+    port = data["ports"]["67108901"]
+    assert port["portset"] == "DvsPortset-0" and port["vm"] == VM
+    assert port["received_dropped_pct"] == value(columns, text, f"Network Port(DvsPortset-0:67108901:101:{VM})\\% Received Packets Dropped")
+    assert port["packets_received_per_s"] == value(columns, text, f"Network Port(DvsPortset-0:67108901:101:{VM})\\Packets Received/sec")
+    assert port["mbits_received_per_s"] == value(columns, text, f"Network Port(DvsPortset-0:67108901:101:{VM})\\MBits Received/sec")
+
+
+def test_quoted_and_unquoted_give_the_same_values():
+    _, quoted = one_vm_file()
+    _, unquoted = one_vm_file(quoting=csv.QUOTE_MINIMAL)
+    assert '"' in quoted.splitlines()[1] and unquoted.splitlines()[1].startswith("05/14")
+    a, b = parse(quoted), parse(unquoted)
+    assert a.vms == b.vms and a.ports == b.ports and a.timestamps == b.timestamps
+    assert not any("unquoted" in w for w in a.warnings) and any("unquoted" in w for w in b.warnings)
+
+
+@pytest.mark.parametrize("newline,final", [("\n", True), ("\r\n", True), ("\n", False), ("\r\n", False)])
+def test_line_endings_and_missing_final_newline(newline, final):
+    _, reference = one_vm_file()
+    _, text = one_vm_file(newline=newline, final_newline=final)
+    record = parse(text)
+    assert record.samples == 3 and record.vms == parse(reference).vms and record.warnings == ()
+
+
+def test_truncated_last_row_is_dropped_with_a_warning():
+    _, text = one_vm_file()
+    cut_between_fields = text[: text.rindex(",")]  # last row loses its last field
+    cut_inside_field = text.rstrip("\n")[:-3]  # last row ends inside a quoted value
+    for damaged in (cut_between_fields, cut_inside_field):
+        record = parse(damaged)
+        assert record.samples == 2 and len(record.vms[VM].ready_pct) == 2
+        assert any("dropped truncated last row" in w for w in record.warnings)
+
+
+def test_short_row_in_the_middle_is_a_parse_error():
+    columns, text = one_vm_file(samples=3)
+    lines = text.splitlines(keepends=True)
+    lines[2] = lines[2][: lines[2].rindex(",")] + "\n"
+    with pytest.raises(ParseError) as err:
+        parse("".join(lines))
+    assert err.value.line == 3
+
+
+def test_counter_path_parser_nested_parentheses_commas_colons():
+    path = parse_counter_path("\\\\proma-2n-dhcp60.eng.vmware.com\\Virtual Disk(SQL02 (df09cdf2-1e74-45fb-9ccc-90d1c402fc6b):scsi0:0)\\Reads/sec")
+    assert (path.host, path.object, path.counter) == ("proma-2n-dhcp60.eng.vmware.com", "Virtual Disk", "Reads/sec")
+    assert path.instance == "SQL02 (df09cdf2-1e74-45fb-9ccc-90d1c402fc6b):scsi0:0"
+    assert parse_counter_path("\\\\local\\Memory\\Kernel MBytes").instance is None
+    odd = parse_counter_path("\\\\h\\Group Cpu(7:a\\b (c), d)\\% Ready")
+    assert (odd.object, odd.instance, odd.counter) == ("Group Cpu", "7:a\\b (c), d", "% Ready")
+    assert parse_counter_path("Group Cpu(1:x)\\% Ready") is None
+
+
+def test_vm_names_with_parentheses_commas_and_colons_end_to_end():
+    name = "a:b (c (d)), e"
+    columns = vm_columns(300, name, 1, ports=(5,))
+    text = batch_csv(columns, [[stamp(0)] + ["1.00"] * len(columns)])
+    record = parse(text, vm=name)
+    assert list(record.vms) == [name] and record.vms[name].vcpus == 1 and record.ports["5"].vm == name
+
+
+def test_more_than_50k_columns_streams_in_small_memory(tmp_path):
+    spec = importlib.util.spec_from_file_location("esxtop_gen", ROOT / "bench" / "esxtop_gen.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    path = tmp_path / "wide.csv"
+    columns, rows = gen.write(path, 0, 232, pool_size=2, rows=300)
+    header = path.open(encoding="utf-8").readline()
+    assert columns > 50_000 and len(header) > 1_000_000 and path.stat().st_size > 120 * 2**20
+    # VmHWM, not ru_maxrss: ru_maxrss survives exec and would report the forked pytest process
+    code = ("import re, sys; from esxdiag.parsers import parse_file; "
+            "r = parse_file('esxtop', sys.argv[1], vm='iperf-test1'); "
+            "hwm = re.search(r'VmHWM:\\s+(\\d+) kB', open('/proc/self/status').read()).group(1); "
+            "print(r.samples, r.vms['iperf-test1'].ready_pct[0], len(r.ports), int(hwm) * 1024)")
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True)
+    samples, ready, ports, peak = out.stdout.split()
+    assert (int(samples), float(ready), int(ports)) == (300, 69.6, 2)
+    assert int(peak) < 64 * 2**20, "parser held too much of the file"
+
+
+@pytest.mark.parametrize("marker,local,utc", [
+    ("(PDH-CSV 4.0) (W. Europe Standard Time)(-60)", "05/14/2024 10:00:00", "2024-05-14T09:00:00Z"),
+    ("(PDH-CSV 4.0) (Pacific Daylight Time)(420)", "05/14/2024 02:00:00", "2024-05-14T09:00:00Z"),
+    ("(PDH-CSV 4.0) (UTC)(0)", "12/31/2023 23:59:59", "2023-12-31T23:59:59Z"),
+])
+def test_pdh_bias_sign(marker, local, utc):
+    columns = vm_columns(1, "x", 1)
+    record = parse(batch_csv(columns, [[local] + ["0.00"] * len(columns)], marker=marker))
+    assert record.timestamps == (utc,) and record.interval_s is None
+    assert record.pdh.bias_min == int(marker.rsplit("(", 1)[1].rstrip(")"))
+
+
+def test_empty_cells_become_none():
+    columns = vm_columns(100, VM, 2)
+    ready = columns.index(f"Group Cpu(100:{VM})\\% Ready") + 1
+    rows = [[stamp(s)] + ["4.00"] * len(columns) for s in range(3)]
+    rows[1][ready] = ""
+    vm = parse(batch_csv(columns, rows)).vms[VM]
+    assert vm.group_ready_pct == (4.0, None, 4.0) and vm.ready_pct == (2.0, None, 2.0)
+
+
+def test_duplicate_vm_names_on_different_port_ids():
+    columns = vm_columns(100, "web", 1, ports=(10, 11)) + vm_columns(200, "web", 1, ports=(12,))
+    rows = [[stamp(0)] + [f"{i}.00" for i in range(len(columns))]]
+    record = parse(batch_csv(columns, rows))
+    assert set(record.ports) == {"10", "11", "12"} and {p.vm for p in record.ports.values()} == {"web"}
+    assert record.ports["10"].packets_received_per_s != record.ports["11"].packets_received_per_s
+    assert set(record.vms) == {"web", "web [gid 200]"} and record.vms["web [gid 200]"].group_id == 200
+    assert any("two groups named 'web'" in w for w in record.warnings)
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "latin-1", "utf-8-sig"])
+def test_utf8_latin1_and_bom_names(tmp_path, encoding):
+    name = "Müller-DB é"
+    columns = vm_columns(100, name, 1, ports=(9,))
+    path = tmp_path / "names.csv"
+    path.write_bytes(batch_csv(columns, [[stamp(0)] + ["3.00"] * len(columns)]).encode(encoding))
+    record = parse_file("esxtop", path, vm=name)
+    assert list(record.vms) == [name] and record.ports["9"].vm == name and record.pdh.timezone == "UTC"
+
+
+def test_bom_in_a_text_stream():
+    columns, text = one_vm_file()
+    assert parse("\ufeff" + text).vms == parse(text).vms
+
+
+@pytest.mark.parametrize("hint,expected,source", [(4, 4, "hint"), (None, 2, "vcpu-instances")])
+def test_normalisation_hint_or_vcpu_instances(hint, expected, source):
+    columns, text = one_vm_file(vcpus=2)
+    vm = parse(text, vm=VM, vcpus=hint).vms[VM]
+    assert vm.vcpus == expected and vm.vcpus_source == source
+    assert vm.ready_pct == tuple(round(r / expected, 4) for r in vm.group_ready_pct)
+
+
+def test_normalisation_unknown_never_divides_by_members():
+    columns = [c for c in vm_columns(100, VM, 2, ports=(7,)) if not c.startswith("Vcpu(")]
+    text = batch_csv(columns, [[stamp(0)] + ["8.00"] * len(columns)])
+    vm = parse(text).vms[VM]
+    assert vm.vcpus is None and vm.vcpus_source is None and vm.vcpu_ready_pct is None
+    assert vm.ready_pct is None and vm.costop_pct is None and vm.max_limited_pct is None
+    assert vm.group_ready_pct == (8.0,) and vm.members == 8
+
+
+def test_system_groups_and_user_worlds_are_not_vms():
+    columns = vm_columns(100, "app", 1) + [f"Group Cpu(1:system)\\% Ready", "Group Cpu(2099013:hostd.2099013)\\% Ready",
+                                           "Vcpu(2099013:hostd.2099013:2099014:hostd)\\% Ready"]
+    record = parse(batch_csv(columns, [[stamp(0)] + ["1.00"] * len(columns)]))
+    assert list(record.vms) == ["app"]
+
+
+def test_vm_filter_keeps_only_that_vm_and_its_ports():
+    columns = vm_columns(100, "a", 1, ports=(1,)) + vm_columns(200, "b", 2, ports=(2,))
+    record = parse(batch_csv(columns, [[stamp(0)] + ["1.00"] * len(columns)]), vm="b")
+    assert list(record.vms) == ["b"] and list(record.ports) == ["2"]
+    with pytest.raises(NoData, match=r"'zz' is not in the file \(VMs seen: a, b\)"):
+        parse(batch_csv(columns, [[stamp(0)] + ["1.00"] * len(columns)]), vm="zz")
+
+
+def test_seed_iperf_test1_figures_from_a_batch_csv_match_the_cpu_panel():
+    panel = {g.name: g for g in parse_cpu_panel(PANEL.read_text(encoding="utf-8")).groups}["iperf-test1"]
+    columns = vm_columns(panel.gid, "iperf-test1", 1)
+    figures = {"Members": panel.nwld, "% Used": panel.used_pct, "% Run": panel.columns["%RUN"],
+               "% Ready": panel.ready_pct, "% CoStop": panel.costop_pct,
+               "% Max Limited": panel.max_limited_pct, "% Swap Wait": panel.swap_wait_pct}
+    row = [stamp(0)] + [f"{figures[c.rsplit(chr(92), 1)[1]]:.2f}" if c.startswith("Group Cpu") else "0.00" for c in columns]
+    vm = parse(batch_csv(columns, [row]), vm="iperf-test1").vms["iperf-test1"]
+    assert (vm.ready_pct, vm.max_limited_pct, vm.costop_pct) == ((69.60,), (69.52,), (0.0,))
+    assert vm.members == 6 and vm.vcpus == 1 and vm.used_pct == (37.77,)
+
+
+def test_cpu_panel_seed_text():
+    groups = parse_cpu_panel(PANEL.read_text(encoding="utf-8")).groups
+    assert [g.name for g in groups] == ["iperf-test2", "iperf-test1", "NSX_Controller_", "NSX_Controller_", "vc"]
+    test1 = groups[1]
+    assert (test1.id, test1.gid, test1.nwld) == (5572767, 5572767, 6)
+    assert (test1.ready_pct, test1.max_limited_pct, test1.costop_pct, test1.swap_wait_pct, test1.used_pct) == \
+        (69.60, 69.52, 0.0, 0.0, 37.77)
+    assert list(test1.columns) == ["%USED", "%RUN", "%SYS", "%WAIT", "%VMWAIT", "%RDY", "%IDLE", "%OVRLP",
+                                   "%CSTP", "%MLMTD", "%SWPWT"] and test1.columns["%WAIT"] == 505.83
+
+
+def test_cpu_panel_names_with_spaces_and_errors():
+    text = ("    ID    GID NAME          NWLD   %USED    %RDY\n"
+            "  1234   1234 my vm (old)      3   10.00    2.50\n"
+            "\nsome prose after the panel 1 2 3\n")
+    group = parse_cpu_panel(text).groups[0]
+    assert (group.name, group.nwld, group.ready_pct, group.max_limited_pct) == ("my vm (old)", 3, 2.5, None)
+    with pytest.raises(ParseError):
+        parse_cpu_panel("no panel here\n")
+    with pytest.raises(NoData):
+        parse_cpu_panel("ID GID NAME NWLD %USED %RDY\n\n")
+
+
+def test_comma_decimal_semicolon_file_is_converted():
+    columns = vm_columns(100, VM, 1)
+    text = batch_csv(columns, [["14.05.2024 09:00:00"] + ["12,50"] * len(columns),
+                               ["14.05.2024 09:00:05"] + ["1,25"] * len(columns)], quoting=csv.QUOTE_MINIMAL)
+    text = "\n".join(";".join(r) for r in csv.reader(io.StringIO(text)))
+    record = parse(text)
+    assert record.vms[VM].ready_pct == (12.5, 1.25) and record.interval_s == 5.0
+    assert record.timestamps[0] == "2024-05-14T09:00:00Z" and any("comma-decimal" in w for w in record.warnings)
+
+
+@pytest.mark.parametrize("text,error,line", [
+    ("", NoData, None),
+    ('"(PDH-CSV 4.0) (UTC)(0)","\\\\h\\Group Cpu(1:a)\\% Ready"\n', NoData, None),
+    ('"Timestamp","\\\\h\\Group Cpu(1:a)\\% Ready"\n"1","2"\n', ParseError, 1),
+    ("\x7fELF\x02\x01\x01" + "\x00" * 40 + "\n", ParseError, 1),
+    ('"(PDH-CSV 4.0) (UTC)(0)","not a counter"\n"05/14/2024 09:00:00","1"\n', ParseError, 1),
+    ('"(PDH-CSV 4.0) (UTC)(0)","\\\\h\\Group Cpu(1:a)\\% Ready"\n"yesterday","1"\n', ParseError, 2),
+    ('"(PDH-CSV 4.0) (UTC)(0)","\\\\h\\Vcpu(1:a:2:vmx)\\% Ready"\n"05/14/2024 09:00:00","n/a"\n', None, None),
+])
+def test_unusable_or_empty_input(text, error, line):
+    if error is None:  # a non-numeric cell in a column no rule needs is not read at all
+        assert parse(text).samples == 1
+        return
+    with pytest.raises(error) as err:
+        parse(text)
+    if line is not None:
+        assert err.value.line == line
+
+
+def test_non_numeric_wanted_cell_is_a_parse_error():
+    text = '"(PDH-CSV 4.0) (UTC)(0)","\\\\h\\Group Cpu(1:a)\\% Ready","\\\\h\\Vcpu(1:a:2:vmx)\\% Ready"\n' \
+           '"05/14/2024 09:00:00","1.00","0"\n"05/14/2024 09:00:05","n/a","0"\n'
+    with pytest.raises(ParseError) as err:
+        parse(text)
+    assert err.value.line == 3
+
+
+def test_binary_file_is_rejected(tmp_path):
+    path = tmp_path / "core"
+    path.write_bytes(b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 8)
+    with pytest.raises(ParseError, match="binary"):
+        parse_file("esxtop", path)
+
+
+def test_vcpus_hint_needs_a_vm():
+    _, text = one_vm_file()
+    with pytest.raises(ParseError):
+        parse(text, vcpus=2)
+
+
+def test_parser_does_not_import_pandas():
+    code = "import sys, esxdiag.parsers.esxtop; print('pandas' in sys.modules, 'numpy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.stdout.split() == ["False", "False"]
