@@ -222,3 +222,35 @@ def test_permaddr():
         parse_permaddr("")
     with pytest.raises(ParseError):
         parse_permaddr("driver: vmxnet3\n")
+
+
+@pytest.mark.parametrize("kind,fixture", [
+    ("ethtool-stats", "seed002_ethtool_S_grep_drop.txt"),
+    ("ethtool-rings", "seed002_ethtool_g_after.txt"),
+    ("ethtool-driver", "seed002_ethtool_i_eth0.txt"),
+    ("ip-link", "local_ip_o_link_show.txt"),
+    ("netstat", "local_nstat_asz.txt"),
+    ("win-advprops", "win_advprops_vmxnet3_fl_utf16le.txt"),
+    ("win-rss", "win_rss_vmxnet3_fl.txt"),
+    ("win-stats", "win_stats_vmxnet3_fl.txt"),
+    ("win-netadapter", "win_netadapter_vmxnet3.csv"),
+])
+def test_every_guest_kind_via_parse_file_is_json_serialisable(kind, fixture):
+    record = parse_file(kind, FIX / fixture)
+    assert json.loads(json.dumps(to_jsonable(record)))
+
+
+def test_permaddr_and_ring_persistence_via_parse_file(tmp_path):
+    capture = tmp_path / "permaddr.txt"
+    capture.write_text("Permanent address: 00:50:56:a6:55:f4\n")
+    assert parse_file("ethtool-permaddr", capture).mac == "00:50:56:a6:55:f4"
+    capture.write_text("/etc/rc.local:3:ethtool -G eth0 rx 4096\n")
+    assert parse_file("ring-persistence", capture).hits[0].rx == 4096
+
+
+def test_parse_file_errors_name_the_file(tmp_path):
+    capture = tmp_path / "ethtool_S.txt"
+    capture.write_text("")
+    with pytest.raises(NoData) as info:
+        parse_file("ethtool-stats", capture)
+    assert str(capture) in str(info.value)
