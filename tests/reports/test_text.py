@@ -1,0 +1,70 @@
+"""Terminal summary: verdicts in plain words, the numbers behind them, first command, counts, gaps."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from esxdiag.reports.text import fmt, render_text
+
+
+def block(report: str, vm_name: str) -> str:
+    start = report.index(f"VM {vm_name}  [")
+    end = report.find("\nVM ", start + 1)
+    return report[start:end if end != -1 else None]
+
+
+def test_ring_exhaustion_vm_shows_verdict_numbers_and_first_command(analysis_result):
+    ring = block(render_text(analysis_result), "iperf-test1")
+    assert "RAISE RX RING 1" in ring and "[WARNING]" in ring
+    assert "ring-1-full +4,248 (23.6/s)" in ring
+    assert "out-of-buffer drops +6,228 (34.6/s)" in ring
+    assert "in 180 s" in ring
+    assert "ring 1 256/4096, ring 2 256/4096, rx queues 2" in ring
+    assert "%RDY max 1.9 [vCPU 0 1.9, vCPU 1 1.7]" in ring and "%MLMTD max 0" in ring
+    assert "CPU limit none (unlimited)" in ring
+    assert "\n      ethtool -G eth0 rx 4096" in ring  # unwrapped, copyable
+
+
+def test_cpu_limit_and_rss_and_insufficient_evidence(analysis_result, hostile_name):
+    report = render_text(analysis_result)
+    limited = block(report, "iperf-cpu-limited")
+    assert "CPU LIMIT FIRST" in limited and "CPU limit 800 MHz" in limited and "%MLMTD max 69.52" in limited
+    assert "govc vm.change -vm iperf-cpu-limited -cpu.limit -1" in limited
+    windows = block(report, "win-sql01")
+    assert "ENABLE RSS" in windows and '-DisplayName "Receive Side Scaling"' in windows
+    hostile = block(report, hostile_name)
+    assert "INSUFFICIENT EVIDENCE" in hostile
+    assert "missing: vsish rxSummary: ssh authentication failed on esx0.lab.local" in hostile
+
+
+def test_findings_counts_and_coverage_gaps(analysis_result):
+    report = render_text(analysis_result)
+    assert "Findings: 1 critical, 2 warning, 1 info" in report
+    assert report.count("not collected: ") == 3
+    assert "not collected: esxtop batch on esx0.lab.local: not-collected: --no-esxtop was given" in report
+    assert "Coverage: 1 of 4 inputs collected." in report
+
+
+def test_plain_ascii_without_colour_and_width_respected(analysis_result):
+    report = render_text(analysis_result, width=80)
+    assert report.isascii() and "\x1b" not in report
+    commands = {"      " + c for vm in analysis_result.vms for n in vm.vnics
+                for r in n.verdict.remediation for c in r.commands}
+    assert all(len(line) <= 80 for line in report.splitlines() if line not in commands)
+
+
+def test_colour_only_when_asked(analysis_result):
+    coloured = render_text(analysis_result, color=True)
+    assert "\x1b[1;31m" in coloured and "\x1b[0m" in coloured
+
+
+def test_terminal_escape_sequences_in_names_are_neutralised(analysis_result):
+    vm = replace(analysis_result.vms[0], name="evil\x1b]0;pwned\x07\x1b[2J")
+    report = render_text(replace(analysis_result, vms=(vm,)))
+    assert "\x1b" not in report and "\x07" not in report
+    assert "evil\\x1b]0;pwned\\x07\\x1b[2J" in report
+
+
+def test_number_formatting():
+    assert [fmt(None), fmt(12345), fmt(2.0), fmt(69.52), fmt(0.125), fmt(True)] == \
+        ["n/a", "12,345", "2", "69.52", "0.12", "yes"]
