@@ -10,7 +10,7 @@ from esxdiag.specs import LINUX, WINDOWS
 _VMXNET3_DRIVERS = {"vmxnet3": "vmxnet3", "e1000": "e1000", "e1000e": "e1000e"}
 
 
-def guest_side(joiner, guest, mac: str | None, missing: list[str]) -> dict[str, Any]:
+def guest_side(joiner, guest, mac: str | None, missing: list[str], vmxnet3: bool = True) -> dict[str, Any]:
     out: dict[str, Any] = {
         "interface": None, "oob": None, "discards": None, "ring1_size": None, "ring2_size": None,
         "ring_size_source": None, "ring1_max": None, "ring2_max": None, "rx_queues": None,
@@ -23,7 +23,7 @@ def guest_side(joiner, guest, mac: str | None, missing: list[str]) -> dict[str, 
                        "ring settings and persistence")
         return out
     if guest.kind == LINUX:
-        _linux(joiner, guest.id, mac, out, missing)
+        _linux(joiner, guest.id, mac, out, missing if vmxnet3 else [])
     elif guest.kind == WINDOWS:
         _windows(joiner, guest.id, mac, out, missing)
     return out

@@ -8,13 +8,13 @@ from esxdiag.joins import (RX_SUMMARY_LRO, RX_SUMMARY_OOB, RX_SUMMARY_RING1, RX_
                            sample_time, seconds_between)
 
 
-def host_side(joiner, target_id: str | None, port, missing: list[str]) -> dict[str, Any]:
+def host_side(joiner, target_id: str | None, port, missing: list[str], vmxnet3: bool = True) -> dict[str, Any]:
     out: dict[str, Any] = {
         "ring1_full": None, "ring2_full": None, "out_of_buffers": None, "dropped_rx": None, "lro": None,
         "ring1_size": None, "ring2_size": None, "ring_size_source": None, "rx_queues": None,
         "rx_queues_source": None, "series": {}, "notes": [],
     }
-    if port is None or target_id is None:
+    if port is None or target_id is None or not vmxnet3:
         return out
     r = joiner.r
     params = {"portset": port.switch, "port": str(port.port)}

@@ -171,12 +171,13 @@ class Joiner:
         mac = nic["mac"]
         missing: list[str] = []
         target_id, port, _ = self.host_port(mac)
-        host = host_side(self, target_id, port, missing)
+        vmxnet3 = nic.get("type") in (None, "vmxnet3")
+        host = host_side(self, target_id, port, missing, vmxnet3)
         if port is None and self.host_port_lists():
             missing.append(f"no host port with MAC {mac} in net-stats -l (VM powered off, or on another host)")
         elif not self.host_port_lists():
             missing.append("host port list (net-stats -l): host captures were not collected")
-        guest_facts = guest_side(self, guest, mac, missing)
+        guest_facts = guest_side(self, guest, mac, missing, vmxnet3)
         perf_drops: tuple = ()
         perf = self.r.first("vsphere_perf")
         if perf and nic.get("device_key") is not None:

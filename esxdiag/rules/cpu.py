@@ -31,6 +31,13 @@ def cpu_contention(vm: VmFacts, t: dict[str, float]):
                                 limited.locator))
     severity = "critical" if ready.worst_avg > crit else "warning"
     band = "contention" if severity == "critical" else "investigate (5-10 %)"
+    if against and limited.worst_avg >= 0.8 * ready.worst_avg:  # the limit, not other VMs, causes the wait
+        return [Finding(
+            "cpu-contention", "info", vm.name, None, f"CPU ready time on {vm.name} comes from its CPU limit",
+            f"Worst vCPU ready {ready.worst_avg:.1f}%, of which {limited.worst_avg:.1f}% is %MLMTD: "
+            "see the CPU limit finding; the host itself is not contended for this VM.",
+            evidence=(ready.evidence(crit),), evidence_against=tuple(against),
+        )]
     return [Finding(
         "cpu-contention", severity, vm.name, None, f"CPU ready time high on {vm.name}: {band}",
         f"Worst vCPU waited to be scheduled {ready.worst_avg:.1f}% of the window "
