@@ -230,7 +230,11 @@ class SshConnection:
         spec = specs.spec(spec_name)
         if spec.target != self.kind:
             raise ValueError(f"spec {spec_name} is for {spec.target} targets, this connection is {self.kind}")
-        command = spec.render(**{k: str(v) for k, v in (params or {}).items()})
+        values = {k: str(v) for k, v in (params or {}).items()}
+        for key, value in values.items():
+            if value.startswith("-"):  # the patterns allow it (e.g. iface), but it would read as an option
+                raise ValueError(f"{spec_name}: refusing {key}={value!r} (looks like an option)")
+        command = spec.render(**values)
         return self._exec(command, timeout_s or self.options.command_timeout_s, on_wait)
 
     def _exec(self, command: str, timeout_s: float, on_wait: OnWait | None) -> CommandResult:
