@@ -30,8 +30,8 @@ def our_command(path: Path, vm: str) -> list[str]:
     cli = shutil.which("esxdiag")
     if cli:
         probe = subprocess.run([cli, "parse", "--help"], capture_output=True, text=True)
-        if probe.returncode == 0 and "esxtop" in probe.stdout + probe.stderr:
-            return [cli, "parse", "esxtop", "--vm", vm, str(path)]
+        if probe.returncode == 0 and "--vm" in probe.stdout:
+            return [cli, "parse", "--vm", vm, "esxtop", str(path)]
     return [sys.executable, "-c", PARSE_FILE_SNIPPET, str(path), vm]
 
 
