@@ -31,7 +31,8 @@ def analyze(bundle_root: str | Path, thresholds: dict[str, float]) -> AnalysisRe
                   "inventory or net-stats -l.",)
     return AnalysisResult(
         schema_version=SCHEMA_VERSION, tool=f"esxdiag {__version__}",
-        bundle={"path": str(bundle_root), "created": bundle.manifest.get("created"),
+        bundle={"name": Path(bundle_root).resolve().name, "path": str(bundle_root),
+                "created": bundle.manifest.get("created"),
                 "window_s": bundle.window_s, "format_version": bundle.manifest.get("format_version"),
                 "collected_by": bundle.manifest.get("tool")},
         thresholds=dict(sorted(thresholds.items())), vms=vms, coverage=tuple(coverage), notes=notes,

@@ -46,8 +46,9 @@ def signals(nic: VnicFacts, t: dict[str, float]) -> RingSignals:
     ring1_rising = above(nic.ring1_full, full_min)
     ring2_rising = above(nic.ring2_full, full_min)
     drops_rising = above(drops, drop_min)
-    if drops_rising and not ring2_rising and nic.ring1_full is None:
-        ring1_rising = True  # only guest/port drops known: out-of-buffer drops land on ring 1 first
+    ring1_unknown = nic.ring1_full is None or not nic.ring1_full.complete
+    if drops_rising and not ring2_rising and ring1_unknown:
+        ring1_rising = True  # no windowed ring-full counter: out-of-buffer drops land on ring 1 first
     windowed = any(c.complete for c in (nic.ring1_full, nic.ring2_full, drops) if c is not None)
     return RingSignals(nic.ring1_full, nic.ring2_full, drops, ring1_rising, ring2_rising, drops_rising, windowed)
 

@@ -1,0 +1,100 @@
+"""Bad input: a one-line error naming the file and what was wrong, exit code 2, never a
+traceback. A damaged bundle still gives a partial report that says what was not usable."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+SEED_RX = EXAMPLES / "iperf-test1-ring-exhaustion" / "esxi-esx0" / "vsish_rxsummary@port=33554464,portset=vSwitch0.s1.txt"
+
+
+def run_cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "esxdiag", *map(str, args)], capture_output=True, text=True,
+                          timeout=120, cwd=cwd)
+
+
+def assert_one_line_error(proc, name):
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert name in lines[0]
+
+
+@pytest.mark.parametrize("kind", ["vsish-rxsummary", "esxtop", "ethtool-stats", "net-stats", "netstat",
+                                  "win-advprops", "ethtool-rings", "vsphere-vm"])
+@pytest.mark.parametrize("content", [b"", b"\x00\x01\x02\xff\xfe binary \x00" * 20, b"lorem ipsum dolor\n"])
+def test_parse_rejects_unusable_files(tmp_path, kind, content):
+    path = tmp_path / "capture.txt"
+    path.write_bytes(content)
+    assert_one_line_error(run_cli("parse", kind, path), str(path))
+
+
+def test_parse_wrong_kind_names_the_file(tmp_path):
+    path = tmp_path / "rx.txt"
+    shutil.copy(SEED_RX, path)
+    assert_one_line_error(run_cli("parse", "ethtool-stats", path), str(path))
+    assert_one_line_error(run_cli("parse", "esxtop", path), str(path))
+
+
+def test_parse_truncated_esxtop_keeps_complete_rows(tmp_path):
+    src = next((EXAMPLES / "iperf-cpu-limited" / "esxi-esx0").glob("esxtop_batch*"))
+    text = src.read_bytes()
+    path = tmp_path / "esxtop.csv"
+    path.write_bytes(text[: len(text) - 40])
+    proc = run_cli("parse", "esxtop", path)
+    assert proc.returncode == 0, proc.stderr
+    record = json.loads(proc.stdout)
+    assert record["samples"] == 12 and record["warnings"]
+
+
+def test_parse_missing_file(tmp_path):
+    assert_one_line_error(run_cli("parse", "vsish-rxsummary", tmp_path / "nope.txt"), "nope.txt")
+
+
+def test_parse_unknown_kind():
+    proc = run_cli("parse", "no-such-kind", SEED_RX)
+    assert proc.returncode == 2 and "unknown parser kind" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_analyze_not_a_bundle(tmp_path):
+    assert_one_line_error(run_cli("analyze", tmp_path / "missing"), "missing")
+    assert_one_line_error(run_cli("analyze", tmp_path), "manifest.json")
+    (tmp_path / "manifest.json").write_text("{not json")
+    assert_one_line_error(run_cli("analyze", tmp_path), "manifest.json")
+    (tmp_path / "manifest.json").write_text(json.dumps({"format_version": 99, "targets": [], "captures": []}))
+    assert_one_line_error(run_cli("analyze", tmp_path), "format_version")
+
+
+def test_analyze_refuses_paths_outside_the_bundle(tmp_path):
+    bundle = tmp_path / "b"
+    shutil.copytree(EXAMPLES / "healthy-vm", bundle)
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    manifest["captures"][0]["file"] = "../../etc/passwd"
+    (bundle / "manifest.json").write_text(json.dumps(manifest))
+    assert_one_line_error(run_cli("analyze", bundle), "outside the bundle")
+
+
+def test_damaged_bundle_still_reports_what_it_can(tmp_path):
+    bundle = tmp_path / "b"
+    shutil.copytree(EXAMPLES / "iperf-test1-ring-exhaustion", bundle)
+    (bundle / "esxi-esx0" / "vsish_rxsummary@port=33554464,portset=vSwitch0.s0.txt").write_bytes(b"\x00garbage")
+    (bundle / "guest-iperf-test1" / "netstat_s.s1.txt").unlink()
+    proc = run_cli("analyze", bundle, "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    statuses = {(c["spec"], c["status"]) for c in doc["coverage"]}
+    assert ("vsish_rxsummary", "unparsed") in statuses
+    assert ("netstat_s", "failed") in statuses
+    nic = doc["vms"][0]["vnics"][0]
+    assert nic["ring_verdict"] == "raise-ring1"  # guest OOB and clientStats still show the drops rising
+    html = run_cli("analyze", bundle, "-o", tmp_path / "r.html")
+    assert html.returncode == 0, html.stderr
+    assert "report:" in html.stdout and (tmp_path / "r.html").stat().st_size > 1000

@@ -1,0 +1,81 @@
+"""End to end on the bundled examples: each gives the seed case's verdict, and the canonical
+JSON matches the report.json stored beside it (ESXDIAG_UPDATE_GOLDEN=1 rewrites them)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from esxdiag.config import load_thresholds
+from esxdiag.engine import analyze
+from esxdiag.reports.json_report import render_json
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXPECTED = {
+    "iperf-test1-ring-exhaustion": {"iperf-test1": "raise-ring1", "iperf-test2": "not-needed"},
+    "iperf-cpu-limited": {"iperf-cpu-limited": "cpu-limit-first"},
+    "iperf-test1-ring4096": {"iperf-test1-ring4096": "raise-ring2"},
+    "healthy-vm": {"app-healthy01": "not-needed"},
+    "windows-single-queue": {"win2008r2-file01": "enable-rss"},
+    "e1000-adapter": {"legacy-e1000": "insufficient-evidence"},
+}
+
+
+def comparable(doc: dict) -> dict:
+    doc = json.loads(json.dumps(doc))
+    doc["bundle"].pop("path")
+    return doc
+
+
+@pytest.mark.parametrize("example", sorted(EXPECTED))
+def test_example_verdicts(example):
+    result = analyze(EXAMPLES / example, load_thresholds())
+    assert {vm.name: vm.vnics[0].ring_verdict for vm in result.vms} == EXPECTED[example]
+
+
+@pytest.mark.parametrize("example", sorted(EXPECTED))
+def test_example_json_is_golden(example):
+    got = json.loads(render_json(analyze(EXAMPLES / example, load_thresholds())))
+    golden = EXAMPLES / example / "report.json"
+    if os.environ.get("ESXDIAG_UPDATE_GOLDEN"):
+        golden.write_text(json.dumps(comparable(got), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    assert comparable(got) == json.loads(golden.read_text(encoding="utf-8"))
+
+
+def test_seed_numbers_survive_to_the_report():
+    doc = json.loads(render_json(analyze(EXAMPLES / "iperf-test1-ring-exhaustion", load_thresholds())))
+    nic = doc["vms"][0]["vnics"][0]
+    assert nic["port"] == 33554464 and nic["mac"] == "00:50:56:a6:55:f4"
+    assert nic["metrics"]["ring1_full"]["total"] == 7086
+    assert nic["metrics"]["host_out_of_buffers"]["total"] == 10370
+    assert nic["metrics"]["ring1_size"] == 256 and nic["metrics"]["rx_queues"] == 2
+    limited = json.loads(render_json(analyze(EXAMPLES / "iperf-cpu-limited", load_thresholds())))["vms"][0]
+    assert abs(limited["cpu"]["ready_pct_avg"] - 69.6) < 0.5
+    assert abs(limited["cpu"]["max_limited_pct_avg"] - 69.52) < 0.5
+    assert limited["cpu_limit_mhz"] == 800
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "esxdiag", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_cli_json_and_fail_on(tmp_path):
+    ok = run_cli("analyze", str(EXAMPLES / "healthy-vm"), "--format", "json", "--fail-on", "warning")
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads(ok.stdout)["schema_version"] == 1
+    bad = run_cli("analyze", str(EXAMPLES / "iperf-test1-ring-exhaustion"), "--format", "text",
+                  "--fail-on", "critical", "-o", str(tmp_path / "summary.txt"))
+    assert bad.returncode == 1, bad.stderr
+    assert "raise" in (tmp_path / "summary.txt").read_text().lower()
+
+
+def test_cli_set_overrides_a_threshold():
+    out = run_cli("analyze", str(EXAMPLES / "iperf-test1-ring-exhaustion"), "--format", "json",
+                  "--set", "ring.full_events=100000", "--set", "ring.drops=100000")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["vms"][0]["vnics"][0]["ring_verdict"] == "past-exhaustion-only"

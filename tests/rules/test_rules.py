@@ -1,0 +1,89 @@
+"""VM and vNIC rules besides the verdict: findings when over threshold, explicit passes and
+skips otherwise."""
+
+from __future__ import annotations
+
+from esxdiag.result import Finding, RuleCheck
+from esxdiag.rules import cpu, nic, tcp
+
+
+def only(outcomes, kind):
+    assert len(outcomes) == 1, outcomes
+    assert isinstance(outcomes[0], kind), outcomes
+    return outcomes[0]
+
+
+def test_cpu_contention_bands(make, thresholds):
+    assert only(cpu.cpu_contention(make.vm(cpu=make.cpu(ready=3.0)), thresholds), RuleCheck).status == "pass"
+    assert only(cpu.cpu_contention(make.vm(cpu=make.cpu(ready=7.0)), thresholds), Finding).severity == "warning"
+    crit = only(cpu.cpu_contention(make.vm(cpu=make.cpu(ready=12.0)), thresholds), Finding)
+    assert crit.severity == "critical" and crit.evidence[0].observed == 12.0 and crit.evidence[0].threshold == 10.0
+    assert only(cpu.cpu_contention(make.vm(cpu=None), thresholds), RuleCheck).status == "skip"
+
+
+def test_ready_time_caused_by_a_limit_is_not_called_contention(make, thresholds):
+    f = only(cpu.cpu_contention(make.vm(cpu=make.cpu(ready=69.6, limited=69.52), limit=800), thresholds), Finding)
+    assert f.severity == "info" and "limit" in f.title
+
+
+def test_cpu_limit(make, thresholds):
+    f = only(cpu.cpu_limit(make.vm(cpu=make.cpu(limited=69.52), limit=800), thresholds), Finding)
+    assert f.severity == "critical" and any(e.observed == 800 for e in f.evidence)
+    idle = only(cpu.cpu_limit(make.vm(cpu=make.cpu(limited=0.0), limit=800), thresholds), Finding)
+    assert idle.severity == "info"
+    assert only(cpu.cpu_limit(make.vm(cpu=None, limit=800), thresholds), Finding).severity == "warning"
+    assert only(cpu.cpu_limit(make.vm(), thresholds), RuleCheck).status == "pass"
+
+
+def test_costop_and_swap_wait(make, thresholds):
+    assert only(cpu.cpu_costop(make.vm(cpu=make.cpu(costop=4.0)), thresholds), Finding).rule == "cpu-costop"
+    assert only(cpu.cpu_costop(make.vm(cpu=make.cpu(costop=1.0)), thresholds), RuleCheck).status == "pass"
+    assert only(cpu.cpu_swap_wait(make.vm(cpu=make.cpu(swap=9.0)), thresholds), Finding).severity == "warning"
+    assert only(cpu.cpu_swap_wait(make.vm(cpu=make.cpu(swap=0.0)), thresholds), RuleCheck).status == "pass"
+
+
+def test_guest_retransmits(make, thresholds):
+    seed = make.vm(retrans=(69372, 86715), sent=(40_200_000, 50_340_000))
+    f = only(tcp.guest_retransmits(seed, thresholds), Finding)
+    assert "17343" in f.summary
+    after = make.vm(retrans=(48, 48), sent=(1000, 900_000))
+    assert only(tcp.guest_retransmits(after, thresholds), RuleCheck).status == "pass"
+    assert only(tcp.guest_retransmits(make.vm(), thresholds), RuleCheck).status == "skip"
+
+
+def test_ring_exhaustion_severity_follows_drop_rate(make, thresholds):
+    vm = make.vm()
+    fast = only(nic.ring_exhaustion(vm, make.vnic(oob=(0, 6000)), thresholds), Finding)
+    slow = only(nic.ring_exhaustion(vm, make.vnic(oob=(0, 60)), thresholds), Finding)
+    assert (fast.severity, slow.severity) == ("critical", "warning")
+    flat = make.vnic(ring1=(5, 5), ring2=(0, 0), oob=(9, 9))
+    assert only(nic.ring_exhaustion(vm, flat, thresholds), RuleCheck).status == "pass"
+
+
+def test_emulated_adapter(make, thresholds):
+    f = only(nic.emulated_adapter(make.vm(), make.vnic(nic_type="e1000"), thresholds), Finding)
+    assert "vmxnet3" in f.summary and "link speed" in f.summary
+    assert only(nic.emulated_adapter(make.vm(), make.vnic(), thresholds), RuleCheck).status == "pass"
+
+
+def test_windows_single_queue(make, thresholds):
+    win = make.vm(guest_os="windows", vcpus=4)
+    f = only(nic.windows_single_queue(win, make.vnic(queues=1, rss=False, guest_os="windows"), thresholds), Finding)
+    assert f.severity == "warning"
+    assert only(nic.windows_single_queue(win, make.vnic(queues=4), thresholds), RuleCheck).status == "pass"
+    assert nic.windows_single_queue(make.vm(), make.vnic(queues=1), thresholds) == []
+
+
+def test_ring_persistence(make, thresholds):
+    raised = make.vnic(size1=4096, rings_persisted=False)
+    f = only(nic.ring_persistence(make.vm(), raised, thresholds), Finding)
+    assert "reboot" in f.title
+    persisted = make.vnic(size1=4096, rings_persisted=True)
+    assert only(nic.ring_persistence(make.vm(), persisted, thresholds), RuleCheck).status == "pass"
+
+
+def test_host_guest_consistency(make, thresholds):
+    agree = make.vnic(oob=(0, 1000), guest_oob=make.counter("guest", 0, 1004))
+    assert only(nic.host_guest_consistency(make.vm(), agree, thresholds), RuleCheck).status == "pass"
+    differ = make.vnic(oob=(0, 1000), guest_oob=make.counter("guest", 0, 400))
+    assert only(nic.host_guest_consistency(make.vm(), differ, thresholds), Finding).severity == "info"

@@ -1,0 +1,129 @@
+"""The per-vNIC ring verdict of shared/domain.md section 4, each verdict shown both ways."""
+
+from __future__ import annotations
+
+import pytest
+
+from esxdiag.rules.verdict import decide
+
+
+def verdict(make, thresholds, vm_kwargs=None, **vnic_kwargs):
+    nic = make.vnic(**vnic_kwargs)
+    vm = make.vm(vnics=[nic], **(vm_kwargs or {}))
+    return decide(vm, nic, thresholds)
+
+
+def test_raise_ring1_when_ring1_fills_and_cpu_is_healthy(make, thresholds):
+    v = verdict(make, thresholds)
+    assert v.verdict == "raise-ring1"
+    assert any(e.what == "1st ring full" and e.observed == 100 for e in v.evidence)
+    linux = next(r for r in v.remediation if r.os == "linux")
+    assert "ethtool -G eth0 rx 4096" in linux.commands
+    assert linux.disruption and "MB" in linux.memory_cost
+    assert any("nmcli" in p for p in linux.persistence)
+
+
+def test_ring1_already_at_max_is_at_max_not_raise(make, thresholds):
+    assert verdict(make, thresholds, size1=4096).verdict == "at-max"
+
+
+def test_raise_ring2_only_when_ring2_fills(make, thresholds):
+    assert verdict(make, thresholds, ring1=(5, 5), ring2=(10, 90)).verdict == "raise-ring2"
+    assert verdict(make, thresholds, ring1=(5, 5), ring2=(10, 90), size2=4096).verdict == "at-max"
+
+
+def test_cpu_limit_first_when_mlmtd_high(make, thresholds):
+    v = verdict(make, thresholds, vm_kwargs={"cpu": make.cpu(ready=69.6, limited=69.52), "vcpus": 1, "limit": 800})
+    assert v.verdict == "cpu-limit-first"
+    assert "800 MHz" in v.summary and "69.5" in v.summary
+    assert any(r.os == "vsphere" and any("cpu.limit -1" in c for c in r.commands) for r in v.remediation)
+
+
+def test_configured_limit_without_cpu_figures_is_still_limit_first(make, thresholds):
+    assert verdict(make, thresholds, vm_kwargs={"cpu": None, "limit": 800}).verdict == "cpu-limit-first"
+
+
+def test_configured_limit_that_did_not_throttle_does_not_block_ring_raise(make, thresholds):
+    assert verdict(make, thresholds, vm_kwargs={"limit": 800, "cpu": make.cpu(limited=0.0)}).verdict == "raise-ring1"
+
+
+def test_cpu_contention_first_on_high_ready_or_costop(make, thresholds):
+    assert verdict(make, thresholds, vm_kwargs={"cpu": make.cpu(ready=25.0)}).verdict == "cpu-contention-first"
+    assert verdict(make, thresholds, vm_kwargs={"cpu": make.cpu(costop=6.0)}).verdict == "cpu-contention-first"
+    assert verdict(make, thresholds, vm_kwargs={"cpu": make.cpu(ready=9.0)}).verdict == "raise-ring1"
+
+
+def test_ready_in_investigate_band_shows_as_evidence_against(make, thresholds):
+    v = verdict(make, thresholds, vm_kwargs={"cpu": make.cpu(ready=7.5)})
+    assert v.verdict == "raise-ring1"
+    assert any("%RDY" in e.what for e in v.evidence_against)
+
+
+def test_missing_cpu_is_said_against_a_ring_raise(make, thresholds):
+    v = verdict(make, thresholds, vm_kwargs={"cpu": None})
+    assert v.verdict == "raise-ring1"
+    assert any("not measured" in e.what for e in v.evidence_against)
+
+
+def test_enable_rss_for_windows_single_queue_on_several_vcpus(make, thresholds):
+    v = verdict(make, thresholds, vm_kwargs={"guest_os": "windows", "vcpus": 4}, guest_os="windows", queues=1, rss=False)
+    assert v.verdict == "enable-rss"
+    assert any("Enable-NetAdapterRss -Name 'Ethernet0'" in c for r in v.remediation for c in r.commands)
+
+
+@pytest.mark.parametrize("vm_kwargs, nic_kwargs", [
+    ({"guest_os": "windows", "vcpus": 4}, {"guest_os": "windows", "queues": 4}),
+    ({"guest_os": "windows", "vcpus": 1}, {"guest_os": "windows", "queues": 1}),
+    ({"guest_os": "linux", "vcpus": 4}, {"queues": 1}),
+    ({"guest_os": "windows", "vcpus": 4}, {"guest_os": "windows", "queues": 1, "rss": True}),
+])
+def test_no_rss_verdict_when_queues_already_spread_or_not_windows(make, thresholds, vm_kwargs, nic_kwargs):
+    assert verdict(make, thresholds, vm_kwargs=vm_kwargs, **nic_kwargs).verdict == "raise-ring1"
+
+
+def test_not_needed_when_flat_and_zero(make, thresholds):
+    v = verdict(make, thresholds, ring1=(0, 0), ring2=(0, 0), oob=(0, 0))
+    assert v.verdict == "not-needed"
+
+
+def test_past_exhaustion_only_when_flat_but_nonzero(make, thresholds):
+    v = verdict(make, thresholds, ring1=(7086, 7086), ring2=(3284, 3284), oob=(10370, 10370))
+    assert v.verdict == "past-exhaustion-only"
+    assert verdict(make, thresholds, ring1=(7086, 7090), ring2=(3284, 3284), oob=(10370, 10370)).verdict == "raise-ring1"
+
+
+def test_single_reading_is_insufficient_evidence(make, thresholds):
+    v = verdict(make, thresholds, ring1=(None, 7086), ring2=(None, 3284), oob=(None, 10370))
+    assert v.verdict == "insufficient-evidence"
+    assert "10370" in v.summary
+
+
+def test_no_counters_is_insufficient_evidence(make, thresholds):
+    v = verdict(make, thresholds, ring1=None, ring2=None, oob=None, missing=("vsish rxSummary: ssh disabled",))
+    assert v.verdict == "insufficient-evidence"
+    assert v.missing == ("vsish rxSummary: ssh disabled",)
+
+
+def test_emulated_adapter_gets_no_ring_verdict(make, thresholds):
+    assert verdict(make, thresholds, nic_type="e1000").verdict == "insufficient-evidence"
+
+
+def test_counter_reset_is_not_a_negative_rate(make, thresholds):
+    nic = make.vnic(ring1=(9000, 40), oob=(12000, 55))
+    assert nic.ring1_full.reset and nic.ring1_full.delta == 40
+    assert decide(make.vm(vnics=[nic]), nic, thresholds).verdict == "raise-ring1"
+
+
+def test_thresholds_are_overridable(make, thresholds):
+    thresholds.update({"ring.full_events": 500, "ring.drops": 500})
+    assert verdict(make, thresholds).verdict == "past-exhaustion-only"
+    thresholds.update({"cpu.ready_pct_critical": 0.5})
+    assert verdict(make, thresholds, ring1=(0, 900)).verdict == "cpu-contention-first"
+
+
+def test_remediation_quotes_untrusted_names(make, thresholds):
+    v = verdict(make, thresholds, guest_interface="eth0;reboot", guest_os=None,
+                vm_kwargs={"guest_os": None}, windows_adapter="Eth'0")
+    commands = [c for r in v.remediation for c in r.commands]
+    assert "ethtool -G 'eth0;reboot' rx 4096" in commands
+    assert any("-Name 'Eth''0'" in c for c in commands)
