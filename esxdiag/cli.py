@@ -24,11 +24,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
 
     p = sub.add_parser("parse", help="parse one raw capture and print it as JSON")
-    p.add_argument("kind", help="parser kind (esxdiag parse --list shows them)", nargs="?")
-    p.add_argument("file", nargs="?")
+    p.add_argument("--list", action=ListKinds, nargs=0, help="list parser kinds and exit")
+    p.add_argument("kind", help="parser kind (esxdiag parse --list shows them)")
+    p.add_argument("file")
     p.add_argument("--vm", help="esxtop: keep only this VM")
     p.add_argument("--vcpus", type=int, help="esxtop: vCPU count for per-vCPU normalisation")
-    p.add_argument("--list", action="store_true", help="list parser kinds")
     p.set_defaults(func=cmd_parse)
 
     a = sub.add_parser("analyze", help="analyze a bundle directory and write a health report")
@@ -54,15 +54,18 @@ def add_report_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--set", action="append", default=[], metavar="RULE.KEY=VALUE", help="override a threshold")
 
 
-def cmd_parse(args: argparse.Namespace) -> int:
-    from esxdiag.parsers import PARSERS, parse_file, to_jsonable
+class ListKinds(argparse.Action):
+    def __call__(self, parser, namespace, values, option_string=None):
+        from esxdiag.parsers import PARSERS
 
-    if args.list or not args.kind:
         for kind, entry in sorted(PARSERS.items()):
             print(f"{kind:24} {entry.about}".rstrip())
-        return EXIT_OK
-    if not args.file:
-        raise EsxdiagError("parse: FILE is required")
+        parser.exit(EXIT_OK)
+
+
+def cmd_parse(args: argparse.Namespace) -> int:
+    from esxdiag.parsers import parse_file, to_jsonable
+
     options = {}
     if args.vm is not None or args.vcpus is not None:
         if args.kind != "esxtop":
