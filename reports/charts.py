@@ -241,3 +241,13 @@ def bar_chart(series: list[Series], title: str, unit: str) -> str:
     parts += _legend(series)
     parts.append("</svg>")
     return "".join(parts)
+
+
+def interval_deltas(series: Series) -> Series:
+    """Cumulative counter readings -> growth per sample interval. A decrease is a counter reset
+    (VM reboot, driver reload), shown as a gap, never as a negative value."""
+    values = []
+    for before, after in zip(series.values, series.values[1:]):
+        usable = _finite(before) and _finite(after) and after >= before
+        values.append(after - before if usable else None)
+    return Series(series.label, "per interval", series.times[1:], tuple(values), series.source)

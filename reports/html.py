@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import pathlib
-import re
 from collections import defaultdict
 from urllib.parse import quote
 
@@ -20,8 +19,11 @@ VERDICT_CLASSES = {
     "cpu-limit-first": "cpu", "cpu-contention-first": "cpu",
     "not-needed": "ok", "past-exhaustion-only": "ok", "insufficient-evidence": "unknown",
 }
-CPU_LABELS = {"source": "source", "interval_s": "sample interval (s)", "samples": "samples", "file": "file"}
-_METRIC_TOKEN = re.compile(r"%[A-Za-z]+")
+# the threshold drawn on each per-vCPU chart (keys of esxdiag.config.DEFAULT_THRESHOLDS)
+CHART_THRESHOLDS = {"%RDY": "cpu.ready_pct_critical", "%CSTP": "cpu.costop_pct",
+                    "%MLMTD": "cpu.max_limited_pct", "%SWPWT": "cpu.swap_wait_pct"}
+CPU_LABELS = {"source": "source", "normalisation": "normalisation", "samples": "samples",
+              "vcpus_source": "vCPU count from"}
 
 
 def _environment() -> Environment:
@@ -43,19 +45,15 @@ def source_href(source: str, bundle_root: pathlib.Path | None, report_path: path
     return quote(path, safe="/")
 
 
-def _metric_of(one: Series) -> str:
-    """Group key for a VM chart: the esxtop-style token in the label ("vCPU 0 %RDY" -> "%RDY")."""
-    found = _METRIC_TOKEN.search(one.label)
-    return found.group() if found else one.unit
-
-
 def vm_charts(vm: VmResult, thresholds: dict[str, float]) -> list[Markup]:
+    if not vm.charts:
+        return [Markup(charts.no_data_chart("CPU over the window", "no per-vCPU samples for this VM"))]
     groups: dict[str, list[Series]] = defaultdict(list)
     for one in vm.charts:
-        groups[_metric_of(one)].append(one)
+        groups[text.split_cpu_label(one)[0]].append(one)
     rendered = []
     for metric, series in groups.items():
-        threshold = thresholds.get(f"{metric.lstrip('%').lower()}_pct") if metric.startswith("%") else None
+        threshold = thresholds.get(CHART_THRESHOLDS.get(metric, ""))
         title = f"{metric} per vCPU" if metric.startswith("%") else f"{metric} over the window"
         # Markup is safe here: charts escapes every piece of text it places in the SVG.
         rendered.append(Markup(charts.line_chart(series, title, series[0].unit, threshold)))
@@ -65,8 +63,9 @@ def vm_charts(vm: VmResult, thresholds: dict[str, float]) -> list[Markup]:
 def vnic_charts(series: tuple[Series, ...]) -> list[Markup]:
     if not series:
         return [Markup(charts.no_data_chart("Counter growth per sample interval", "no counter samples"))]
+    growth = [charts.interval_deltas(s) if "cumulative" in s.unit else s for s in series]
     by_unit: dict[str, list[Series]] = defaultdict(list)
-    for one in series:
+    for one in growth:
         by_unit[one.unit].append(one)
     return [Markup(charts.bar_chart(group, "Counter growth per sample interval", unit))
             for unit, group in by_unit.items()]
@@ -80,22 +79,23 @@ def render_html(result: AnalysisResult, bundle_root: pathlib.Path | None = None,
                 report_path: pathlib.Path | None = None) -> str:
     env = _environment()
     env.filters["href"] = lambda source: source_href(source, bundle_root, report_path)
-    vms = [{
-        "vm": vm,
-        "anchor": f"vm-{index}",
-        "worst": text.worst_severity(vm),
-        "cpu_rows": text.per_vcpu_rows(vm),
-        "cpu_metrics": [(key, label) for key, label in text.CPU_METRICS
-                        if any(f"{key}_max" in row for row in text.per_vcpu_rows(vm))],
-        "cpu_other": {k: v for k, v in vm.cpu.items() if k != "per_vcpu"},
-        "cpu_limit": text.cpu_limit_words(vm),
-        "findings": sorted_findings(vm.findings),
-        "charts": vm_charts(vm, result.thresholds) if vm.charts else
-        [Markup(charts.no_data_chart("CPU over the window", "no per-vCPU samples for this VM"))],
-        "vnics": [{"vnic": vnic, "counters": text.counter_phrases(vnic.metrics),
-                   "rings": text.ring_phrases(vnic.metrics), "charts": vnic_charts(vnic.charts)}
-                  for vnic in vm.vnics],
-    } for index, vm in enumerate(result.vms)]
+    vms = []
+    for index, vm in enumerate(result.vms):
+        cpu_metrics, cpu_rows = text.per_vcpu_table(vm)
+        vms.append({
+            "vm": vm, "anchor": f"vm-{index}", "worst": text.worst_severity(vm),
+            "cpu_metrics": cpu_metrics, "cpu_rows": cpu_rows,
+            "cpu_summary": [(label, vm.cpu.get(f"{key}_max"), vm.cpu.get(f"{key}_avg"))
+                            for key, label in text.CPU_METRICS if vm.cpu.get(f"{key}_max") is not None],
+            "cpu_other": {k: v for k, v in vm.cpu.items() if not k.endswith(("_max", "_avg"))},
+            "cpu_file": next((one.source for one in vm.charts if one.source), None),
+            "cpu_limit": text.cpu_limit_words(vm), "findings": sorted_findings(vm.findings),
+            "charts": vm_charts(vm, result.thresholds),
+            "vnics": [{"vnic": vnic, "counters": text.counter_windows(vnic.metrics),
+                       "counter_phrases": text.counter_phrases(vnic.metrics),
+                       "rings": text.ring_phrases(vnic.metrics), "facts": text.other_metrics(vnic.metrics),
+                       "charts": vnic_charts(vnic.charts)} for vnic in vm.vnics],
+        })
     gaps = [item for item in result.coverage if item.status != "collected"]
     counts = {s: sum(1 for f in result.all_findings() if f.severity == s) for s in SEVERITIES}
     return env.get_template("report.html.j2").render(

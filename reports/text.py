@@ -1,11 +1,11 @@
 """Terminal summary for humans, and the wording both the text and HTML reports share.
 
-Keys read from the result (written by the engine):
-  VnicResult.metrics: window_s, rx_queues, ring1_size, ring1_max, ring2_size, ring2_max and, per
-    counter in COUNTERS, <name>_delta (growth in the window) and <name>_per_s (rate). Other keys
-    are shown as key=value so nothing the engine adds is hidden.
-  VmResult.cpu: source ("esxtop"/"vcenter"), interval_s, samples, per_vcpu: a list of
-    {"vcpu": id, "rdy_max", "rdy_avg", "cstp_max", "cstp_avg", "mlmtd_max", "mlmtd_avg", ...}.
+Shapes read from the result (as esxdiag.engine writes them):
+  VnicResult.metrics: ring1_size, ring1_max, ring2_size, ring2_max, rx_queues, ring_size_source, mtu,
+    rss_enabled, driver, driver_version, and per counter in COUNTERS a dict
+    {"delta", "total", "seconds", "per_s", "reset"}. Unknown keys are still shown as key=value.
+  VmResult.cpu: source, normalisation, samples, <ready|costop|max_limited|swap_wait>_pct_<max|avg>.
+  VmResult.charts: per-vCPU Series labelled "<%RDY|%CSTP|%MLMTD|%SWPWT> <who>", e.g. "%RDY vCPU 0".
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import textwrap
 from collections import Counter
 from typing import Any
 
-from esxdiag.result import SEVERITIES, AnalysisResult, Remediation, VmResult, VnicResult
+from esxdiag.result import SEVERITIES, AnalysisResult, Remediation, Series, VmResult, VnicResult
 
 VERDICT_WORDS = {
     "raise-ring1": "Raise RX ring 1",
@@ -31,12 +31,15 @@ VERDICT_WORDS = {
 COUNTERS = (
     ("ring1_full", "ring-1-full"),
     ("ring2_full", "ring-2-full"),
-    ("oob_drops", "out-of-buffer drops"),
-    ("guest_oob", "guest pkts rx OOB"),
+    ("host_out_of_buffers", "out-of-buffer drops"),
     ("dropped_rx", "droppedRx"),
+    ("guest_oob", "guest pkts rx OOB"),
+    ("guest_discards", "guest rx discards"),
 )
-RING_KEYS = ("window_s", "rx_queues", "ring1_size", "ring1_max", "ring2_size", "ring2_max")
-CPU_METRICS = (("rdy", "%RDY"), ("cstp", "%CSTP"), ("mlmtd", "%MLMTD"), ("swpwt", "%SWPWT"))
+RING_KEYS = ("ring1_size", "ring1_max", "ring2_size", "ring2_max", "rx_queues")
+CPU_METRICS = (("ready_pct", "%RDY"), ("costop_pct", "%CSTP"), ("max_limited_pct", "%MLMTD"),
+               ("swap_wait_pct", "%SWPWT"))
+METRIC_TOKEN = re.compile(r"%[A-Za-z]+")
 ANSI = {"critical": "\x1b[1;31m", "warning": "\x1b[1;33m", "info": "\x1b[1;34m", "bold": "\x1b[1m"}
 ANSI_RESET = "\x1b[0m"
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -72,40 +75,78 @@ def cpu_limit_words(vm: VmResult) -> str:
     return "none (unlimited)" if vm.cpu_limit_mhz is None else f"{vm.cpu_limit_mhz:,} MHz"
 
 
-def per_vcpu_rows(vm: VmResult) -> list[dict[str, Any]]:
-    rows = vm.cpu.get("per_vcpu") or []
-    return [row for row in rows if isinstance(row, dict)]
+def split_cpu_label(series: Series) -> tuple[str, str]:
+    """("%RDY", "vCPU 0") from "%RDY vCPU 0"; series without a %TOKEN are grouped under their unit."""
+    found = METRIC_TOKEN.search(series.label)
+    if not found:
+        return series.unit, series.label
+    who = (series.label[:found.start()] + series.label[found.end():]).strip()
+    return found.group(), who or "all vCPUs"
 
 
-def cpu_max(vm: VmResult, metric: str) -> float | None:
-    values = [row.get(f"{metric}_max") for row in per_vcpu_rows(vm)]
-    values = [v for v in values if isinstance(v, (int, float))]
-    return max(values) if values else None
+def _stats(values: tuple[float | None, ...]) -> tuple[float | None, float | None]:
+    present = [v for v in values if v is not None]
+    return (max(present), sum(present) / len(present)) if present else (None, None)
+
+
+def per_vcpu_table(vm: VmResult) -> tuple[list[str], list[tuple[str, dict[str, tuple]]]]:
+    """Window (max, average) per vCPU and metric, computed from the VM's per-vCPU chart series."""
+    metrics: list[str] = []
+    rows: dict[str, dict[str, tuple]] = {}
+    for series in vm.charts:
+        metric, who = split_cpu_label(series)
+        if not metric.startswith("%"):
+            continue
+        if metric not in metrics:
+            metrics.append(metric)
+        rows.setdefault(who, {})[metric] = _stats(series.values)
+    return metrics, list(rows.items())
+
+
+def cpu_max(vm: VmResult, key: str) -> float | None:
+    """Window maximum for ready_pct / costop_pct / max_limited_pct, from the summary or the series."""
+    value = vm.cpu.get(f"{key}_max")
+    if isinstance(value, (int, float)):
+        return value
+    label = dict(CPU_METRICS)[key]
+    peaks = [row[label][0] for _, row in per_vcpu_table(vm)[1] if row.get(label, (None,))[0] is not None]
+    return max(peaks) if peaks else None
+
+
+def counter_windows(metrics: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    return [(key, label, metrics[key]) for key, label in COUNTERS if isinstance(metrics.get(key), dict)]
 
 
 def counter_phrases(metrics: dict[str, Any]) -> list[str]:
     phrases = []
-    for key, label in COUNTERS:
-        if f"{key}_delta" in metrics:
-            rate = metrics.get(f"{key}_per_s")
-            suffix = f" ({fmt(rate)}/s)" if rate is not None else ""
-            phrases.append(f"{label} +{fmt(metrics[f'{key}_delta'])}{suffix}")
+    for _, label, c in counter_windows(metrics):
+        if c.get("reset"):
+            phrases.append(f"{label}: counter reset in the window")
+        elif c.get("delta") is None:
+            phrases.append(f"{label} {fmt(c.get('total'))} since vNIC init (one reading)")
+        else:
+            rate = f" ({fmt(c['per_s'])}/s)" if c.get("per_s") is not None else ""
+            phrases.append(f"{label} +{fmt(c['delta'])}{rate}")
     return phrases
+
+
+def window_seconds(metrics: dict[str, Any]) -> float | None:
+    return next((c["seconds"] for _, _, c in counter_windows(metrics) if c.get("seconds")), None)
 
 
 def ring_phrases(metrics: dict[str, Any]) -> list[str]:
     phrases = []
     for ring in ("ring1", "ring2"):
-        if f"{ring}_size" in metrics:
-            phrases.append(f"ring {ring[-1]} {metrics[f'{ring}_size']}/{metrics.get(f'{ring}_max', 'n/a')}")
-    if "rx_queues" in metrics:
-        phrases.append(f"rx queues {fmt(metrics['rx_queues'])}")
+        if metrics.get(f"{ring}_size") is not None:
+            phrases.append(f"ring {ring[-1]} {metrics[f'{ring}_size']}/{metrics.get(f'{ring}_max') or 'n/a'}")
+    if metrics.get("rx_queues") is not None:
+        phrases.append(f"rx queues {metrics['rx_queues']}")
     return phrases
 
 
 def other_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
-    known = set(RING_KEYS) | {f"{k}_{s}" for k, _ in COUNTERS for s in ("delta", "per_s")}
-    return {k: v for k, v in metrics.items() if k not in known}
+    known = set(RING_KEYS) | {key for key, _ in COUNTERS}
+    return {k: v for k, v in metrics.items() if k not in known and v is not None}
 
 
 def first_remediation(vm: VmResult, vnic: VnicResult) -> Remediation | None:
@@ -138,44 +179,69 @@ class _Writer:
         self.lines.append(" " * indent + safe_text(text))
 
 
+def _nic_facts(metrics: dict[str, Any]) -> list[str]:
+    extra = other_metrics(metrics)
+    facts = []
+    if "mtu" in extra:
+        facts.append(f"MTU {extra.pop('mtu')}")
+    if "rss_enabled" in extra:
+        facts.append(f"RSS {'on' if extra.pop('rss_enabled') else 'off'}")
+    driver = " ".join(str(extra.pop(k)) for k in ("driver", "driver_version") if k in extra)
+    if driver:
+        facts.append(f"driver {driver}")
+    extra.pop("ring_size_source", None)  # a file path: the HTML report links it
+    return facts + [f"{k}={fmt(v)}" for k, v in extra.items()]
+
+
+def _cpu_line(vm: VmResult) -> str:
+    metrics, rows = per_vcpu_table(vm)
+    per_vcpu = ", ".join(f"{who} {fmt(row['%RDY'][0])}" for who, row in rows if "%RDY" in row)
+    source = vm.cpu.get("source") or "no CPU source"
+    return (f"CPU ({source}): %RDY max {fmt(cpu_max(vm, 'ready_pct'))}"
+            f"{f' [{per_vcpu}]' if per_vcpu else ''}, %MLMTD max {fmt(cpu_max(vm, 'max_limited_pct'))}, "
+            f"%CSTP max {fmt(cpu_max(vm, 'costop_pct'))}")
+
+
+def _vnic_block(out: _Writer, vm: VmResult, vnic: VnicResult) -> None:
+    name = " ".join(str(p) for p in (vnic.label, vnic.mac, vnic.guest_interface) if p)
+    out.line(f"vNIC {name or 'unidentified'} ({vnic.type or 'type unknown'}): "
+             f"{verdict_words(vnic.ring_verdict).upper()}", indent=2, style="bold")
+    out.line(vnic.verdict.summary, indent=4)
+    numbers = counter_phrases(vnic.metrics)
+    window = window_seconds(vnic.metrics)
+    if numbers:
+        out.line("; ".join(numbers) + (f" in {fmt(window)} s" if window else ""), indent=4)
+    if ring_phrases(vnic.metrics):
+        out.line("rings current/max: " + ", ".join(ring_phrases(vnic.metrics)), indent=4)
+    if _nic_facts(vnic.metrics):
+        out.line("adapter: " + ", ".join(_nic_facts(vnic.metrics)), indent=4)
+    for missing in vnic.verdict.missing:
+        out.line(f"missing: {missing}", indent=4)
+    remedy = first_remediation(vm, vnic)
+    if remedy:
+        out.line(f"first command ({remedy.os}; shown, never run by esxdiag):", indent=4)
+        out.raw(remedy.commands[0], indent=6)
+
+
 def _vm_block(out: _Writer, vm: VmResult) -> None:
     worst = worst_severity(vm)
-    head = f"VM {safe_text(vm.name)}  [{(worst or 'no findings').upper()}]"
-    out.line(head, style=worst or "bold")
-    out.line(f"host {safe_text(vm.host or 'n/a')}, guest {safe_text(vm.guest_os or 'unknown')}, "
+    out.line(f"VM {vm.name}  [{(worst or 'no findings').upper()}]", style=worst or "bold")
+    out.line(f"host {vm.host or 'n/a'}, guest {vm.guest_os or 'unknown'}, {vm.power_state or 'power n/a'}, "
              f"vCPUs {fmt(vm.vcpus)}, CPU limit {cpu_limit_words(vm)}", indent=2)
-    rdy, mlmtd = cpu_max(vm, "rdy"), cpu_max(vm, "mlmtd")
-    per_vcpu = ", ".join(f"vCPU {safe_text(r.get('vcpu'))} {fmt(r.get('rdy_max'))}" for r in per_vcpu_rows(vm))
-    source = safe_text(vm.cpu.get("source", "source unknown"))
-    out.line(f"CPU ({source}): %RDY max {fmt(rdy)} [{per_vcpu or 'no per-vCPU data'}], "
-             f"%MLMTD max {fmt(mlmtd)}, %CSTP max {fmt(cpu_max(vm, 'cstp'))}", indent=2)
+    out.line(_cpu_line(vm), indent=2)
     for vnic in vm.vnics:
-        name = " ".join(safe_text(p) for p in (vnic.label, vnic.mac, vnic.guest_interface) if p)
-        out.line(f"vNIC {name or 'unidentified'} ({safe_text(vnic.type or 'type unknown')}): "
-                 f"{verdict_words(vnic.ring_verdict).upper()}", indent=2, style="bold")
-        out.line(safe_text(vnic.verdict.summary), indent=4)
-        numbers = counter_phrases(vnic.metrics)
-        window = vnic.metrics.get("window_s")
-        if numbers:
-            out.line("; ".join(numbers) + (f" in {fmt(window)} s" if window is not None else ""), indent=4)
-        if ring_phrases(vnic.metrics):
-            out.line("rings current/max: " + ", ".join(ring_phrases(vnic.metrics)), indent=4)
-        extra = other_metrics(vnic.metrics)
-        if extra:
-            out.line("other: " + ", ".join(f"{safe_text(k)}={safe_text(fmt(v))}" for k, v in extra.items()),
-                     indent=4)
-        for missing in vnic.verdict.missing:
-            out.line(f"missing: {safe_text(missing)}", indent=4)
-        remedy = first_remediation(vm, vnic)
-        if remedy:
-            out.line(f"first command ({safe_text(remedy.os)}, shown, never run by esxdiag):", indent=4)
-            out.raw(safe_text(remedy.commands[0]), indent=6)
+        _vnic_block(out, vm, vnic)
+    for note in vm.notes:
+        out.line(f"note: {note}", indent=2)
+    for check in vm.checks:
+        if check.status != "pass":
+            out.line(f"{check.status}: {check.rule}: {check.reason}", indent=2)
 
 
 def render_text(result: AnalysisResult, width: int = 100, color: bool = False) -> str:
     """The terminal summary: per VM and vNIC verdict, numbers and first command; then counts and gaps."""
     out = _Writer(width, color)
-    out.line(f"{safe_text(result.tool)} summary: bundle {safe_text(result.bundle.get('path', 'n/a'))}, "
+    out.line(f"{result.tool} summary: bundle {result.bundle.get('path', 'n/a')}, "
              f"window {fmt(result.bundle.get('window_s'))} s", style="bold")
     if not result.vms:
         out.line("No VMs in this bundle.")
@@ -187,10 +253,11 @@ def render_text(result: AnalysisResult, width: int = 100, color: bool = False) -
     out.line("Findings: " + ", ".join(f"{counts.get(s, 0)} {s}" for s in SEVERITIES))
     gaps = [c for c in result.coverage if c.status != "collected"]
     for gap in gaps:
-        kind = f" ({safe_text(gap.error_kind)})" if gap.error_kind else ""
-        target = f" on {safe_text(gap.target)}" if gap.target else ""
-        out.line(f"not collected: {safe_text(gap.what)}{target}: {safe_text(gap.status)}{kind}: "
-                 f"{safe_text(gap.why or 'no reason recorded')}")
+        kind = f" ({gap.error_kind})" if gap.error_kind else ""
+        target = f" on {gap.target}" if gap.target else ""
+        out.line(f"not collected: {gap.what}{target}: {gap.status}{kind}: {gap.why or 'no reason recorded'}")
     collected = len(result.coverage) - len(gaps)
     out.line(f"Coverage: {collected} of {len(result.coverage)} inputs collected.")
+    for note in result.notes:
+        out.line(f"note: {note}")
     return "\n".join(out.lines) + "\n"

@@ -13,7 +13,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from esxdiag.result import (
-    AnalysisResult, CoverageItem, Evidence, Finding, Remediation, RingVerdict, Series, VmResult, VnicResult,
+    AnalysisResult, CoverageItem, Evidence, Finding, Remediation, RuleCheck, RingVerdict, Series, VmResult,
+    VnicResult,
 )
 
 HOSTILE_NAME = "<script>alert(1)</script>"
@@ -30,35 +31,49 @@ def wave(base: float, swing: float, phase: int = 0, gap_at: tuple[int, ...] = ()
     return tuple(None if i in gap_at else round(base + swing * ((i + phase) % 7) / 6, 2) for i in range(len(TIMES)))
 
 
-def vcpu_rows(rdy: list[float], mlmtd: list[float], cstp: float = 0.0) -> list[dict]:
-    return [{"vcpu": str(i), "rdy_max": r, "rdy_avg": round(r * 0.7, 2), "cstp_max": cstp, "cstp_avg": cstp / 2,
-             "mlmtd_max": m, "mlmtd_avg": round(m * 0.7, 2)} for i, (r, m) in enumerate(zip(rdy, mlmtd))]
+def cpu_summary(ready: float, limited: float, costop: float = 0.0) -> dict:
+    """VmResult.cpu as the engine writes it (CpuFacts.summary())."""
+    return {"source": "esxtop", "normalisation": "esxtop Vcpu instances (per vCPU)", "samples": len(TIMES),
+            "ready_pct_max": ready, "ready_pct_avg": round(ready * 0.7, 2), "costop_pct_max": costop,
+            "costop_pct_avg": costop / 2, "max_limited_pct_max": limited,
+            "max_limited_pct_avg": round(limited * 0.7, 2), "swap_wait_pct_max": None,
+            "swap_wait_pct_avg": None, "vcpus_source": "vcenter"}
 
 
-def cpu_dict(rows: list[dict]) -> dict:
-    return {"source": "esxtop", "interval_s": STEP_S, "samples": len(TIMES), "per_vcpu": rows,
-            "file": f"{HOST_DIR}/esxtop_batch.csv"}
+def counter(rate: float, total_before: int) -> dict:
+    delta = round(rate * WINDOW_S)
+    return {"delta": delta, "total": total_before + delta, "seconds": float(WINDOW_S), "per_s": rate, "reset": False}
 
 
-def ring_metrics(ring1: int, ring2: int, queues: int, per_s: dict[str, float]) -> dict:
-    metrics = {"window_s": WINDOW_S, "rx_queues": queues, "ring1_size": ring1, "ring1_max": 4096,
-               "ring2_size": ring2, "ring2_max": 4096}
+def ring_metrics(ring1: int, ring2: int, queues: int, per_s: dict[str, float], source: str) -> dict:
+    metrics = {"ring1_size": ring1, "ring2_size": ring2, "ring_size_source": f"{source}/rxqueues/0/status.txt",
+               "ring1_max": 4096, "ring2_max": 4096, "rx_queues": queues, "mtu": 1500, "rss_enabled": None,
+               "driver": "vmxnet3", "driver_version": "1.1.29.0-k-NAPI"}
     for key, rate in per_s.items():
-        metrics[f"{key}_delta"] = round(rate * WINDOW_S)
-        metrics[f"{key}_per_s"] = rate
+        metrics[key] = counter(rate, 5000)
     return metrics
 
 
 def counter_charts(per_s: dict[str, float], source: str) -> tuple[Series, ...]:
-    labels = {"ring1_full": "# of times the 1st ring is full", "ring2_full": "# of times the 2nd ring is full",
-              "oob_drops": "running out of buffers"}
-    return tuple(Series(labels[k], "events/interval", TIMES[1:], wave(rate * STEP_S * 0.6, rate * STEP_S * 0.8)[1:],
-                        source=source) for k, rate in per_s.items() if k in labels)
+    """Cumulative counters per sample, as the engine charts them; a driver reload resets one counter."""
+    labels = {"ring1_full": "1st ring full", "ring2_full": "2nd ring full",
+              "host_out_of_buffers": "running out of buffers"}
+    out = []
+    for key, rate in per_s.items():
+        if key not in labels:
+            continue
+        steps = wave(rate * STEP_S * 0.6, rate * STEP_S * 0.8)
+        totals, running = [], 5000.0
+        for i, step in enumerate(steps):
+            running = step if (key == "ring2_full" and i == 20) else running + step
+            totals.append(round(running))
+        out.append(Series(labels[key], "count (cumulative)", TIMES, tuple(totals), source=f"{source}/rxSummary"))
+    return tuple(out)
 
 
 def ring_linux_vm() -> VmResult:
     port_dir = f"{HOST_DIR}/vsish/vSwitch0/33554464"
-    rates = {"ring1_full": 23.6, "ring2_full": 10.9, "oob_drops": 34.6, "guest_oob": 34.6}
+    rates = {"ring1_full": 23.6, "ring2_full": 10.9, "host_out_of_buffers": 34.6, "guest_oob": 34.6}
     remedy = Remediation(
         os="linux", title="Raise RX ring 1 to 4096 on eth0",
         commands=("ethtool -G eth0 rx 4096", "ethtool -g eth0"),
@@ -80,20 +95,23 @@ def ring_linux_vm() -> VmResult:
     verdict = RingVerdict("raise-ring1", "Ring 1 filled 23.6 times/s at 256 entries while every vCPU was "
                           "ready less than 2 %.", evidence, against, (remedy,))
     vnic = VnicResult("00:50:56:a6:55:f4", "Network adapter 1", "vmxnet3", "vSwitch0", 33554464, "eth0",
-                      "raise-ring1", verdict, ring_metrics(256, 256, 2, rates), counter_charts(rates, port_dir))
+                      "raise-ring1", verdict, ring_metrics(256, 256, 2, rates, port_dir), counter_charts(rates, port_dir))
     finding = Finding("vmxnet3-ring-exhaustion", "warning", "iperf-test1", vnic.mac,
                       "RX ring 1 exhausted on eth0", "The guest posts receive buffers too slowly for the load.",
                       evidence + (Evidence(HOSTILE_EVIDENCE, '<b>5703</b> & "2593"', "frames",
                                            source="guest/iperf-test1/ethtool_S_eth0.txt",
                                            locator="rx queue 0: pkts rx OOB"),), against, (remedy,))
-    charts = tuple(Series(f"vCPU {i} %RDY", "%", TIMES, wave(0.4, 1.5, i)) for i in range(2))
+    charts = tuple(Series(f"%RDY vCPU {i}", "%", TIMES, wave(0.4 - 0.2 * i, 1.5, i)) for i in range(2)) + \
+        tuple(Series(f"%MLMTD vCPU {i}", "%", TIMES, (0.0,) * len(TIMES)) for i in range(2))
+    checks = (RuleCheck("cpu-limit-throttling", "pass", "no CPU limit configured"),
+              RuleCheck("guest-tcp-retransmits", "skip", "guest netstat -s was not collected"))
     return VmResult("iperf-test1", "esx0.lab.local", 2, None, "linux", "poweredOn", (vnic,), (finding,),
-                    cpu_dict(vcpu_rows([1.9, 1.7], [0.0, 0.0])), charts)
+                    cpu_summary(1.9, 0.0), charts, checks, ("guest clock 2 s ahead of the host",))
 
 
 def cpu_limited_vm() -> VmResult:
     port_dir = f"{HOST_DIR}/vsish/vSwitch0/33554470"
-    rates = {"ring1_full": 42.1, "ring2_full": 0.0, "oob_drops": 58.3}
+    rates = {"ring1_full": 42.1, "ring2_full": 0.0, "host_out_of_buffers": 58.3}
     remedy = Remediation(
         os="vsphere", title="Remove the 800 MHz CPU limit (or raise it)",
         commands=("govc vm.change -vm iperf-cpu-limited -cpu.limit -1",
@@ -107,17 +125,17 @@ def cpu_limited_vm() -> VmResult:
     verdict = RingVerdict("cpu-limit-first", "Drops rise while the 800 MHz limit holds the vCPU ready 69.6 % "
                           "of the time.", evidence, (), (remedy,))
     vnic = VnicResult("00:50:56:a6:55:f8", "Network adapter 1", "vmxnet3", "vSwitch0", 33554470, "eth0",
-                      "cpu-limit-first", verdict, ring_metrics(256, 128, 1, rates), counter_charts(rates, port_dir))
+                      "cpu-limit-first", verdict, ring_metrics(256, 128, 1, rates, port_dir), counter_charts(rates, port_dir))
     finding = Finding("cpu-limit-throttling", "critical", "iperf-cpu-limited", None, "CPU limit throttles the VM",
                       "%MLMTD 69.52 on a 1-vCPU VM with an 800 MHz limit.", evidence, (), (remedy,))
-    charts = (Series("vCPU 0 %RDY", "%", TIMES, wave(60.0, 9.6)),
-              Series("vCPU 0 %MLMTD", "%", TIMES, wave(59.9, 9.6, gap_at=(10, 11))))
+    charts = (Series("%RDY vCPU 0", "%", TIMES, wave(60.0, 9.6)),
+              Series("%MLMTD vCPU 0", "%", TIMES, wave(59.92, 9.6, gap_at=(10, 11))))
     return VmResult("iperf-cpu-limited", "esx0.lab.local", 1, 800, "linux", "poweredOn", (vnic,), (finding,),
-                    cpu_dict(vcpu_rows([69.60], [69.52])), charts)
+                    cpu_summary(69.6, 69.52), charts)
 
 
 def windows_rss_vm() -> VmResult:
-    rates = {"ring1_full": 3.2, "oob_drops": 5.1}
+    rates = {"ring1_full": 3.2, "host_out_of_buffers": 5.1}
     remedy = Remediation(
         os="windows", title="Enable RSS on the vmxnet3 adapter",
         commands=('Set-NetAdapterAdvancedProperty -Name "Ethernet0" -DisplayName "Receive Side Scaling" '
@@ -128,11 +146,14 @@ def windows_rss_vm() -> VmResult:
                           (Evidence("rx queues", 1, None, 4, "<", f"{HOST_DIR}/vsish/vSwitch0/33554480/rxqueues.txt"),),
                           (), (remedy,))
     vnic = VnicResult("00:50:56:a6:10:01", "Network adapter 1", "vmxnet3", "vSwitch0", 33554480, "Ethernet0",
-                      "enable-rss", verdict, ring_metrics(512, 32, 1, rates), ())
+                      "enable-rss", verdict,
+                      {**ring_metrics(512, 32, 1, rates, f"{HOST_DIR}/vsish/vSwitch0/33554480"), "rss_enabled": False},
+                      ())
     finding = Finding("windows-rss-disabled", "warning", "win-sql01", vnic.mac, "RSS is off", "One rx queue.",
                       verdict.evidence, (), (remedy,))
     return VmResult("win-sql01", "esx0.lab.local", 4, None, "windows", "poweredOn", (vnic,), (finding,),
-                    cpu_dict(vcpu_rows([2.1, 0.8, 0.9, 0.7], [0, 0, 0, 0])), ())
+                    cpu_summary(2.1, 0.0), tuple(Series(f"%RDY vCPU {i}", "%", TIMES, wave(0.2, 1.9, i))
+                                                 for i in range(4)))
 
 
 def hostile_vm() -> VmResult:
@@ -161,7 +182,8 @@ def build_result() -> AnalysisResult:
         schema_version=1, tool="esxdiag 0.1.0",
         bundle={"path": "/var/tmp/bundles/esx0-2024-05-01", "created": "2024-05-01T12:03:05Z",
                 "window_s": WINDOW_S, "format_version": 1},
-        thresholds={"rdy_pct": 10.0, "cstp_pct": 3.0, "mlmtd_pct": 0.0, "ring_full_per_s": 0.0},
+        thresholds={"cpu.ready_pct_warning": 5.0, "cpu.ready_pct_critical": 10.0, "cpu.costop_pct": 3.0,
+                    "cpu.max_limited_pct": 0.0, "ring.full_events": 0.0, "ring.drops": 0.0},
         vms=(ring_linux_vm(), cpu_limited_vm(), windows_rss_vm(), hostile_vm()),
         coverage=coverage, notes=("Lab bundle replaying the seed's figures.",))
 

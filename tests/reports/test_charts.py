@@ -112,3 +112,12 @@ def test_bars_sit_on_the_axis_and_scale_with_value():
     assert len(bottoms) == 1
     heights = [float(r.get("height")) for r in rects[:11]]
     assert heights.index(max(heights)) == 6  # the 200 sample of the first series is the tallest
+
+
+def test_interval_deltas_turn_cumulative_counters_into_growth_and_resets_into_gaps():
+    from esxdiag.reports.charts import interval_deltas
+
+    cumulative = Series("1st ring full", "count (cumulative)", T[:6], (100, 130, 130, 12, None, 40), "f.txt")
+    growth = interval_deltas(cumulative)
+    assert growth.times == T[1:6] and growth.unit == "per interval" and growth.source == "f.txt"
+    assert growth.values == (30, 0, None, None, None)  # 130 -> 12 is a reset, not -118

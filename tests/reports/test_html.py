@@ -104,13 +104,17 @@ def test_layout_order_summary_vms_coverage_footer(analysis_result):
 def test_vm_section_has_cpu_panel_cards_commands_and_sorted_findings(analysis_result):
     document = render_html(analysis_result)
     limited = document[document.index('id="vm-1"'):document.index('id="vm-2"')]
-    assert "%MLMTD max" in limited and "69.52" in limited and "800 MHz" in limited and "esxtop" in limited
+    assert "%MLMTD max" in limited and "69.6" in limited and "800 MHz" in limited and "esxtop" in limited
     ring = document[document.index('id="vm-0"'):document.index('id="vm-1"')]
     assert "<pre>ethtool -G eth0 rx 4096\nethtool -g eth0</pre>" in ring
     assert "esxdiag shows these commands; it never runs them." in ring
     assert "Disruption:" in ring and "Guest memory cost:" in ring and "Make it persistent:" in ring
     assert "Evidence against" in ring and "&lt; 10" in ring
-    assert ring.count("<svg") == 2  # per-vCPU %RDY line chart and the counter bar chart
+    assert ring.count("<svg") == 3  # per-vCPU %RDY and %MLMTD line charts, the counter bar chart
+    assert "<td>vCPU 1</td>" in ring and "configured CPU limit: <strong>none (unlimited)</strong>" in ring
+    assert "guest-tcp-retransmits" in ring and "guest netstat -s was not collected" in ring
+    assert "guest clock 2 s ahead of the host" in ring
+    assert "<th>Total since vNIC init</th>" in ring and "23.6/s" in ring
     severities = re.findall(r'class="sev sev-(\w+)"', document[document.index("<h3>Findings"):])
     assert severities[0] == "warning"
 
@@ -136,7 +140,7 @@ def test_coverage_and_footer(analysis_result):
         assert text in coverage
     footer = document[document.index("<footer>"):]
     assert "esxdiag 0.1.0" in footer and "/var/tmp/bundles/esx0-2024-05-01" in footer
-    assert "rdy_pct" in footer and "window 180 s" in footer
+    assert "cpu.ready_pct_critical" in footer and "window 180 s" in footer
 
 
 def test_severity_is_labelled_in_text_not_only_colour(analysis_result):

@@ -68,3 +68,22 @@ def test_terminal_escape_sequences_in_names_are_neutralised(analysis_result):
 def test_number_formatting():
     assert [fmt(None), fmt(12345), fmt(2.0), fmt(69.52), fmt(0.125), fmt(True)] == \
         ["n/a", "12,345", "2", "69.52", "0.12", "yes"]
+
+
+def test_counter_phrases_for_single_reading_and_reset():
+    from esxdiag.reports.text import counter_phrases
+
+    metrics = {"ring1_full": {"delta": None, "total": 10370, "seconds": None, "per_s": None, "reset": False},
+               "host_out_of_buffers": {"delta": None, "total": 5, "seconds": 60.0, "per_s": None, "reset": True}}
+    assert counter_phrases(metrics) == ["ring-1-full 10,370 since vNIC init (one reading)",
+                                        "out-of-buffer drops: counter reset in the window"]
+
+
+def test_per_vcpu_table_comes_from_the_chart_series(analysis_result):
+    from esxdiag.reports.text import per_vcpu_table
+
+    metrics, rows = per_vcpu_table(analysis_result.vms[1])
+    assert metrics == ["%RDY", "%MLMTD"]
+    (who, row), = rows
+    assert who == "vCPU 0" and row["%RDY"][0] == 69.6 and row["%MLMTD"][0] == 69.52
+    assert row["%MLMTD"][1] < row["%MLMTD"][0]  # average over the samples, gaps skipped

@@ -1,0 +1,51 @@
+"""The example bundles in examples/ through the real analyzer (esxdiag.engine) into both renderers:
+the reports must carry the engine's verdicts and numbers, parse, and stay free of scripts."""
+
+from __future__ import annotations
+
+import pathlib
+import re
+from html.parser import HTMLParser
+from urllib.parse import unquote
+
+import pytest
+
+from esxdiag.config import DEFAULT_THRESHOLDS
+from esxdiag.engine import analyze
+from esxdiag.reports.html import render_html
+from esxdiag.reports.text import VERDICT_WORDS, render_text
+
+EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
+BUNDLES = sorted(p for p in EXAMPLES.iterdir() if (p / "manifest.json").exists()) if EXAMPLES.is_dir() else []
+
+
+class Tags(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.names = []
+
+    def handle_starttag(self, tag, attrs):
+        self.names.append(tag)
+
+
+@pytest.mark.parametrize("bundle", BUNDLES, ids=lambda p: p.name)
+def test_example_bundle_renders_engine_verdicts(bundle, tmp_path):
+    result = analyze(bundle, dict(DEFAULT_THRESHOLDS))
+    report = tmp_path / "report.html"
+    document = render_html(result, bundle, report)
+    summary = render_text(result)
+    tags = Tags()
+    tags.feed(document)
+    assert "script" not in tags.names and not re.search(r"https?://", document)
+    for vm in result.vms:
+        assert vm.name in summary
+        for vnic in vm.vnics:
+            words = VERDICT_WORDS[vnic.ring_verdict]
+            assert words in document and words.upper() in summary
+    for link in re.findall(r'href="([^"#][^"]*)"', document):
+        target = (tmp_path / unquote(link)).resolve()
+        assert target.is_relative_to(bundle.resolve()) and target.is_file(), link
+
+
+def test_examples_exist():
+    assert len(BUNDLES) >= 3, f"no example bundles under {EXAMPLES}"
