@@ -117,8 +117,8 @@ def no_data_chart(title: str, reason: str = "no data") -> str:
         f'<svg class="chart no-data" role="img" viewBox="0 0 {WIDTH} 60"'
         f' width="{WIDTH}" height="60" font-family="sans-serif" font-size="11">',
         f"<title>{escape(title)}: {escape(reason)}</title>",
-        f'<text x="{LEFT}" y="18" font-size="13" font-weight="bold">{escape(title)}</text>',
-        f'<text x="{LEFT}" y="42" fill="#555">{escape(reason)}</text>',
+        f'<text x="4" y="18" font-size="13" font-weight="bold">{escape(title)}</text>',
+        f'<text x="4" y="42" fill="#555">{escape(reason)}</text>',
         "</svg>",
     ])
 

@@ -30,6 +30,7 @@ def _environment() -> Environment:
     env = Environment(loader=PackageLoader("esxdiag.templates", "."), autoescape=True,
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["fmt"] = text.fmt
+    env.filters["fact"] = lambda v: text.fmt(v) if v is None or isinstance(v, (bool, float)) else str(v)
     env.filters["verdict_words"] = text.verdict_words
     env.filters["severity_class"] = lambda s: s if s in SEVERITY_CLASSES else "unknown"
     env.filters["verdict_class"] = lambda v: VERDICT_CLASSES.get(v, "unknown")
