@@ -25,8 +25,8 @@ from esxdiag.specs import SPECS
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
 ERROR_KINDS = (
-    "timeout", "auth", "host-key", "refused", "unreachable", "not-found", "permission",
-    "nonzero-exit", "disabled", "interrupted", "skipped", "error",
+    "timeout", "auth", "host-key", "tls", "refused", "unreachable", "not-found", "ambiguous", "permission",
+    "nonzero-exit", "disabled", "powered-off", "interrupted", "skipped", "error",
 )
 _SLUG = re.compile(r"[^A-Za-z0-9._-]+")
 
