@@ -7,7 +7,7 @@ Sample 0 captures everything; later samples only the sampled (cumulative) specs.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from esxdiag import specs
 from esxdiag.bundle import BundleWriter, Capture
@@ -18,9 +18,6 @@ from esxdiag.parsers.netstats import normalize_mac
 
 # ip -o link: "2: eth0: <...> mtu 1500 ... \    link/ether 00:50:56:a6:55:f4 brd ..."; "eth0.10@eth0" for VLANs
 _LINK = re.compile(r"^\d+:\s+(?P<name>[^:@\s]+)(?:@\S+)?:.*?link/ether\s+(?P<mac>[0-9a-fA-F:]{17})", re.M)
-# grep -rsIn exits 1 for "no match" and 2 when some listed path is missing (common: the list
-# covers several distros); both still mean the search ran and stdout is the answer.
-GREP_COMPLETED = (0, 1, 2)
 PER_IFACE = ("ethtool_driver", "ethtool_rings", "ethtool_stats")
 
 
@@ -90,8 +87,5 @@ def collect_linux(conn: SshConnection, writer: BundleWriter, target_id: str, mac
     tcp_spec = _tcp_counters(conn, writer, target_id, sample, previous.tcp_spec if previous else None)
     if sample == 0:
         record(writer, target_id, "nproc", {}, conn.run_spec("nproc", {}))
-        result = conn.run_spec("ring_persistence", {})
-        if result.rc in GREP_COMPLETED and result.error_kind == "nonzero-exit":
-            result = replace(result, error_kind=None, error=None)
-        record(writer, target_id, "ring_persistence", {}, result)
+        record(writer, target_id, "ring_persistence", {}, conn.run_spec("ring_persistence", {}))
     return LinuxGuest(ifaces, tcp_spec)

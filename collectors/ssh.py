@@ -235,9 +235,10 @@ class SshConnection:
             if value.startswith("-"):  # the patterns allow it (e.g. iface), but it would read as an option
                 raise ValueError(f"{spec_name}: refusing {key}={value!r} (looks like an option)")
         command = spec.render(**values)
-        return self._exec(command, timeout_s or self.options.command_timeout_s, on_wait)
+        return self._exec(command, timeout_s or self.options.command_timeout_s, on_wait, spec.ok_rc)
 
-    def _exec(self, command: str, timeout_s: float, on_wait: OnWait | None) -> CommandResult:
+    def _exec(self, command: str, timeout_s: float, on_wait: OnWait | None,
+              ok_rc: tuple[int, ...] = (0,)) -> CommandResult:
         started, t0 = utcnow(), time.monotonic()
         transport = self._client.get_transport() if self._client else None
         if transport is None or not transport.is_active():
@@ -273,7 +274,7 @@ class SshConnection:
             rc = chan.recv_exit_status()
         finally:
             chan.close()
-        return _finished(command, bytes(out), bytes(err), rc, started)
+        return _finished(command, bytes(out), bytes(err), rc, started, ok_rc)
 
 
 def _drain(chan: paramiko.Channel, out: bytearray, err: bytearray) -> None:
@@ -283,9 +284,10 @@ def _drain(chan: paramiko.Channel, out: bytearray, err: bytearray) -> None:
         err += chan.recv_stderr(65536)
 
 
-def _finished(command: str, out: bytes, err: bytes, rc: int, started: str) -> CommandResult:
+def _finished(command: str, out: bytes, err: bytes, rc: int, started: str,
+              ok_rc: tuple[int, ...] = (0,)) -> CommandResult:
     ended = utcnow()
-    if rc == 0:
+    if rc in ok_rc:
         return CommandResult(command, out, err, rc, started, ended)
     first = next((line.strip() for line in err.decode("utf-8", "replace").splitlines() if line.strip()), "")
     kind = {127: "not-found", 126: "permission"}.get(rc, "nonzero-exit")

@@ -21,9 +21,6 @@ def analyze(bundle_root: str | Path, thresholds: dict[str, float]) -> AnalysisRe
     readings = Readings(bundle)
     facts = build_facts(bundle, readings)
     vms = tuple(_vm_result(vm, thresholds) for vm in facts)
-    for cap in bundle.captures:  # failed captures nobody asked for still belong in coverage
-        if not cap.ok:
-            readings.read(cap)
     coverage = readings.coverage() + [item for vm in facts for item in _missing(vm)]
     notes = tuple(bundle.manifest.get("notes") or ())
     if not facts:

@@ -98,10 +98,17 @@ def _windows(joiner, target: str, mac: str | None, out: dict[str, Any], missing:
         mine = props.record.adapters.get(name, {})
 
         def value(keyword):
+            """RegistryValue (stable across languages); DisplayValue when the capture lost it
+            (ConvertTo-Csv prints the array as "System.String[]")."""
             prop = mine.get(keyword)
-            raw = prop.registry_value if prop else None
+            if prop is None:
+                return None
+            raw = prop.registry_value
             raw = raw[0] if isinstance(raw, tuple) and raw else raw
-            return int(raw) if isinstance(raw, str) and raw.strip().lstrip("-").isdigit() else None
+            for candidate in (raw, prop.display_value):
+                if isinstance(candidate, str) and candidate.strip().isdigit():
+                    return int(candidate)
+            return {"enabled": 1, "disabled": 0}.get(str(prop.display_value).strip().lower())
 
         ring1, ring2 = value("MaxRxRing1Length"), value("MaxRxRing2Length")
         out["ring1_size"] = ring1 if ring1 is not None else (512 if "MaxRxRing1Length" not in mine else None)

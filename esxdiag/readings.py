@@ -81,4 +81,11 @@ class Readings:
         return readings[0], readings[-1]
 
     def coverage(self) -> list[CoverageItem]:
-        return [self.problems[i] for i in sorted(self.problems)]
+        """Every capture in the manifest: collected, or why it could not be used."""
+        items = []
+        for index, cap in enumerate(self.bundle.captures):
+            if index not in self.problems and not cap.ok:
+                self.read(cap)
+            items.append(self.problems.get(index) or CoverageItem(describe(cap), cap.spec, cap.target,
+                                                                  "collected", None, cap.file))
+        return items

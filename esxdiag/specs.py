@@ -18,12 +18,12 @@ WINDOWS = "windows"
 VCENTER = "vcenter"
 
 PARAM_PATTERNS = {
-    "portset": re.compile(r"[A-Za-z0-9_.:-]{1,64}"),  # vSwitch0, DvsPortset-0
+    "portset": re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:-]{0,63}"),  # vSwitch0, DvsPortset-0; never "-..."
     "port": re.compile(r"[0-9]{1,10}"),
     "queue": re.compile(r"[0-9]{1,3}"),
     "world": re.compile(r"[0-9]{1,12}"),
     "vmnic": re.compile(r"vmnic[0-9]{1,4}|vusb[0-9]{1,3}"),
-    "iface": re.compile(r"[A-Za-z0-9_.:@-]{1,15}"),  # Linux IFNAMSIZ-1
+    "iface": re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.@-]{0,14}"),  # Linux IFNAMSIZ-1; never "-..."
     "delay": re.compile(r"[0-9]{1,3}"),
     "iterations": re.compile(r"[0-9]{1,5}"),
 }
@@ -40,6 +40,7 @@ class Spec:
     params: tuple[str, ...] = ()
     sampled: bool = False  # cumulative counters: captured at the start and end of the window
     about: str = ""
+    ok_rc: tuple[int, ...] = (0,)  # exit statuses that still mean "ran and answered"
 
     def render(self, **params: str) -> str:
         """The exact command line for these params; raises ValueError on a bad or missing param."""
@@ -104,14 +105,15 @@ SPECS: dict[str, Spec] = {
              ("grep", "-rsIn", "-e", "ethtool", "-e", "ring-rx", "/etc/NetworkManager/system-connections",
               "/etc/udev/rules.d", "/etc/systemd/system", "/etc/rc.local", "/etc/network/interfaces",
               "/etc/network/interfaces.d", "/etc/sysconfig/network-scripts", "/etc/netplan"),
-             about="where (if anywhere) ring sizes are made persistent"),
+             about="where (if anywhere) ring sizes are made persistent",
+             ok_rc=(0, 1, 2)),  # grep: 1 = no match, 2 = a listed path does not exist on this distro
         # --- Windows guest (OpenSSH to PowerShell); fixed scripts, no params ---
         Spec("win_netadapter", WINDOWS, "win-netadapter",
              (f"{_PS} \"Get-NetAdapter | Select-Object Name,InterfaceDescription,MacAddress,Status,"
               "LinkSpeed,MtuSize,DriverVersion | ConvertTo-Csv -NoTypeInformation\"",)),
         Spec("win_advprops", WINDOWS, "win-advprops",
              (f"{_PS} \"Get-NetAdapterAdvancedProperty -Name * -AllProperties | Select-Object Name,"
-              "DisplayName,DisplayValue,RegistryKeyword,RegistryValue | ConvertTo-Csv -NoTypeInformation\"",)),
+              "DisplayName,DisplayValue,RegistryKeyword,RegistryValue | ConvertTo-Json -Depth 3\"",)),
         Spec("win_rss", WINDOWS, "win-rss",
              (f"{_PS} \"Get-NetAdapterRss | Format-List *\"",)),
         Spec("win_stats", WINDOWS, "win-stats",

@@ -44,7 +44,7 @@ def linux_raise_ring(iface: str | None, mac: str | None, ring: int, current: int
     return Remediation(
         os="linux",
         title=f"Raise RX ring {ring} to {target} on {iface or 'the interface'}",
-        commands=(f"ethtool -g {dev}", f"ethtool -G {dev} {option} {target}", f"ethtool -g {dev}"),
+        commands=(f"ethtool -G {dev} {option} {target}", f"ethtool -g {dev}   # verify: Current hardware settings"),
         persistence=(
             f"NetworkManager: nmcli connection modify \"$(nmcli -g GENERAL.CONNECTION device show {dev})\" "
             f"{nm_key} {target}",
@@ -66,9 +66,9 @@ def windows_raise_ring(adapter: str | None, ring: int, current: int | None, targ
                        queues: int | None, kb_per_entry: float) -> Remediation:
     name = ps_quote(adapter or "<adapter>")
     if ring == 1:
-        cmds = (f"Get-NetAdapterAdvancedProperty -Name {name} | Format-List DisplayName,DisplayValue,RegistryKeyword,RegistryValue",
-                f"Set-NetAdapterAdvancedProperty -Name {name} -RegistryKeyword MaxRxRing1Length -RegistryValue {target}",
-                f"Set-NetAdapterAdvancedProperty -Name {name} -RegistryKeyword NumRxBuffersSmall -RegistryValue 8192")
+        cmds = (f"Set-NetAdapterAdvancedProperty -Name {name} -RegistryKeyword MaxRxRing1Length -RegistryValue {target}",
+                f"Set-NetAdapterAdvancedProperty -Name {name} -RegistryKeyword NumRxBuffersSmall -RegistryValue 8192",
+                f"Get-NetAdapterAdvancedProperty -Name {name} | Format-List DisplayName,DisplayValue,RegistryKeyword   # verify")
         title = f"Raise Rx Ring #1 Size to {target} and Small Rx Buffers to 8192 on {adapter or 'the adapter'}"
     else:
         cmds = (f"Set-NetAdapterAdvancedProperty -Name {name} -RegistryKeyword MaxRxRing2Length -RegistryValue {target}",
@@ -90,9 +90,8 @@ def windows_enable_rss(adapter: str | None, vcpus: int | None) -> Remediation:
         os="windows",
         title=f"Enable Receive Side Scaling on {adapter or 'the adapter'} so receive work spreads over "
               f"{vcpus or 'all'} vCPUs",
-        commands=(f"Get-NetAdapterRss -Name {name}",
-                  f"Set-NetAdapterAdvancedProperty -Name {name} -RegistryKeyword '*RSS' -RegistryValue 1",
-                  f"Enable-NetAdapterRss -Name {name}",
+        commands=(f"Enable-NetAdapterRss -Name {name}",
+                  f"Get-NetAdapterRss -Name {name}   # verify: Enabled True, NumberOfReceiveQueues > 1",
                   "netsh int tcp show global   # Receive-Side Scaling State must be enabled"),
         persistence=("Stored in the registry; survives reboots.",
                      "Windows Server 2008 R2: Device Manager > adapter > Advanced > Receive Side Scaling = Enabled, "
@@ -134,7 +133,7 @@ def linux_more_queues(iface: str | None, vcpus: int | None) -> Remediation:
     dev = shlex.quote(iface) if iface else "<iface>"
     return Remediation(
         os="linux", title="Rings are at the maximum: spread receive work instead",
-        commands=(f"ethtool -l {dev}", f"ethtool -L {dev} combined {vcpus or '<vCPUs>'}"),
+        commands=(f"ethtool -L {dev} combined {vcpus or '<vCPUs>'}", f"ethtool -l {dev}   # verify"),
         notes=("Add vCPUs if all are busy; check %RDY/%CSTP; vmxnet3 gets one rx queue per vCPU (up to 8/32).",),
         disruption=DISRUPTION_LINUX,
     )

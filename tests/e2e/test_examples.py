@@ -21,7 +21,7 @@ EXPECTED = {
     "iperf-cpu-limited": {"iperf-cpu-limited": "cpu-limit-first"},
     "iperf-test1-ring4096": {"iperf-test1-ring4096": "raise-ring2"},
     "healthy-vm": {"app-healthy01": "not-needed"},
-    "windows-single-queue": {"win2008r2-file01": "enable-rss"},
+    "windows-single-queue": {"win2012r2-file01": "enable-rss"},
     "e1000-adapter": {"legacy-e1000": "insufficient-evidence"},
 }
 

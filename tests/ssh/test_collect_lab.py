@@ -102,7 +102,7 @@ def test_linux_falls_back_to_nstat_when_netstat_is_missing(lab, open_conn, write
 
 
 def test_windows_guest_collection(lab, open_conn, writer):
-    conn = open_conn(lab.address_of("win2008r2-file01"), "windows")
+    conn = open_conn(lab.address_of("win2012r2-file01"), "windows")
     first = collect_windows(conn, writer, "win", 0)
     time.sleep(1.1)
     second = collect_windows(conn, writer, "win", 1)

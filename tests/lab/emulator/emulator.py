@@ -31,7 +31,7 @@ WINDOWS_SCRIPTS = {
     _PS + '"Get-NetAdapter | Select-Object Name,InterfaceDescription,MacAddress,Status,LinkSpeed,MtuSize,'
     'DriverVersion | ConvertTo-Csv -NoTypeInformation"': lambda lab, vm: windows_out.netadapter(vm),
     _PS + '"Get-NetAdapterAdvancedProperty -Name * -AllProperties | Select-Object Name,DisplayName,'
-    'DisplayValue,RegistryKeyword,RegistryValue | ConvertTo-Csv -NoTypeInformation"':
+    'DisplayValue,RegistryKeyword,RegistryValue | ConvertTo-Json -Depth 3"':
         lambda lab, vm: windows_out.advprops(vm),
     _PS + '"Get-NetAdapterRss | Format-List *"': lambda lab, vm: windows_out.rss(vm),
     _PS + '"Get-NetAdapterStatistics | Format-List *"': windows_out.adapter_stats,

@@ -1,7 +1,7 @@
 """What an emulated Windows guest prints through OpenSSH -> PowerShell (formats.md section 5).
 
-CSV from ConvertTo-Csv -NoTypeInformation (every field quoted; an array property such as
-RegistryValue prints as "System.String[]"), Format-List with names padded to the longest,
+CSV from ConvertTo-Csv -NoTypeInformation (every field quoted), ConvertTo-Json for advanced
+properties (RegistryValue is an array; in CSV it would print as "System.String[]"), Format-List with names padded to the longest,
 a blank line before and two after; CRLF line ends.
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 
 from model import Lab, counter
 
@@ -54,8 +55,12 @@ def advprops(vm: dict) -> Out:
                  ("Enable adaptive rx ring sizing", "Enabled", "EnableAdaptiveRing"),
                  ("Jumbo Packet", "Standard 1500", "*JumboPacket"),
                  ("Interrupt Moderation", "Enabled", "*InterruptModeration")]
-        rows += [[n["iface"], display, value, keyword, "System.String[]"] for display, value, keyword in props]
-    return _csv(["Name", "DisplayName", "DisplayValue", "RegistryKeyword", "RegistryValue"], rows), "", 0
+        registry = {"*RSS": "1" if n.get("rss") else "0", "*NumRssQueues": "4", "EnableAdaptiveRing": "1",
+                    "*JumboPacket": "1514", "*InterruptModeration": "1"}
+        rows += [{"Name": n["iface"], "DisplayName": display, "DisplayValue": value, "RegistryKeyword": keyword,
+                  "RegistryValue": [registry.get(keyword, value)]} for display, value, keyword in props]
+    # Windows PowerShell 5.1 ConvertTo-Json: 4-space indent, two spaces after the colon, CRLF
+    return json.dumps(rows, indent=4, separators=(",", ":  ")).replace("\n", "\r\n") + "\r\n", "", 0
 
 
 def rss(vm: dict) -> Out:
