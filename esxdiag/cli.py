@@ -46,11 +46,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def add_report_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--format", choices=("html", "json", "text"), default="html")
+def add_report_options(p: argparse.ArgumentParser, config: bool = True) -> None:
+    p.add_argument("--format", choices=("html", "json", "text", "rings"), default="html",
+                   help="rings: only the per-vNIC ring verdicts with their numbers and commands")
     p.add_argument("-o", "--output", help="output file (html default: ./report.html; json/text default: stdout)")
     p.add_argument("--fail-on", choices=SEVERITIES, help="exit 1 when a finding of this severity or worse exists")
-    p.add_argument("--config", help="INI file with a [thresholds] section")
+    if config:  # the live commands define --config themselves (it also holds [vcenter])
+        p.add_argument("--config", help="INI file with a [thresholds] section")
     p.add_argument("--set", action="append", default=[], metavar="RULE.KEY=VALUE", help="override a threshold")
 
 
@@ -98,7 +100,12 @@ def emit_report(result, args: argparse.Namespace, bundle_root: Path | None) -> i
         print(render_text(result), end="")
         print(f"report: {out.resolve()}")
     else:
-        text = render_json(result) if args.format == "json" else render_text(result)
+        if args.format == "rings":
+            from esxdiag.reports.rings import render_rings
+
+            text = render_rings(result)
+        else:
+            text = render_json(result) if args.format == "json" else render_text(result)
         if args.output:
             Path(args.output).write_text(text, encoding="utf-8")
             print(f"report: {Path(args.output).resolve()}", file=sys.stderr)

@@ -1,0 +1,299 @@
+"""Live collection of one VM: vCenter inventory, then its ESXi host and guest over SSH, sampled
+at both ends of a window that esxtop covers, then vCenter performance for the same window.
+
+Everything lands in a bundle as it is collected (the manifest is rewritten after every
+capture), so a failure or Ctrl-C leaves a valid partial bundle that says what is missing."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, TextIO
+
+from esxdiag.bundle import ERROR_KINDS, BundleWriter, Target, slug, utcnow
+from esxdiag.errors import CollectionError
+from esxdiag.specs import ESXI, LINUX, VCENTER, WINDOWS
+
+
+@dataclass(frozen=True)
+class LiveOptions:
+    vm: str
+    output: Path
+    window_s: float = 60.0
+    esxtop_delay_s: int = 5
+    vcenter: str | None = None
+    username: str | None = None
+    insecure: bool | None = None
+    thumbprint: str | None = None
+    config: Path | None = None
+    host_ssh: str | None = None  # USER@HOST[:PORT]; HOST may be empty: the VM's host name
+    guest_ssh: str | None = None  # USER@HOST[:PORT]; HOST may be empty: the IP VMware Tools reports
+    guest_os: str | None = None  # linux / windows; default from the VM's guest family
+    ssh_key: Path | None = None
+    known_hosts: Path | None = None
+    accept_new_host_keys: bool = False
+    no_host_ssh: bool = False
+    no_guest: bool = False
+    env: dict[str, str] = field(default_factory=lambda: dict(os.environ), repr=False)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    bundle: Path
+    fatal: str | None  # why the VM could not be covered (vCenter unreachable, VM not found, off)
+    interrupted: bool = False
+
+
+class Progress:
+    """What is being collected and how long the window has left, on stderr."""
+
+    def __init__(self, stream: TextIO = sys.stderr):
+        self.stream = stream
+        self.tty = stream.isatty()
+        self._last = 0.0
+
+    def step(self, text: str) -> None:
+        if self.tty:
+            self.stream.write("\r\033[K")
+        print(f"esxdiag: {text}", file=self.stream, flush=True)
+
+    def wait(self, what: str, elapsed: float, total: float) -> None:
+        left = max(0.0, total - elapsed)
+        if self.tty:
+            self.stream.write(f"\r\033[Kesxdiag: {what}: {left:.0f} s left")
+            self.stream.flush()
+        elif elapsed - self._last >= 10 or elapsed < self._last:
+            self._last = elapsed
+            print(f"esxdiag: {what}: {left:.0f} s left", file=self.stream, flush=True)
+
+
+def error_kind(exc: CollectionError) -> str:
+    return exc.kind if exc.kind in ERROR_KINDS else "error"
+
+
+def parse_ssh(text: str | None, default_user: str, default_host: str | None):
+    """USER@HOST[:PORT] with HOST (and USER@) optional; None when no host can be known."""
+    from esxdiag.collectors.ssh import SshTarget
+
+    text = text or ""
+    user, sep, rest = text.rpartition("@") if "@" in text else (default_user, "@", text)
+    if rest.startswith(":") or rest == "":
+        if not default_host:
+            return None
+        rest = (f"[{default_host}]" if ":" in default_host else default_host) + rest
+    return SshTarget.parse(f"{user or default_user}@{rest}")
+
+
+class LiveRun:
+    def __init__(self, opts: LiveOptions, writer: BundleWriter, progress: Progress):
+        self.opts, self.writer, self.progress = opts, writer, progress
+        self.fatal: str | None = None
+        self.session = self.vm_ref = self.inventory = None
+        self.host = self.guest = None  # (connection, target id)
+        self.guest_kind: str | None = None
+        self.ports: list = []
+        self.linux_state = None
+
+    # --- vCenter --------------------------------------------------------------------------
+    def vcenter(self) -> None:
+        from esxdiag.collectors.credentials import resolve_credentials
+        from esxdiag.collectors.vsphere import collect_inventory, connect, find_vm
+
+        o = self.opts
+        self.writer.add_target(Target("vcenter", VCENTER, o.vcenter))
+        started = utcnow()
+        try:
+            creds = resolve_credentials(o.vcenter, o.username, insecure=o.insecure, thumbprint=o.thumbprint,
+                                        env=o.env, config_path=o.config)
+            self.writer.manifest["targets"][-1]["address"] = creds.host
+            self.progress.step(f"vCenter {creds.host}: finding VM {o.vm!r}")
+            self.session = connect(creds)
+            self.vm_ref = find_vm(self.session, o.vm)
+            self.inventory = collect_inventory(self.session, self.vm_ref)
+        except CollectionError as exc:
+            self.fatal = exc.one_line()
+            self.writer.record("vsphere_vm", "vcenter", None, params={"vm": o.vm}, started=started,
+                               ended=utcnow(), error_kind=error_kind(exc), error=exc.one_line())
+            return
+        import json
+
+        self.writer.record("vsphere_vm", "vcenter", json.dumps(self.inventory, indent=1) + "\n",
+                           params={"vm": o.vm}, command="PropertyCollector.RetrievePropertiesEx",
+                           started=started, ended=utcnow())
+        state = self.inventory.get("power_state")
+        if state != "poweredOn":
+            self.fatal = (f"VM {self.inventory['name']!r} is {state}: no host port, guest or counters to "
+                          "collect; power it on and run again")
+            self.writer.note(self.fatal)
+
+    def perf(self, start: datetime, end: datetime) -> None:
+        if self.session is None or self.vm_ref is None or self.inventory is None or self.fatal:
+            return
+        import json
+
+        from esxdiag.collectors.vsphere import collect_perf
+
+        self.progress.step("vCenter: performance counters for the window")
+        started = utcnow()
+        try:
+            data = collect_perf(self.session, self.vm_ref, self.inventory, start, end)
+        except CollectionError as exc:
+            self.writer.record("vsphere_perf", "vcenter", None, params={"vm": self.opts.vm}, started=started,
+                               ended=utcnow(), error_kind=error_kind(exc), error=exc.one_line())
+            return
+        self.writer.record("vsphere_perf", "vcenter", json.dumps(data, indent=1) + "\n", params={"vm": self.opts.vm},
+                           command="PerformanceManager.QueryPerf", started=started, ended=utcnow())
+
+    # --- SSH ------------------------------------------------------------------------------
+    def ssh_options(self, password_env: str):
+        from esxdiag.collectors.ssh import SshOptions
+
+        o = self.opts
+        return SshOptions(key_file=o.ssh_key, known_hosts=o.known_hosts, accept_new_host_keys=o.accept_new_host_keys,
+                          password=o.env.get(password_env) or None,
+                          own_known_hosts=Path(o.env["ESXDIAG_KNOWN_HOSTS"]) if o.env.get("ESXDIAG_KNOWN_HOSTS") else None)
+
+    def open(self, kind: str, target_text: str | None, default_user: str, default_host: str | None,
+             target_id: str, first_spec: str, password_env: str, vm: str | None = None):
+        from esxdiag.collectors.ssh import SshConnection
+
+        target = parse_ssh(target_text, default_user, default_host)
+        self.writer.add_target(Target(target_id, kind, str(target) if target else None, vm))
+        if target is None:
+            self.writer.record(first_spec, target_id, None, error_kind="skipped",
+                               error=f"no address for the {kind} target: pass --{'host' if kind == ESXI else 'guest'}-ssh")
+            return None
+        self.progress.step(f"{kind} {target}: connecting")
+        try:
+            return SshConnection(target, kind, self.ssh_options(password_env)).connect()
+        except CollectionError as exc:
+            self.progress.step(f"{kind} {target}: {exc.one_line()}")
+            now = utcnow()
+            self.writer.record(first_spec, target_id, None, started=now, ended=now, error_kind=error_kind(exc),
+                               error=exc.one_line())
+            return None
+
+    def open_host(self) -> None:
+        o, inv = self.opts, self.inventory or {}
+        if o.no_host_ssh:
+            self.writer.note("host SSH skipped (--no-host-ssh): no vsish ring counters or esxtop")
+            return
+        host_name = inv.get("host")
+        target_id = f"esxi-{slug(host_name or (o.host_ssh or 'host'))}"
+        conn = self.open(ESXI, o.host_ssh, "root", host_name, target_id, "net_stats_list", "ESXDIAG_HOST_PASSWORD")
+        if conn is not None:
+            self.host = (conn, target_id)
+
+    def open_guest(self) -> None:
+        o, inv = self.opts, self.inventory or {}
+        if o.no_guest:
+            self.writer.note("guest collection skipped (--no-guest)")
+            return
+        family = ((inv.get("guest") or {}).get("family") or "").lower()
+        kind = o.guest_os or (WINDOWS if "windows" in family else LINUX)
+        self.guest_kind = kind
+        guest = inv.get("guest") or {}
+        address = guest.get("ip_address") or next(iter(guest.get("ip_addresses") or []), None)
+        user = o.env.get("ESXDIAG_GUEST_USER") or ("Administrator" if kind == WINDOWS else "root")
+        first = "win_netadapter" if kind == WINDOWS else "ip_link"
+        conn = self.open(kind, o.guest_ssh, user, address, f"guest-{slug(o.vm)}", first,
+                         "ESXDIAG_GUEST_PASSWORD", vm=inv.get("name") or o.vm)
+        if conn is not None:
+            self.guest = (conn, f"guest-{slug(o.vm)}")
+
+    def vnic_macs(self) -> list[str]:
+        return [n["mac"] for n in (self.inventory or {}).get("vnics", []) if n.get("mac")]
+
+    # --- the window -----------------------------------------------------------------------
+    def sample(self, n: int) -> None:
+        from esxdiag.collectors import esxi
+        from esxdiag.collectors.guest_linux import collect_linux
+        from esxdiag.collectors.guest_windows import collect_windows
+
+        label = "window start" if n == 0 else "window end"
+        if self.host:
+            conn, tid = self.host
+            self.progress.step(f"host: vsish ring counters ({label})")
+            esxi.sample_ports(conn, self.writer, tid, self.ports, n)
+        if self.guest:
+            conn, tid = self.guest
+            self.progress.step(f"guest: {'PowerShell adapter' if self.guest_kind == WINDOWS else 'ethtool/netstat'} "
+                               f"counters ({label})")
+            if self.guest_kind == WINDOWS:
+                collect_windows(conn, self.writer, tid, n)
+            else:
+                self.linux_state = collect_linux(conn, self.writer, tid, self.vnic_macs(), n, self.linux_state)
+
+    def window(self) -> None:
+        from esxdiag.collectors import esxi
+
+        o = self.opts
+        if self.host:
+            conn, tid = self.host
+            self.progress.step(f"host: esxtop batch for {o.window_s:g} s (every {o.esxtop_delay_s} s)")
+            cap = esxi.run_esxtop(conn, self.writer, tid, o.window_s, o.esxtop_delay_s,
+                                  on_wait=lambda done, total: self.progress.wait("esxtop window", done, total))
+            if cap.ok:
+                return
+        deadline = time.monotonic() + o.window_s  # no esxtop: still wait, so the two samples differ
+        while (left := deadline - time.monotonic()) > 0:
+            self.progress.wait("window", o.window_s - left, o.window_s)
+            time.sleep(min(1.0, left))
+
+    def run(self) -> None:
+        from esxdiag.collectors import esxi
+
+        self.vcenter()
+        explicit = self.opts.host_ssh or self.opts.guest_ssh
+        if self.fatal and (self.inventory is not None or not explicit):
+            return  # powered off, or nothing known to connect to
+        self.open_host()
+        if self.host:
+            conn, tid = self.host
+            self.progress.step("host: vmware -vl, net-stats -l, rx queues")
+            esxi.host_facts(conn, self.writer, tid)
+            self.ports = esxi.discover_ports(conn, self.writer, tid, self.vnic_macs())
+            if not self.ports:
+                self.writer.note(f"{tid}: no port with the VM's MACs {', '.join(self.vnic_macs()) or '(unknown)'}: "
+                                 "is the VM on this host?")
+        self.open_guest()
+        start = datetime.now(timezone.utc)
+        self.sample(0)
+        self.window()
+        self.sample(1)
+        self.perf(start, datetime.now(timezone.utc))
+
+    def close(self) -> None:
+        for pair in (self.host, self.guest):
+            if pair:
+                pair[0].close()
+        if self.session is not None:
+            self.session.close()
+
+
+def collect(opts: LiveOptions, progress: Progress | None = None) -> Outcome:
+    progress = progress or Progress()
+    writer = BundleWriter(opts.output, opts.window_s, [opts.vm])
+    run = LiveRun(opts, writer, progress)
+    try:
+        run.run()
+    except KeyboardInterrupt:
+        writer.note("interrupted (Ctrl-C): this bundle holds what was collected until then")
+        progress.step(f"interrupted: partial bundle in {writer.root}")
+        return Outcome(writer.root, run.fatal, interrupted=True)
+    finally:
+        run.close()
+    if run.fatal:
+        writer.note(run.fatal)
+    progress.step(f"bundle written: {writer.root}")
+    return Outcome(writer.root, run.fatal)
+
+
+def describe(inventory: dict[str, Any] | None) -> str:
+    if not inventory:
+        return "unknown VM"
+    return f"{inventory['name']} ({inventory.get('moid')}) on {inventory.get('host')}"
