@@ -25,7 +25,8 @@ def memory_cost(current: int | None, target: int, queues: int | None, kb_per_ent
     q = queues or 1
     mb = (target - current) * q * kb_per_entry / 1024
     return (f"about {mb:.1f} MB more guest memory ({target - current} entries x {q} rx "
-            f"queue{'s' if q != 1 else ''} x ~{kb_per_entry:g} KB; the seed measured ~18 MB for 2 queues, 256 -> 4096)")
+            f"queue{'s' if q != 1 else ''} x ~{kb_per_entry:g} KB per buffer; the seed measured ~18 MB for ring 1, "
+            "2 queues, 256 -> 4096)")
 
 
 def linux_raise_ring(iface: str | None, mac: str | None, ring: int, current: int | None, target: int,

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-SEED_RX = EXAMPLES / "iperf-test1-ring-exhaustion" / "esxi-esx0" / "vsish_rxsummary@port=33554464,portset=vSwitch0.s1.txt"
+SEED = EXAMPLES / "seed-by-hand" / "iperf-test1"
+SEED_RX = SEED / "esxi-esx0" / "vsish_rxsummary@port=33554464,portset=vSwitch0.s1.txt"
 
 
 def run_cli(*args, cwd=None):
@@ -45,7 +46,7 @@ def test_parse_wrong_kind_names_the_file(tmp_path):
 
 
 def test_parse_truncated_esxtop_keeps_complete_rows(tmp_path):
-    src = next((EXAMPLES / "iperf-cpu-limited" / "esxi-esx0").glob("esxtop_batch*"))
+    src = next((SEED / "esxi-esx0").glob("esxtop_batch*"))
     text = src.read_bytes()
     path = tmp_path / "esxtop.csv"
     path.write_bytes(text[: len(text) - 40])
@@ -84,7 +85,7 @@ def test_analyze_refuses_paths_outside_the_bundle(tmp_path):
 
 def test_damaged_bundle_still_reports_what_it_can(tmp_path):
     bundle = tmp_path / "b"
-    shutil.copytree(EXAMPLES / "iperf-test1-ring-exhaustion", bundle)
+    shutil.copytree(SEED, bundle)
     (bundle / "esxi-esx0" / "vsish_rxsummary@port=33554464,portset=vSwitch0.s0.txt").write_bytes(b"\x00garbage")
     (bundle / "guest-iperf-test1" / "netstat_s.s1.txt").unlink()
     proc = run_cli("analyze", bundle, "--format", "json")

@@ -17,7 +17,9 @@ from esxdiag.reports.json_report import render_json
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 EXPECTED = {
-    "iperf-test1-ring-exhaustion": {"iperf-test1": "raise-ring1", "iperf-test2": "not-needed"},
+    "seed-by-hand/iperf-test1": {"iperf-test1": "raise-ring1", "iperf-test2": "not-needed"},
+    "iperf-test1-ring-exhaustion": {"iperf-test1": "raise-ring1"},
+    "iperf-test2-sender": {"iperf-test2": "not-needed"},
     "iperf-cpu-limited": {"iperf-cpu-limited": "cpu-limit-first"},
     "iperf-test1-ring4096": {"iperf-test1-ring4096": "raise-ring2"},
     "healthy-vm": {"app-healthy01": "not-needed"},
@@ -47,8 +49,18 @@ def test_example_json_is_golden(example):
     assert comparable(got) == json.loads(golden.read_text(encoding="utf-8"))
 
 
+def test_every_example_is_covered():
+    bundles = {str(p.parent.relative_to(EXAMPLES)) for p in EXAMPLES.rglob("manifest.json")}
+    assert bundles == set(EXPECTED)
+
+
+def test_sender_retransmits_are_flagged():
+    vm = analyze(EXAMPLES / "iperf-test2-sender", load_thresholds()).vms[0]
+    assert "guest-retransmits" in {f.rule for f in vm.findings}
+
+
 def test_seed_numbers_survive_to_the_report():
-    doc = json.loads(render_json(analyze(EXAMPLES / "iperf-test1-ring-exhaustion", load_thresholds())))
+    doc = json.loads(render_json(analyze(EXAMPLES / "seed-by-hand/iperf-test1", load_thresholds())))
     nic = doc["vms"][0]["vnics"][0]
     assert nic["port"] == 33554464 and nic["mac"] == "00:50:56:a6:55:f4"
     assert nic["metrics"]["ring1_full"]["total"] == 7086

@@ -16,7 +16,7 @@ from esxdiag.reports.html import render_html
 from esxdiag.reports.text import VERDICT_WORDS, render_text
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
-BUNDLES = sorted(p for p in EXAMPLES.iterdir() if (p / "manifest.json").exists()) if EXAMPLES.is_dir() else []
+BUNDLES = sorted(p.parent for p in EXAMPLES.rglob("manifest.json"))
 
 
 class Tags(HTMLParser):

@@ -1,0 +1,91 @@
+"""Regenerate examples/ from real collection: start the vcsim and SSH labs, run
+`esxdiag collect` for every seed case (in parallel, one window each), then store the report
+each bundle produces. Needs root (the SSH lab) and vcsim/govc (scripts/test installs them).
+
+    python tests/lab/make_examples.py [--window 60] [--only NAME ...]
+"""
+
+import argparse
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+EXAMPLES = REPO / "examples"
+CASES = {  # example directory -> scenario VM
+    "iperf-test1-ring-exhaustion": "iperf-test1",
+    "iperf-test2-sender": "iperf-test2",
+    "iperf-cpu-limited": "iperf-cpu-limited",
+    "iperf-test1-ring4096": "iperf-test1-ring4096",
+    "healthy-vm": "app-healthy01",
+    "windows-single-queue": "win2012r2-file01",
+    "e1000-adapter": "legacy-e1000",
+}
+
+
+def load(name: str):
+    spec = importlib.util.spec_from_file_location(name, HERE / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def esxdiag(*args: str, env: dict, timeout: float) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "esxdiag", *args], env=env, capture_output=True, text=True,
+                          timeout=timeout, cwd=REPO)
+
+
+def collect_one(directory: str, vm: str, env: dict, ssh, window: float) -> str:
+    out = EXAMPLES / directory
+    shutil.rmtree(out, ignore_errors=True)
+    proc = esxdiag("collect", "--vm", vm, "-o", str(out), "--window", str(window), "--esxtop-delay", "5",
+                   "--host-ssh", f"{ssh.user}@{ssh.host_address}:{ssh.port}", "--guest-ssh", f"{ssh.user}@:{ssh.port}",
+                   "--ssh-key", str(ssh.key_file), "--known-hosts", str(ssh.known_hosts),
+                   env=env, timeout=window + 120)
+    if proc.returncode != 0:
+        raise RuntimeError(f"collect {vm} failed ({proc.returncode}): {proc.stderr.strip()}")
+    for fmt, name in (("json", "report.json"), ("html", "report.html")):
+        proc = esxdiag("analyze", str(out), "--format", fmt, "-o", str(out / name), env=env, timeout=120)
+        if proc.returncode != 0:
+            raise RuntimeError(f"analyze {directory} failed: {proc.stderr.strip()}")
+    doc = json.loads((out / "report.json").read_text())
+    doc["bundle"].pop("path")  # machine-specific; the golden test compares without it
+    (out / "report.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    return f"{directory}: {', '.join(n['ring_verdict'] for v in doc['vms'] for n in v['vnics'])}"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--window", type=float, default=60.0)
+    parser.add_argument("--only", nargs="*", choices=sorted(CASES))
+    args = parser.parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="esxdiag-examples-"))
+    vcsim = load("vcsim_lab").start_lab(work / "vcsim")
+    ssh = None
+    try:
+        ssh = load("ssh_lab").start_ssh_lab(work / "ssh")
+        env = {**os.environ, "ESXDIAG_VCENTER": vcsim.url, "ESXDIAG_USERNAME": vcsim.username,
+               "ESXDIAG_PASSWORD": vcsim.password, "ESXDIAG_THUMBPRINT": vcsim.thumbprint,
+               "HOME": str(work), "XDG_CONFIG_HOME": str(work / "config")}
+        chosen = {d: vm for d, vm in CASES.items() if not args.only or d in args.only}
+        with ThreadPoolExecutor(max_workers=len(chosen)) as pool:
+            for line in pool.map(lambda item: collect_one(*item, env, ssh, args.window), chosen.items()):
+                print(line)
+    finally:
+        if ssh is not None:
+            ssh.stop()
+        vcsim.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
