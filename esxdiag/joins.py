@@ -115,6 +115,8 @@ class Joiner:
             perf = self.r.first("vsphere_perf")
             if perf and perf.record.vm in (name, None):
                 cpu = cpu_from_perf(perf, vcpus)
+                if cpu is not None and perf.record.note:
+                    notes.append(f"vCenter performance: {perf.record.note}")
         if cpu is None:
             missing.append("CPU figures in the window (esxtop batch or vCenter performance): "
                            "CPU contention and limits cannot be ruled out")
