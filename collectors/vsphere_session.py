@@ -68,8 +68,9 @@ class VsphereSession:
 def connect(creds: Credentials, timeout_s: float = 30) -> VsphereSession:
     """Log in; raises CollectionError(kind=unreachable|tls|auth|timeout) naming the host."""
     where = f"{creds.host}:{creds.port}"
-    context = _tls_context(creds)
+    context = _tls_context(creds, timeout_s)
     try:
+        _probe(creds, timeout_s)
         si = pyvim_connect.SmartConnect(
             protocol="https", host=creds.host, port=creds.port, path=_path(creds),
             user=creds.username, pwd=creds.password, sslContext=context,
@@ -95,6 +96,9 @@ def connect(creds: Credentials, timeout_s: float = 30) -> VsphereSession:
     except vmodl.MethodFault as exc:
         raise CollectionError(f"{where}: login refused: {type(exc).__name__}: {exc.msg}",
                               kind="auth") from None
+    except Exception as exc:  # pyVim raises a bare Exception when no vSphere API answers
+        raise CollectionError(f"{where}: not a vSphere API endpoint ({_reason(exc)})",
+                              kind="unreachable") from None
     return VsphereSession(si, creds).attach()
 
 
@@ -125,37 +129,46 @@ def props_of(content: Any) -> dict[str, Any]:
     return {prop.name: prop.val for prop in content.propSet}
 
 
-class _PinnedContext(ssl.SSLContext):
-    """Accepts exactly the certificate whose SHA-1/SHA-256 digest is pinned, CA-signed or not.
+class _SessionContext(ssl.SSLContext):
+    """Puts the session timeout on every socket pyvmomi opens and, when pinned, accepts exactly
+    the certificate whose SHA-1/SHA-256 digest is pinned, CA-signed or not.
 
-    The digest is checked on every TLS connection pyvmomi opens (version discovery and SOAP),
-    right after the handshake and before any request is sent.
+    pyvmomi's API-version discovery opens its own connection without a timeout; wrapping every
+    socket here bounds the handshake and every read on it, for discovery and SOAP alike. The pin
+    is checked right after the handshake, before any request is sent.
     """
 
-    pin: str = ""
+    timeout_s: float = 30.0
+    pin: str | None = None
 
-    def wrap_socket(self, *args: Any, **kwargs: Any) -> ssl.SSLSocket:
-        tls = super().wrap_socket(*args, **kwargs)
-        der = tls.getpeercert(binary_form=True) or b""
-        digest = (hashlib.sha1 if len(self.pin) == 40 else hashlib.sha256)(der).hexdigest()
-        if digest != self.pin:
-            tls.close()
-            raise Security.ThumbprintMismatchException(self.pin, digest)
+    def wrap_socket(self, sock: socket.socket, *args: Any, **kwargs: Any) -> ssl.SSLSocket:
+        sock.settimeout(self.timeout_s)
+        tls = super().wrap_socket(sock, *args, **kwargs)
+        if self.pin:
+            der = tls.getpeercert(binary_form=True) or b""
+            digest = (hashlib.sha1 if len(self.pin) == 40 else hashlib.sha256)(der).hexdigest()
+            if digest != self.pin:
+                tls.close()
+                raise Security.ThumbprintMismatchException(self.pin, digest)
         return tls
 
 
-def _tls_context(creds: Credentials) -> ssl.SSLContext:
-    if creds.thumbprint:
-        pinned = _PinnedContext(ssl.PROTOCOL_TLS_CLIENT)
-        pinned.check_hostname = False
-        pinned.verify_mode = ssl.CERT_NONE
-        pinned.pin = creds.thumbprint
-        return pinned
-    context = ssl.create_default_context()
-    if creds.insecure:
+def _tls_context(creds: Credentials, timeout_s: float) -> ssl.SSLContext:
+    context = _SessionContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies chain and host name by default
+    context.timeout_s = timeout_s
+    if creds.thumbprint or creds.insecure:
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
+        context.pin = creds.thumbprint
+    else:
+        context.load_default_certs(ssl.Purpose.SERVER_AUTH)
     return context
+
+
+def _probe(creds: Credentials, timeout_s: float) -> None:
+    """A bounded TCP connect first: pyvmomi's own connects have no timeout."""
+    with socket.create_connection((creds.host, creds.port), timeout=timeout_s):
+        pass
 
 
 def _path(creds: Credentials) -> str:

@@ -27,11 +27,17 @@ def load_lab_module():
     return module
 
 
-def lab_creds(lab, **overrides) -> Credentials:
+def _lab_creds(lab, **overrides) -> Credentials:
     """Credentials for a lab as a user would give them: URL + user explicit, password from env."""
     password = overrides.pop("password", lab.password)
     return resolve_credentials(lab.url, overrides.pop("username", lab.username),
                                env={"ESXDIAG_PASSWORD": password}, config_path=os.devnull, **overrides)
+
+
+@pytest.fixture(scope="session")
+def lab_creds():
+    """lab_creds(lab, insecure=..., thumbprint=..., password=...) -> Credentials."""
+    return _lab_creds
 
 
 @pytest.fixture(scope="session")
@@ -53,6 +59,6 @@ def scenarios(lab_module):
 
 @pytest.fixture(scope="session")
 def session(vcsim_lab):
-    live = connect(lab_creds(vcsim_lab, insecure=True), timeout_s=10)
+    live = connect(_lab_creds(vcsim_lab, insecure=True), timeout_s=10)
     yield live
     live.close()
