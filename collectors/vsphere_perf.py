@@ -79,10 +79,16 @@ def _cpu_instances(inventory: dict) -> list[str]:
 
 def _interval(perf: Any, vm_ref: VmRef) -> tuple[int, str | None]:
     summary = perf.QueryPerfProviderSummary(entity=vm_ref.obj)
-    if not summary.currentSupported:
-        return HISTORICAL_S, f"realtime statistics are not supported for {vm_ref.name}; 300 s rollup used"
-    if not perf.QueryAvailablePerfMetric(entity=vm_ref.obj, intervalId=REALTIME_S):
-        return HISTORICAL_S, (f"no realtime (20 s) metrics available for {vm_ref.name} (powered off or "
+    realtime = perf.QueryAvailablePerfMetric(entity=vm_ref.obj, intervalId=REALTIME_S) if summary.currentSupported else []
+    return choose_interval(vm_ref.name, bool(summary.currentSupported), len(realtime or []))
+
+
+def choose_interval(vm_name: str, current_supported: bool, realtime_metrics: int) -> tuple[int, str | None]:
+    """(interval_s, note): realtime when the provider supports it and lists metrics at 20 s."""
+    if not current_supported:
+        return HISTORICAL_S, f"realtime statistics are not supported for {vm_name}; 300 s rollup used"
+    if not realtime_metrics:
+        return HISTORICAL_S, (f"no realtime (20 s) metrics available for {vm_name} (powered off or "
                               "host not reporting); 300 s rollup used")
     return REALTIME_S, None
 
