@@ -26,12 +26,15 @@ PARSE_FILE_SNIPPET = ("import json, sys; from esxdiag.parsers import parse_file,
 
 
 def our_command(path: Path, vm: str) -> list[str]:
-    """The ``esxdiag parse`` CLI when it exists, else the same parser through parse_file."""
-    cli = shutil.which("esxdiag")
+    """The ``esxdiag parse`` CLI when it exists, else the same parser through parse_file. The
+    console script next to this interpreter comes first: pandas runs on ``sys.executable`` too,
+    and a launcher shim found on PATH (pyenv's costs ~0.1 s per start) would time the shim."""
+    beside = Path(sys.executable).with_name("esxdiag")
+    cli = str(beside) if os.access(beside, os.X_OK) else shutil.which("esxdiag")
     if cli:
         probe = subprocess.run([cli, "parse", "--help"], capture_output=True, text=True)
         if probe.returncode == 0 and "--vm" in probe.stdout:
-            return [cli, "parse", "--vm", vm, "esxtop", str(path)]
+            return [cli, "parse", "esxtop", "--vm", vm, str(path)]
     return [sys.executable, "-c", PARSE_FILE_SNIPPET, str(path), vm]
 
 

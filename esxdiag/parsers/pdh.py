@@ -51,6 +51,13 @@ def parse_counter_path(text: str) -> CounterPath | None:
     """Host = after the leading ``\\\\`` up to the next ``\\``; counter = after the last ``\\``;
     object = middle up to its first ``(``; instance = between that ``(`` and the middle's last
     ``)``. None when ``text`` is not a counter path."""
+    parts = split_counter_path(text)
+    return None if parts is None else CounterPath(*parts)
+
+
+def split_counter_path(text: str) -> tuple[str, str, str | None, str] | None:
+    """``parse_counter_path`` as a plain (host, object, instance, counter) tuple, for headers of
+    50,000 columns where building a dataclass per column is a measurable share of the parse."""
     if not text.startswith("\\\\"):
         return None
     host_end = text.find("\\", 2)
@@ -60,11 +67,11 @@ def parse_counter_path(text: str) -> CounterPath | None:
     host, middle, counter = text[2:host_end], text[host_end + 1 : counter_start - 1], text[counter_start:]
     open_at = middle.find("(")
     if open_at < 0:
-        return CounterPath(host, middle, None, counter)
+        return host, middle, None, counter
     close_at = middle.rfind(")")
     if close_at < open_at:
         return None
-    return CounterPath(host, middle[:open_at], middle[open_at + 1 : close_at], counter)
+    return host, middle[:open_at], middle[open_at + 1 : close_at], counter
 
 
 def parse_stamp(text: str, bias_min: int, day_first_dots: bool = False) -> Stamp | None:
