@@ -17,7 +17,7 @@ from typing import Any
 
 from pyVmomi import vim, vmodl
 
-from esxdiag.collectors.vsphere_session import VsphereSession, props_of, retrieve
+from esxdiag.collectors.vsphere_session import VsphereSession, api_errors, props_of, retrieve
 from esxdiag.errors import CollectionError
 
 SCHEMA_VM = "esxdiag.vsphere_vm/1"
@@ -51,19 +51,8 @@ class VmRef:
 
 def find_vm(session: VsphereSession, ref: str, *, page_size: int | None = None) -> VmRef:
     """A VM by name, MOID (vm-123) or instance UUID; CollectionError(kind=ambiguous|not-found)."""
-    content = session.content
-    view = content.viewManager.CreateContainerView(content.rootFolder, [vim.VirtualMachine, vim.HostSystem], True)
-    try:
-        spec = _PS.FilterSpec(
-            objectSet=[_PS.ObjectSpec(obj=view, skip=True, selectSet=[
-                _PS.TraversalSpec(name="view", type=vim.view.ContainerView, path="view", skip=False)])],
-            propSet=[_PS.PropertySpec(type=vim.VirtualMachine, pathSet=["name", "config.instanceUuid", "runtime.host"]),
-                     _PS.PropertySpec(type=vim.HostSystem, pathSet=["name"])])
-        rows = [(c.obj, props_of(c)) for c in retrieve(session, [spec], page_size)]
-    finally:
-        view.DestroyView()
-    hosts = {obj._moId: p.get("name") for obj, p in rows if isinstance(obj, vim.HostSystem)}
-    vms = [_vm_ref(obj, p, hosts) for obj, p in rows if isinstance(obj, vim.VirtualMachine)]
+    with api_errors(session, f"looking up VM {ref!r}"):
+        vms = _all_vms(session, page_size)
     matches = _match(vms, ref)
     if len(matches) == 1:
         return matches[0]
@@ -77,8 +66,29 @@ def find_vm(session: VsphereSession, ref: str, *, page_size: int | None = None) 
     raise CollectionError(f"{where}: no VM {ref!r} among {len(vms)} VMs{hint}", kind="not-found")
 
 
+def _all_vms(session: VsphereSession, page_size: int | None) -> list[VmRef]:
+    content = session.content
+    view = content.viewManager.CreateContainerView(content.rootFolder, [vim.VirtualMachine, vim.HostSystem], True)
+    try:
+        spec = _PS.FilterSpec(
+            objectSet=[_PS.ObjectSpec(obj=view, skip=True, selectSet=[
+                _PS.TraversalSpec(name="view", type=vim.view.ContainerView, path="view", skip=False)])],
+            propSet=[_PS.PropertySpec(type=vim.VirtualMachine, pathSet=["name", "config.instanceUuid", "runtime.host"]),
+                     _PS.PropertySpec(type=vim.HostSystem, pathSet=["name"])])
+        rows = [(c.obj, props_of(c)) for c in retrieve(session, [spec], page_size)]
+    finally:
+        view.DestroyView()
+    hosts = {obj._moId: p.get("name") for obj, p in rows if isinstance(obj, vim.HostSystem)}
+    return [_vm_ref(obj, p, hosts) for obj, p in rows if isinstance(obj, vim.VirtualMachine)]
+
+
 def collect_inventory(session: VsphereSession, vm_ref: VmRef) -> dict:
     """The ``vsphere_vm`` capture for one VM (schema in esxdiag.collectors.vsphere)."""
+    with api_errors(session, f"reading VM {vm_ref.name} ({vm_ref.moid})"):
+        return _inventory(session, vm_ref)
+
+
+def _inventory(session: VsphereSession, vm_ref: VmRef) -> dict:
     objects, networks, missing = _fetch(session, vm_ref.obj, vm_ref.host_moid)
     vm = objects.get(vm_ref.moid)
     if vm is None:

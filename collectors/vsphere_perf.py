@@ -17,7 +17,7 @@ from typing import Any
 from pyVmomi import vim, vmodl
 
 from esxdiag.collectors.vsphere_inventory import VmRef
-from esxdiag.collectors.vsphere_session import VsphereSession, props_of, retrieve
+from esxdiag.collectors.vsphere_session import VsphereSession, api_errors, props_of, retrieve
 from esxdiag.errors import CollectionError
 
 SCHEMA_PERF = "esxdiag.vsphere_perf/1"
@@ -30,6 +30,11 @@ HISTORICAL_S = 300
 
 def collect_perf(session: VsphereSession, vm_ref: VmRef, inventory: dict, start: datetime, end: datetime) -> dict:
     """The ``vsphere_perf`` capture over [start, end] (schema in esxdiag.collectors.vsphere)."""
+    with api_errors(session, f"reading perf counters of {vm_ref.name} ({vm_ref.moid})"):
+        return _perf(session, vm_ref, inventory, start, end)
+
+
+def _perf(session: VsphereSession, vm_ref: VmRef, inventory: dict, start: datetime, end: datetime) -> dict:
     perf = session.content.perfManager
     counters = perf_counters(session)
     wanted = [(name, inst) for name in CPU_COUNTERS for inst in _cpu_instances(inventory)]
@@ -41,11 +46,7 @@ def collect_perf(session: VsphereSession, vm_ref: VmRef, inventory: dict, start:
     spec = vim.PerformanceManager.QuerySpec(
         entity=vm_ref.obj, startTime=start, endTime=end, intervalId=interval, format="csv",
         metricId=[vim.PerformanceManager.MetricId(counterId=counters[n].key, instance=i) for n, i in wanted])
-    try:
-        results = perf.QueryPerf(querySpec=[spec]) or []
-    except vmodl.MethodFault as exc:
-        raise CollectionError(f"{session.host}: QueryPerf for {vm_ref.name} failed: {exc.msg}",
-                              kind="query") from None
+    results = perf.QueryPerf(querySpec=[spec]) or []
     timestamps, by_id = _decode(results)
     order = sorted(range(len(timestamps)), key=lambda i: timestamps[i])  # vcsim answers newest first
     series = []

@@ -7,6 +7,7 @@ the server actually presents, whether or not a CA vouches for it; a mismatch is 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import http.client
 import logging
@@ -113,6 +114,25 @@ def server_thumbprints(host: str, port: int, timeout_s: float = 10) -> tuple[str
     return hashlib.sha1(der).hexdigest(), hashlib.sha256(der).hexdigest()
 
 
+@contextlib.contextmanager
+def api_errors(session: VsphereSession, what: str) -> Iterator[None]:
+    """Turn faults and transport errors raised while doing `what` into one-line CollectionErrors."""
+    where = f"{session.host}:{session.creds.port}"
+    try:
+        yield
+    except vmodl.fault.ManagedObjectNotFound:
+        raise CollectionError(f"{where}: {what}: the object no longer exists", kind="not-found") from None
+    except (vim.fault.NotAuthenticated, vim.fault.NoPermission) as exc:
+        kind = "auth" if isinstance(exc, vim.fault.NotAuthenticated) else "permission"
+        raise CollectionError(f"{where}: {what}: {_fault_name(exc)}", kind=kind) from None
+    except vmodl.MethodFault as exc:
+        raise CollectionError(f"{where}: {what}: {_fault_name(exc)}: {exc.msg}", kind="query") from None
+    except (socket.timeout, TimeoutError):
+        raise CollectionError(f"{where}: {what}: no answer in time", kind="timeout") from None
+    except (OSError, http.client.HTTPException) as exc:
+        raise CollectionError(f"{where}: {what}: connection lost ({_reason(exc)})", kind="unreachable") from None
+
+
 def retrieve(session: VsphereSession, specs: list[Any], page_size: int | None = None) -> Iterator[Any]:
     """RetrievePropertiesEx, following continuation tokens: yields ObjectContent."""
     collector = session.content.propertyCollector
@@ -173,6 +193,10 @@ def _probe(creds: Credentials, timeout_s: float) -> None:
 
 def _path(creds: Credentials) -> str:
     return urlsplit(creds.url).path or "/sdk"
+
+
+def _fault_name(fault: BaseException) -> str:
+    return type(fault).__name__.rsplit(".", 1)[-1]
 
 
 def _reason(exc: BaseException) -> str:

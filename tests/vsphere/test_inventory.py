@@ -148,3 +148,13 @@ def test_dvs_backed_vnic_records_switch_and_portgroup(lab_module, lab_creds, tmp
     (nic,) = inv["vnics"]
     assert nic["dvs_uuid"] and nic["dvs_portgroup_key"].startswith("dvportgroup-")
     assert nic["network"] == "DC0_DVPG0"
+
+
+def test_vm_destroyed_after_lookup_is_not_found(session, vcsim_lab):
+    vcsim_lab.govc("vm.create", "-on=false", "-net", "VM Network", "short-lived-vm")
+    ref = find_vm(session, "short-lived-vm")
+    vcsim_lab.govc("vm.destroy", "short-lived-vm")
+    with pytest.raises(CollectionError) as err:
+        collect_inventory(session, ref)
+    assert err.value.kind == "not-found"
+    assert ref.moid in str(err.value)
