@@ -106,9 +106,9 @@ def read_arrow_rows(path: str, start: int, size: int, layout: Layout, warnings: 
     if last_invalid:
         if len(last_invalid) > 1 or last_invalid[0][0] != rows_in_last + 1:
             return None  # a row of the wrong width before the last one: a ParseError from the csv path
-        warnings.append(truncated_row_warning(len(stamps) + 2, f"{last_invalid[0][1]} of {layout.width} fields"))
+        warnings.append(truncated_row_warning(_last_line_number(path, size), f"{last_invalid[0][1]} of {layout.width} fields"))
     elif stamps and not _ends_with_quote(path, size):
-        warnings.append(truncated_row_warning(len(stamps) + 1, "unterminated last field"))
+        warnings.append(truncated_row_warning(_last_line_number(path, size), "unterminated last field"))
         stamps.pop()
         for values in series.values():
             values.pop()
@@ -148,6 +148,18 @@ def _ranges(path: str, start: int, size: int, streams: int) -> list[tuple[int, i
                 cuts.append(handle.tell())
     cuts.append(size)
     return list(zip(cuts, cuts[1:]))
+
+
+def _last_line_number(path: str, size: int) -> int:
+    """Line number of the last non-blank line, counted like the csv module (pyarrow passes over
+    a blank line at the end of a range, so its row numbers cannot be used); only for warnings."""
+    newlines = 0
+    with open(path, "rb") as handle:
+        while block := handle.read(8 << 20):
+            newlines += block.count(b"\n")
+        handle.seek(max(0, size - (64 << 10)))
+        tail = handle.read()
+    return newlines - tail[len(tail.rstrip(b"\r\n")) :].count(b"\n") + 1
 
 
 def _ends_with_quote(path: str, size: int) -> bool:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from esxdiag.errors import NoData, ParseError
-from esxdiag.parsers import parse_file, to_jsonable
+from esxdiag.parsers import esxtop_arrow, parse_file, to_jsonable
 from esxdiag.parsers.esxtop import parse_cpu_panel, parse_esxtop
 from esxdiag.parsers.pdh import parse_counter_path
 
@@ -376,8 +376,139 @@ def test_vcpus_hint_needs_a_vm():
         parse(text, vcpus=2)
 
 
-def test_parser_does_not_import_pandas():
-    code = "import sys, esxdiag.parsers.esxtop; print('pandas' in sys.modules, 'numpy' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+def test_parser_does_not_import_pandas_and_small_files_do_not_import_pyarrow():
+    """pyarrow (~0.1 s, ~45 MiB) is imported only when a big file takes the fast path."""
+    code = ("import sys, esxdiag.parsers.esxtop; print('pandas' in sys.modules, 'numpy' in sys.modules); "
+            "from esxdiag.parsers import parse_file; parse_file('esxtop', sys.argv[1]); "
+            "print('pyarrow' in sys.modules, 'pandas' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, str(GSLIU)], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert out.stdout.split() == ["False", "False"]
+    assert out.stdout.split() == ["False", "False", "False", "False"]
+
+
+@pytest.fixture
+def arrow_used(monkeypatch):
+    """Lets the pyarrow path take small files; the list gets True per parse whose rows pyarrow
+    read, False when it declined and the csv module read them."""
+    monkeypatch.setattr(esxtop_arrow, "FAST_PATH_MIN_BYTES", 0)
+    used: list[bool] = []
+    read = esxtop_arrow.read_arrow_rows
+
+    def spy(*args):
+        rows = read(*args)
+        used.append(rows is not None)
+        return rows
+
+    monkeypatch.setattr(esxtop_arrow, "read_arrow_rows", spy)
+    return used
+
+
+def outcome(call):
+    try:
+        return call()
+    except (ParseError, NoData) as exc:
+        return type(exc).__name__, exc.why, getattr(exc, "line", None)
+
+
+def both_paths(tmp_path: Path, data: bytes, **options):
+    """(record or error from parse_file on disk, the same from the csv module on a text stream)."""
+    path = tmp_path / "esxtop.csv"
+    path.write_bytes(data)
+    text = data.decode("utf-8")
+    return outcome(lambda: parse_file("esxtop", path, **options)), outcome(lambda: parse(text, **options))
+
+
+@pytest.mark.parametrize("options", [{}, {"vm": "iperf-test1"}, {"vm": "iperf-test1", "vcpus": 2}])
+def test_pyarrow_and_csv_paths_give_identical_records_on_a_generated_file(tmp_path, arrow_used, options):
+    path = tmp_path / "gen.csv"
+    load_generator().write(path, 0, 12, pool_size=7, rows=61)
+    fast, slow = both_paths(tmp_path, path.read_bytes(), **options)
+    assert arrow_used == [True] and isinstance(fast, type(slow)) and fast == slow
+    assert fast.samples == 61 and len(fast.vms) == (1 if options else 12) and fast.warnings == ()
+    assert fast.vms["iperf-test1"].group_ready_pct == (69.6,) * 61
+
+
+def test_pyarrow_path_reads_row_aligned_ranges_in_parallel(tmp_path):
+    path = tmp_path / "gen.csv"
+    load_generator().write(path, 0, 4, pool_size=3, rows=50)
+    with path.open("rb") as handle:
+        start = len(handle.readline())
+    ranges = esxtop_arrow._ranges(str(path), start, path.stat().st_size, 3)
+    data = path.read_bytes()
+    assert len(ranges) == 3 and ranges[0][0] == start and ranges[-1][1] == len(data)
+    assert all(a[1] == b[0] and data[a[1] - 1 : a[1]] == b"\n" for a, b in zip(ranges, ranges[1:]))
+
+
+def mixed_file(newline: str = "\n") -> bytes:
+    """Three VMs with awkward names, empty cells, port and Vcpu columns, 9 samples."""
+    columns = vm_columns(100, VM, 2, ports=(10, 11)) + vm_columns(200, "Müller, DB", 1, ports=(12,))
+    columns += vm_columns(300, "a:b (c)", 4)
+    rows = [[stamp(5 * s)] + [f"{(s * 7 + i) % 97 + i / 100:.2f}" for i in range(len(columns))] for s in range(9)]
+    for s, i in ((1, 3), (4, 5), (8, 12)):
+        rows[s][i] = ""
+    return batch_csv(columns, rows, newline=newline).encode("utf-8")
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_pyarrow_and_csv_paths_agree_on_empty_cells_names_and_line_ends(tmp_path, arrow_used, newline):
+    fast, slow = both_paths(tmp_path, mixed_file(newline))
+    assert arrow_used == [True] and fast == slow and len(fast.vms) == 3
+    assert None in fast.vms[VM].group_ready_pct or None in fast.vms[VM].used_pct or None in fast.vms[VM].run_pct
+
+
+def _cut_between_fields(data: bytes) -> bytes:
+    return data[: data.rindex(b",")]
+
+
+def _replace_line(data: bytes, number: int, new: bytes) -> bytes:
+    lines = data.splitlines(keepends=True)
+    lines[number - 1] = new
+    return b"".join(lines)
+
+
+def _wanted_cell(data: bytes, line: int, value: bytes) -> bytes:
+    row = data.splitlines(keepends=True)[line - 1].split(b",")
+    row[4] = b'"' + value + b'"'  # a Group Cpu counter of the first VM
+    return _replace_line(data, line, b",".join(row))
+
+
+@pytest.mark.parametrize("damage,arrow_reads", [
+    (_cut_between_fields, True),  # truncated last row: fewer fields
+    (lambda d: d.rstrip(b"\n")[:-3], True),  # truncated last row: ends inside a quoted value
+    (lambda d: _cut_between_fields(d) + b"\n\r\n\n", None),  # ... followed by blank lines
+    (lambda d: _replace_line(d, 4, d.splitlines(keepends=True)[3][:-30] + b"\n"), False),  # short row inside
+    (lambda d: _replace_line(d, 4, d.splitlines(keepends=True)[3][:-1] + b',"1"\n'), False),  # long row inside
+    *[(lambda d, n=n: _cut_between_fields(_replace_line(d, n, b"\n")), None) for n in range(3, 9)],  # blank lines
+    (lambda d: d + b"\n\r\n\n", None),  # trailing blank lines
+    (lambda d: _wanted_cell(d, 6, b"n/a"), False),  # non-numeric wanted cell (pyarrow would call it null)
+    (lambda d: _wanted_cell(d, 6, b" 1.5 "), None),  # blanks around a number: both read 1.5
+    (lambda d: _replace_line(d, 7, d.splitlines(keepends=True)[6].replace(b"05/14/2024", b"yesterday", 1)), False),
+])
+def test_damaged_files_give_the_same_outcome_on_both_paths(tmp_path, arrow_used, damage, arrow_reads):
+    """``arrow_reads`` None: pyarrow may read it or decline (a blank line is passed over at the end
+    of a byte range, read as an empty row elsewhere), as long as the outcome is the same."""
+    fast, slow = both_paths(tmp_path, damage(mixed_file()))
+    assert fast == slow
+    assert arrow_used == [arrow_reads] or (arrow_reads is None and len(arrow_used) == 1)
+
+
+def test_fast_path_only_for_quoted_comma_files_on_disk(tmp_path, arrow_used):
+    columns = vm_columns(100, "Müller-DB é", 1, ports=(9,))
+    rows = [[stamp(s)] + ["3.00"] * len(columns) for s in range(3)]
+    cases = {
+        "latin-1": (batch_csv(columns, rows).encode("latin-1"), True),
+        "bom": (batch_csv(columns, rows).encode("utf-8-sig"), True),
+        "utf-16": (batch_csv(columns, rows).encode("utf-16"), None),
+        "unquoted": (batch_csv(columns, rows, quoting=csv.QUOTE_MINIMAL).encode("utf-8"), None),
+        "cr-only": (batch_csv(columns, rows, newline="\r").encode("utf-8"), None),
+    }
+    for name, (data, expected) in cases.items():
+        arrow_used.clear()
+        path = tmp_path / f"{name}.csv"
+        path.write_bytes(data)
+        record = parse_file("esxtop", path)
+        assert record.samples == 3 and record.vms["Müller-DB é"].used_pct == (3.0,) * 3, name
+        assert arrow_used == ([] if expected is None else [expected]), name
+    arrow_used.clear()
+    parse(batch_csv(columns, rows))
+    assert arrow_used == []
