@@ -17,7 +17,7 @@ from typing import Any
 
 from pyVmomi import vim, vmodl
 
-from esxdiag.collectors.vsphere_session import VsphereSession, api_errors, props_of, retrieve
+from esxdiag.collectors.vsphere_session import VsphereSession, api_errors, fault_text, props_of, retrieve
 from esxdiag.errors import CollectionError
 
 SCHEMA_VM = "esxdiag.vsphere_vm/1"
@@ -56,7 +56,7 @@ def find_vm(session: VsphereSession, ref: str, *, page_size: int | None = None) 
     matches = _match(vms, ref)
     if len(matches) == 1:
         return matches[0]
-    where = session.host
+    where = session.where
     if matches:
         listed = "; ".join(f"{m.name} ({m.moid} on {m.host_name or m.host_moid})" for m in matches)
         raise CollectionError(f"{where}: VM name {ref!r} is ambiguous: {listed}; use a MOID or UUID",
@@ -92,7 +92,7 @@ def _inventory(session: VsphereSession, vm_ref: VmRef) -> dict:
     objects, networks, missing = _fetch(session, vm_ref.obj, vm_ref.host_moid)
     vm = objects.get(vm_ref.moid)
     if vm is None:
-        raise CollectionError(f"{session.host}: VM {vm_ref.name} ({vm_ref.moid}) no longer exists",
+        raise CollectionError(f"{session.where}: VM {vm_ref.name} ({vm_ref.moid}) no longer exists",
                               kind="not-found")
     host_mor = vm.get("runtime.host")
     if host_mor is not None and host_mor._moId not in objects:  # moved since find_vm
@@ -155,7 +155,7 @@ def _fetch(session: VsphereSession, vm_obj: Any, host_moid: str | None) -> tuple
         props.update(props_of(content))
         if isinstance(content.obj, vim.Network):
             networks[content.obj._moId] = props
-        missing += [{"path": f"{content.obj._moId}:{m.path}", "fault": _fault(m.fault)}
+        missing += [{"path": f"{content.obj._moId}:{m.path}", "fault": fault_text(m.fault)}
                     for m in content.missingSet or []]
     return objects, networks, missing
 
@@ -221,9 +221,3 @@ def _vnic(dev: Any, networks: dict[str, dict]) -> dict:
 
 def _text(value: Any) -> str | None:
     return str(value) if value else None
-
-
-def _fault(fault: Any) -> str:
-    name = type(fault).__name__.rsplit(".", 1)[-1]
-    msg = getattr(fault, "msg", None)
-    return f"{name}: {msg}" if msg else name

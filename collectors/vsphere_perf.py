@@ -41,7 +41,7 @@ def _perf(session: VsphereSession, vm_ref: VmRef, inventory: dict, start: dateti
     wanted += [(name, str(nic["device_key"])) for name in NET_COUNTERS for nic in inventory.get("vnics", [])]
     unknown = sorted({name for name, _ in wanted if name not in counters})
     if unknown:
-        raise CollectionError(f"{session.host}: server has no perf counter {', '.join(unknown)}", kind="not-found")
+        raise CollectionError(f"{session.where}: server has no perf counter {', '.join(unknown)}", kind="not-found")
     interval, note = _interval(perf, vm_ref)
     spec = vim.PerformanceManager.QuerySpec(
         entity=vm_ref.obj, startTime=start, endTime=end, intervalId=interval, format="csv",

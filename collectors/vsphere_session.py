@@ -43,6 +43,11 @@ class VsphereSession:
         return self.creds.host
 
     @property
+    def where(self) -> str:
+        """host:port, the prefix of every error message about this session."""
+        return f"{self.creds.host}:{self.creds.port}"
+
+    @property
     def source(self) -> str:
         """'vcenter' or 'esxi', from the API type the server reports."""
         return "vcenter" if self._content.about.apiType == "VirtualCenter" else "esxi"
@@ -117,16 +122,16 @@ def server_thumbprints(host: str, port: int, timeout_s: float = 10) -> tuple[str
 @contextlib.contextmanager
 def api_errors(session: VsphereSession, what: str) -> Iterator[None]:
     """Turn faults and transport errors raised while doing `what` into one-line CollectionErrors."""
-    where = f"{session.host}:{session.creds.port}"
+    where = session.where
     try:
         yield
     except vmodl.fault.ManagedObjectNotFound:
         raise CollectionError(f"{where}: {what}: the object no longer exists", kind="not-found") from None
     except (vim.fault.NotAuthenticated, vim.fault.NoPermission) as exc:
         kind = "auth" if isinstance(exc, vim.fault.NotAuthenticated) else "permission"
-        raise CollectionError(f"{where}: {what}: {_fault_name(exc)}", kind=kind) from None
+        raise CollectionError(f"{where}: {what}: {fault_text(exc)}", kind=kind) from None
     except vmodl.MethodFault as exc:
-        raise CollectionError(f"{where}: {what}: {_fault_name(exc)}: {exc.msg}", kind="query") from None
+        raise CollectionError(f"{where}: {what}: {fault_text(exc)}", kind="query") from None
     except (socket.timeout, TimeoutError):
         raise CollectionError(f"{where}: {what}: no answer in time", kind="timeout") from None
     except (OSError, http.client.HTTPException) as exc:
@@ -195,8 +200,11 @@ def _path(creds: Credentials) -> str:
     return urlsplit(creds.url).path or "/sdk"
 
 
-def _fault_name(fault: BaseException) -> str:
-    return type(fault).__name__.rsplit(".", 1)[-1]
+def fault_text(fault: Any) -> str:
+    """'NoPermission: <msg>' for a vmodl fault."""
+    name = type(fault).__name__.rsplit(".", 1)[-1]
+    msg = getattr(fault, "msg", None)
+    return f"{name}: {msg}" if msg else name
 
 
 def _reason(exc: BaseException) -> str:

@@ -80,8 +80,9 @@ def go_tool(name: str, timeout_s: float = 600) -> str:
     if go is None:
         raise RuntimeError(f"{name} is not installed and no Go toolchain is available to install it")
     subprocess.run([go, "install", f"{GOVMOMI}/{name}@{GOVMOMI_VERSION}"], check=True, timeout=timeout_s)
-    gobin = subprocess.run([go, "env", "GOPATH"], capture_output=True, text=True, check=True).stdout.strip()
-    return str(Path(gobin.split(os.pathsep)[0]) / "bin" / name)
+    gobin, gopath = subprocess.run([go, "env", "GOBIN", "GOPATH"], capture_output=True, text=True,
+                                   check=True).stdout.splitlines()
+    return str(Path(gobin) / name if gobin else Path(gopath.split(os.pathsep)[0]) / "bin" / name)
 
 
 def start_vcsim(workdir: str | Path, args: tuple[str, ...] = ("-vm", "0", "-host", "0", "-cluster", "1",
