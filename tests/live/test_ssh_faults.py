@@ -104,6 +104,14 @@ def test_sshd_down_on_the_host_says_ssh_is_disabled(host_sshd_down, sshd, live):
     assert not run.captures("esxtop_batch") and not run.captures("vsish_rxsummary")
 
 
+@pytest.mark.xfail(strict=True, reason="collectors/live.py LiveRun.open prints the target before "
+                   "CollectionError.one_line(), which starts with the target again: 'esxi U@H:P: U@H:P: ...'")
+def test_sshd_down_line_names_the_host_once(host_sshd_down, sshd):
+    run, report = host_sshd_down
+    (line,) = run.lines_naming(host_label(sshd), "connection refused")
+    assert line.count(host_label(sshd)) == 1, line
+
+
 @pytest.mark.xfail(strict=True, reason="without the host's vsish status the analyzer takes the guest's "
                    "`ethtool -g` RX (512 on this 3.2 kernel = 256 per queue x 2 queues, domain.md 3) as the "
                    "ring size and says 'ring 1 512/4096'")
