@@ -18,6 +18,7 @@ import statistics
 import subprocess
 import sys
 import time
+from importlib import metadata
 from pathlib import Path
 
 DEFAULT_FILE = Path(__file__).parent / "out" / "esxtop_300mb.csv"
@@ -42,9 +43,9 @@ def pandas_command(path: Path) -> list[str]:
     return [sys.executable, "-c", "import pandas, sys; pandas.read_csv(sys.argv[1])", str(path)]
 
 
-def run_measured(command: list[str]) -> tuple[float, int, int]:
-    """(wall s, peak RSS bytes, stdout bytes) of one child: fork/exec + wait4 on that pid, because
-    Popen reaps the child itself and its rusage would be lost."""
+def run_measured(command: list[str]) -> tuple[float, int, int, float]:
+    """(wall s, peak RSS bytes, stdout bytes, user+sys CPU s) of one child: fork/exec + wait4 on
+    that pid, because Popen reaps the child itself and its rusage would be lost."""
     read_fd, write_fd = os.pipe()
     started = time.perf_counter()
     pid = os.fork()
@@ -63,7 +64,7 @@ def run_measured(command: list[str]) -> tuple[float, int, int]:
     wall = time.perf_counter() - started
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"{' '.join(command[:4])} ... exited {os.waitstatus_to_exitcode(status)}")
-    return wall, usage.ru_maxrss * 1024, size
+    return wall, usage.ru_maxrss * 1024, size, usage.ru_utime + usage.ru_stime
 
 
 def main() -> None:
@@ -78,7 +79,7 @@ def main() -> None:
         while warm.read(1 << 24):
             pass
     commands = {"esxdiag": our_command(args.file, args.vm), "pandas": pandas_command(args.file)}
-    results: dict[str, list[tuple[float, int, int]]] = {name: [] for name in commands}
+    results: dict[str, list[tuple[float, int, int, float]]] = {name: [] for name in commands}
     for _ in range(args.repeat):
         for name, command in commands.items():
             results[name].append(run_measured(command))
@@ -86,15 +87,24 @@ def main() -> None:
     with open(args.file, encoding="utf-8", errors="replace") as handle:
         columns = handle.readline().count('","') + 1
     print(f"file: {args.file} ({size_mb:.0f} MB, {columns} columns); machine: {platform.machine()}, "
-          f"{os.cpu_count()} cores, Python {platform.python_version()}")
+          f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}, Python {platform.python_version()}, "
+          f"{', '.join(f'{d} {_version(d)}' for d in ('pyarrow', 'pandas'))}")
     for name, command in commands.items():
         walls = [r[0] for r in results[name]]
         rss = max(r[1] for r in results[name])
+        cpu = min(r[3] for r in results[name])
         print(f"{name:8s} best {min(walls):6.2f} s  median {statistics.median(walls):6.2f} s  "
-              f"peak RSS {rss / 2**20:7.1f} MiB  stdout {results[name][0][2]} B")
+              f"CPU {cpu:5.2f} s  peak RSS {rss / 2**20:7.1f} MiB  stdout {results[name][0][2]} B")
         print(f"         $ {' '.join(command)}")
     ratio = min(r[0] for r in results["pandas"]) / min(r[0] for r in results["esxdiag"])
     print(f"speed-up (pandas best / esxdiag best): {ratio:.2f}x")
+
+
+def _version(distribution: str) -> str:
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return "missing"
 
 
 if __name__ == "__main__":
