@@ -4,7 +4,6 @@ guest. Network libraries are imported only when one of these commands runs."""
 from __future__ import annotations
 
 import argparse
-import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -52,6 +51,9 @@ def _live_options(p: argparse.ArgumentParser) -> None:
                    help="trust unknown SSH host keys and store them in esxdiag's own known_hosts")
     p.add_argument("--no-host-ssh", action="store_true", help="do not SSH to the ESXi host")
     p.add_argument("--no-guest", action="store_true", help="do not SSH to the guest")
+    p.add_argument("--command-timeout", type=float, default=60.0, metavar="SECONDS",
+                   help="give up on one host/guest command after this long (default 60; esxtop gets the window "
+                   "plus a margin)")
     p.add_argument("--window", type=float, default=60.0, metavar="SECONDS",
                    help="observation window between the two counter samples (default 60)")
     p.add_argument("--esxtop-delay", type=int, default=5, metavar="SECONDS", help="esxtop sample interval")
@@ -64,11 +66,14 @@ def _options(args: argparse.Namespace, output: Path):
         raise EsxdiagError("--window must be between 1 and 3600 seconds")
     if not 1 <= args.esxtop_delay <= 60:
         raise EsxdiagError("--esxtop-delay must be between 1 and 60 seconds")
+    if not 1 <= args.command_timeout <= 600:
+        raise EsxdiagError("--command-timeout must be between 1 and 600 seconds")
     return LiveOptions(
         vm=args.vm, output=output, window_s=args.window, esxtop_delay_s=args.esxtop_delay,
         vcenter=args.vcenter, username=args.user, insecure=args.insecure, thumbprint=args.thumbprint,
         config=args.config, host_ssh=args.host_ssh, guest_ssh=args.guest_ssh, guest_os=args.guest_os,
         ssh_key=args.ssh_key, known_hosts=args.known_hosts, accept_new_host_keys=args.accept_new_host_keys,
+        command_timeout_s=args.command_timeout,
         no_host_ssh=args.no_host_ssh, no_guest=args.no_guest,
     )
 
@@ -82,16 +87,15 @@ def _default_bundle(vm: str) -> Path:
 def _collect(args: argparse.Namespace, output: Path):
     from esxdiag.collectors.live import collect
 
-    outcome = collect(_options(args, output))
-    if outcome.fatal:
-        print(f"esxdiag: {outcome.fatal}", file=sys.stderr)
-    return outcome
+    return collect(_options(args, output))
 
 
 def _exit(outcome, code: int) -> int:
+    """130 on Ctrl-C; 3 when vCenter, the VM, the host or the guest could not be reached (the
+    report is partial); else the report's own code."""
     if outcome.interrupted:
         return EXIT_INTERRUPTED
-    return EXIT_COLLECTION if outcome.fatal else code
+    return EXIT_COLLECTION if outcome.incomplete else code
 
 
 def cmd_collect(args: argparse.Namespace) -> int:

@@ -36,6 +36,7 @@ class LiveOptions:
     ssh_key: Path | None = None
     known_hosts: Path | None = None
     accept_new_host_keys: bool = False
+    command_timeout_s: float = 60.0
     no_host_ssh: bool = False
     no_guest: bool = False
     env: dict[str, str] = field(default_factory=lambda: dict(os.environ), repr=False)
@@ -46,6 +47,11 @@ class Outcome:
     bundle: Path
     fatal: str | None  # why the VM could not be covered (vCenter unreachable, VM not found, off)
     interrupted: bool = False
+    unreached: tuple[str, ...] = ()  # host/guest targets that could not be connected to
+
+    @property
+    def incomplete(self) -> bool:
+        return bool(self.fatal or self.unreached)
 
 
 class Progress:
@@ -97,6 +103,16 @@ class LiveRun:
         self.guest_kind: str | None = None
         self.ports: list = []
         self.linux_state = None
+        self.unreached: list[str] = []
+        self._announced = 0
+
+    def announce_failures(self) -> None:
+        """One stderr line per capture that failed since the last call (the error names the target)."""
+        captures = self.writer.manifest["captures"]
+        for cap in captures[self._announced:]:
+            if cap.get("error_kind") and cap["error_kind"] != "skipped":
+                self.progress.step(f"{cap['spec']}: {cap['error']}")
+        self._announced = len(captures)
 
     # --- vCenter --------------------------------------------------------------------------
     def vcenter(self) -> None:
@@ -118,8 +134,11 @@ class LiveRun:
             self.fatal = exc.one_line()
             self.writer.record("vsphere_vm", "vcenter", None, params={"vm": o.vm}, started=started,
                                ended=utcnow(), error_kind=error_kind(exc), error=exc.one_line())
+            self.announce_failures()
             return
         import json
+
+        self.writer.set("subject", {"vms": [self.inventory["name"]]})  # --vm may be a MOID or UUID
 
         self.writer.record("vsphere_vm", "vcenter", json.dumps(self.inventory, indent=1) + "\n",
                            params={"vm": o.vm}, command="PropertyCollector.RetrievePropertiesEx",
@@ -128,7 +147,7 @@ class LiveRun:
         if state != "poweredOn":
             self.fatal = (f"VM {self.inventory['name']!r} is {state}: no host port, guest or counters to "
                           "collect; power it on and run again")
-            self.writer.note(self.fatal)
+            self.progress.step(self.fatal)
 
     def perf(self, start: datetime, end: datetime) -> None:
         if self.session is None or self.vm_ref is None or self.inventory is None or self.fatal:
@@ -154,7 +173,7 @@ class LiveRun:
 
         o = self.opts
         return SshOptions(key_file=o.ssh_key, known_hosts=o.known_hosts, accept_new_host_keys=o.accept_new_host_keys,
-                          password=o.env.get(password_env) or None,
+                          password=o.env.get(password_env) or None, command_timeout_s=o.command_timeout_s,
                           own_known_hosts=Path(o.env["ESXDIAG_KNOWN_HOSTS"]) if o.env.get("ESXDIAG_KNOWN_HOSTS") else None)
 
     def open(self, kind: str, target_text: str | None, default_user: str, default_host: str | None,
@@ -171,10 +190,11 @@ class LiveRun:
         try:
             return SshConnection(target, kind, self.ssh_options(password_env)).connect()
         except CollectionError as exc:
-            self.progress.step(f"{kind} {target}: {exc.one_line()}")
             now = utcnow()
             self.writer.record(first_spec, target_id, None, started=now, ended=now, error_kind=error_kind(exc),
                                error=exc.one_line())
+            self.unreached.append(str(target))
+            self.announce_failures()
             return None
 
     def open_host(self) -> None:
@@ -200,10 +220,11 @@ class LiveRun:
         address = guest.get("ip_address") or next(iter(guest.get("ip_addresses") or []), None)
         user = o.env.get("ESXDIAG_GUEST_USER") or ("Administrator" if kind == WINDOWS else "root")
         first = "win_netadapter" if kind == WINDOWS else "ip_link"
-        conn = self.open(kind, o.guest_ssh, user, address, f"guest-{slug(o.vm)}", first,
-                         "ESXDIAG_GUEST_PASSWORD", vm=inv.get("name") or o.vm)
+        name = inv.get("name") or o.vm
+        conn = self.open(kind, o.guest_ssh, user, address, f"guest-{slug(name)}", first,
+                         "ESXDIAG_GUEST_PASSWORD", vm=name)
         if conn is not None:
-            self.guest = (conn, f"guest-{slug(o.vm)}")
+            self.guest = (conn, f"guest-{slug(name)}")
 
     def vnic_macs(self) -> list[str]:
         return [n["mac"] for n in (self.inventory or {}).get("vnics", []) if n.get("mac")]
@@ -232,14 +253,16 @@ class LiveRun:
         from esxdiag.collectors import esxi
 
         o = self.opts
+        deadline = time.monotonic() + o.window_s
         if self.host:
             conn, tid = self.host
             self.progress.step(f"host: esxtop batch for {o.window_s:g} s (every {o.esxtop_delay_s} s)")
             cap = esxi.run_esxtop(conn, self.writer, tid, o.window_s, o.esxtop_delay_s,
-                                  on_wait=lambda done, total: self.progress.wait("esxtop window", done, total))
+                                  on_wait=lambda done, _: self.progress.wait("esxtop window", done, o.window_s))
+            self.announce_failures()
             if cap.ok:
                 return
-        deadline = time.monotonic() + o.window_s  # no esxtop: still wait, so the two samples differ
+        # no esxtop (or it failed): still let the window pass, so the two samples differ
         while (left := deadline - time.monotonic()) > 0:
             self.progress.wait("window", o.window_s - left, o.window_s)
             time.sleep(min(1.0, left))
@@ -248,6 +271,7 @@ class LiveRun:
         from esxdiag.collectors import esxi
 
         self.vcenter()
+        self.announce_failures()
         explicit = self.opts.host_ssh or self.opts.guest_ssh
         if self.fatal and (self.inventory is not None or not explicit):
             return  # powered off, or nothing known to connect to
@@ -257,15 +281,18 @@ class LiveRun:
             self.progress.step("host: vmware -vl, net-stats -l, rx queues")
             esxi.host_facts(conn, self.writer, tid)
             self.ports = esxi.discover_ports(conn, self.writer, tid, self.vnic_macs())
+            self.announce_failures()
             if not self.ports:
                 self.writer.note(f"{tid}: no port with the VM's MACs {', '.join(self.vnic_macs()) or '(unknown)'}: "
                                  "is the VM on this host?")
         self.open_guest()
         start = datetime.now(timezone.utc)
         self.sample(0)
+        self.announce_failures()
         self.window()
         self.sample(1)
         self.perf(start, datetime.now(timezone.utc))
+        self.announce_failures()
 
     def close(self) -> None:
         for pair in (self.host, self.guest):
@@ -284,13 +311,13 @@ def collect(opts: LiveOptions, progress: Progress | None = None) -> Outcome:
     except KeyboardInterrupt:
         writer.note("interrupted (Ctrl-C): this bundle holds what was collected until then")
         progress.step(f"interrupted: partial bundle in {writer.root}")
-        return Outcome(writer.root, run.fatal, interrupted=True)
+        return Outcome(writer.root, run.fatal, interrupted=True, unreached=tuple(run.unreached))
     finally:
         run.close()
     if run.fatal:
         writer.note(run.fatal)
     progress.step(f"bundle written: {writer.root}")
-    return Outcome(writer.root, run.fatal)
+    return Outcome(writer.root, run.fatal, unreached=tuple(run.unreached))
 
 
 def describe(inventory: dict[str, Any] | None) -> str:

@@ -17,6 +17,7 @@ def guest_side(joiner, guest, mac: str | None, missing: list[str], vmxnet3: bool
         "rx_queues_source": None, "mtu": None, "rss_enabled": None, "windows_adapter": None,
         "small_rx_buffers": None, "rings_persisted": None, "ethtool_current_rx": None, "driver": None,
         "driver_version": None, "type": None, "series": {}, "notes": [],
+        "ring_note": None,  # how ethtool -g was read; only shown when the host's vsish sizes are missing
     }
     if guest is None:
         missing.append("guest captures (no guest target in the bundle): guest-side drop counters, "
@@ -60,25 +61,41 @@ def _linux(joiner, target: str, mac: str | None, out: dict[str, Any], missing: l
             out["notes"].append(f"ethtool -S {iface}: {warning}")
     else:
         missing.append(f"ethtool -S {iface}: guest per-queue pkts rx OOB")
-    rings = r.first("ethtool_rings", target, iface=iface)
-    if rings is not None:
-        cur, mx = rings.record.current, rings.record.max
-        out["ethtool_current_rx"] = cur.rx
-        out["ring1_max"], out["ring2_max"] = mx.rx or None, mx.rx_jumbo or None
-        queues = out["rx_queues"]
-        if cur.rx is not None:
-            out["ring1_size"], out["ring2_size"], out["ring_size_source"] = cur.rx, cur.rx_jumbo, rings.file
-            if queues and queues > 1 and mx.rx and cur.rx > mx.rx:
-                out["ring1_size"] = cur.rx // queues
-                out["notes"].append(f"ethtool -g {iface} shows RX {cur.rx} above the maximum {mx.rx}: this "
-                                    f"kernel reports size x {queues} queues; per queue {cur.rx // queues}")
     driver = r.first("ethtool_driver", target, iface=iface)
     if driver is not None:
         out["driver"], out["driver_version"] = driver.record.driver, driver.record.version
         out["type"] = _VMXNET3_DRIVERS.get(driver.record.driver)
+    rings = r.first("ethtool_rings", target, iface=iface)
+    if rings is not None:
+        _linux_rings(rings, iface, driver.record.version_tuple if driver else None, out)
     persistence = r.first("ring_persistence", target)
     if persistence is not None:
         out["rings_persisted"] = any(h.rx is not None and (h.iface in (None, iface)) for h in persistence.record.hits)
+
+
+def _linux_rings(rings, iface: str, version: tuple[int, ...] | None, out: dict[str, Any]) -> None:
+    """Ring sizes from ethtool -g. Early multi-queue vmxnet3 drivers (before per-queue ring sizes,
+    driver < 1.2) print RX as size x rx queues (the seed: RX 512 for 2 x 256); vsish is authoritative."""
+    cur, mx = rings.record.current, rings.record.max
+    out["ethtool_current_rx"] = cur.rx
+    out["ring1_max"], out["ring2_max"] = mx.rx or None, mx.rx_jumbo or None
+    if cur.rx is None:
+        return
+    out["ring1_size"], out["ring2_size"], out["ring_size_source"] = cur.rx, cur.rx_jumbo, rings.file
+    queues = out["rx_queues"]
+    if not queues or queues < 2:
+        return
+    summed = (mx.rx and cur.rx > mx.rx) or (version is not None and version < (1, 2))
+    if summed:
+        out["ring1_size"] = cur.rx // queues
+        out["notes"].append(f"ethtool -g {iface} shows RX {cur.rx}: this vmxnet3 driver reports the ring size x "
+                            f"{queues} rx queues, so {cur.rx // queues} per queue (vsish rxqueues status is "
+                            "authoritative)")
+    elif version is None:
+        out["ring1_size"] = None
+        out["ring_note"] = (f"ethtool -g {iface} shows RX {cur.rx} with {queues} rx queues and an unknown driver "
+                            f"version: that is {cur.rx} or {cur.rx // queues} per queue (early drivers print size x "
+                            "queues); collect vsish rxqueues status from the host to know")
 
 
 def _windows(joiner, target: str, mac: str | None, out: dict[str, Any], missing: list[str]) -> None:

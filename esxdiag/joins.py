@@ -185,8 +185,10 @@ class Joiner:
         if perf and nic.get("device_key") is not None:
             perf_drops = perf.record.values("net.droppedRx.summation", str(nic["device_key"])) or ()
         ring1, ring2, size_source = host["ring1_size"], host["ring2_size"], host["ring_size_source"]
-        if ring1 is None and guest_facts["ring1_size"] is not None:
+        notes = list(host["notes"]) + list(guest_facts["notes"])
+        if ring1 is None and guest_facts["ring_size_source"] is not None:
             ring1, ring2, size_source = guest_facts["ring1_size"], guest_facts["ring2_size"], guest_facts["ring_size_source"]
+            notes += [guest_facts["ring_note"]] if guest_facts["ring_note"] else []
         rx_queues, queues_source = host["rx_queues"], host["rx_queues_source"]
         if rx_queues is None:
             rx_queues, queues_source = guest_facts["rx_queues"], guest_facts["rx_queues_source"]
@@ -205,7 +207,7 @@ class Joiner:
             ethtool_current_rx=guest_facts["ethtool_current_rx"], driver=guest_facts["driver"],
             driver_version=guest_facts["driver_version"], vcenter_dropped_rx=tuple(perf_drops),
             series={**host["series"], **guest_facts["series"]}, missing=tuple(missing),
-            notes=tuple(host["notes"]) + tuple(guest_facts["notes"]),
+            notes=tuple(notes),
         )
 
 

@@ -52,21 +52,37 @@ def collect_one(directory: str, vm: str, env: dict, ssh, window: float) -> str:
                    env=env, timeout=window + 120)
     if proc.returncode != 0:
         raise RuntimeError(f"collect {vm} failed ({proc.returncode}): {proc.stderr.strip()}")
+    render_reports(directory, env)
+    doc = json.loads((out / "report.json").read_text())
+    return f"{directory}: {', '.join(n['ring_verdict'] for v in doc['vms'] for n in v['vnics'])}"
+
+
+def render_reports(directory: str, env: dict | None = None) -> None:
+    """report.json (golden, without the machine-specific bundle path) and report.html, with the
+    bundle named relative to the repository so the stored HTML says examples/<dir>."""
+    out = EXAMPLES / directory
+    rel = out.relative_to(REPO)
     for fmt, name in (("json", "report.json"), ("html", "report.html")):
-        proc = esxdiag("analyze", str(out), "--format", fmt, "-o", str(out / name), env=env, timeout=120)
+        proc = esxdiag("analyze", str(rel), "--format", fmt, "-o", str(rel / name), env=env or dict(os.environ),
+                       timeout=120)
         if proc.returncode != 0:
             raise RuntimeError(f"analyze {directory} failed: {proc.stderr.strip()}")
     doc = json.loads((out / "report.json").read_text())
     doc["bundle"].pop("path")  # machine-specific; the golden test compares without it
     (out / "report.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
-    return f"{directory}: {', '.join(n['ring_verdict'] for v in doc['vms'] for n in v['vnics'])}"
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--window", type=float, default=60.0)
     parser.add_argument("--only", nargs="*", choices=sorted(CASES))
+    parser.add_argument("--reports-only", action="store_true",
+                        help="re-render every example's report.json/report.html from its bundle, no lab")
     args = parser.parse_args(argv)
+    if args.reports_only:
+        for manifest in sorted(EXAMPLES.rglob("manifest.json")):
+            render_reports(str(manifest.parent.relative_to(EXAMPLES)))
+        return 0
     work = Path(tempfile.mkdtemp(prefix="esxdiag-examples-"))
     vcsim = load("vcsim_lab").start_lab(work / "vcsim")
     ssh = None

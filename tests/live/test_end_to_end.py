@@ -96,9 +96,6 @@ def test_vm_by_moid_and_by_instance_uuid_is_collected(by_id_runs):
         assert (record["name"], record["moid"], record["instance_uuid"]) == ("iperf-test1", moid, uuid)
 
 
-@pytest.mark.xfail(strict=True, reason="collectors/live.py writes the raw --vm argument (MOID/UUID) into the "
-                   "manifest's subject.vms, so the report adds a phantom VM 'vm-NN: ? vCPUs; no vNICs found' "
-                   "next to the resolved iperf-test1")
 def test_vm_by_moid_and_by_instance_uuid_reports_only_that_vm(by_id_runs):
     ((moid, uuid), runs), = by_id_runs.items()
     for run in runs:
