@@ -26,7 +26,7 @@ def register(sub, add_report_options) -> None:
     _live_options(g)
     g.add_argument("--bundle", help="where to keep the bundle (default ./esxdiag-VM-TIMESTAMP)")
     g.add_argument("--set", action="append", default=[], metavar="RULE.KEY=VALUE", help="override a threshold")
-    g.set_defaults(func=cmd_rings, format="rings", output=None, fail_on=None)
+    g.set_defaults(func=cmd_report, format="rings", output=None, fail_on=None)  # report, rings view only
 
 
 def _live_options(p: argparse.ArgumentParser) -> None:
@@ -105,23 +105,12 @@ def cmd_collect(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    """`report` and `rings`: collect, analyze, render in args.format."""
     from esxdiag.cli import emit_report
     from esxdiag.config import load_thresholds
     from esxdiag.engine import analyze
 
     thresholds = load_thresholds(args.config, args.set)  # bad --set fails before any collection
-    outcome = _collect(args, Path(args.bundle) if args.bundle else _default_bundle(args.vm))
-    code = emit_report(analyze(outcome.bundle, thresholds), args, outcome.bundle)
-    print(f"bundle: {outcome.bundle.resolve()}")
-    return _exit(outcome, code)
-
-
-def cmd_rings(args: argparse.Namespace) -> int:
-    from esxdiag.cli import emit_report
-    from esxdiag.config import load_thresholds
-    from esxdiag.engine import analyze
-
-    thresholds = load_thresholds(args.config, args.set)
     outcome = _collect(args, Path(args.bundle) if args.bundle else _default_bundle(args.vm))
     code = emit_report(analyze(outcome.bundle, thresholds), args, outcome.bundle)
     print(f"bundle: {outcome.bundle.resolve()}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from esxdiag.joins import counter, norm_mac, sample_time, seconds_between
+from esxdiag.windowing import counter, norm_mac, sample_time, seconds_between
 from esxdiag.specs import LINUX, WINDOWS
 
 _VMXNET3_DRIVERS = {"vmxnet3": "vmxnet3", "e1000": "e1000", "e1000e": "e1000e"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from esxdiag.joins import (RX_SUMMARY_LRO, RX_SUMMARY_OOB, RX_SUMMARY_RING1, RX_SUMMARY_RING2, counter,
+from esxdiag.windowing import (RX_SUMMARY_LRO, RX_SUMMARY_OOB, RX_SUMMARY_RING1, RX_SUMMARY_RING2, counter,
                            sample_time, seconds_between)
 
 

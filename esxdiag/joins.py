@@ -6,43 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from esxdiag.bundle import Bundle, parse_time
+from esxdiag.bundle import Bundle
 from esxdiag.cpu import cpu_from_esxtop, cpu_from_perf
-from esxdiag.facts import CounterWindow, VmFacts, VnicFacts
+from esxdiag.facts import VmFacts, VnicFacts
+from esxdiag.guest_facts import guest_side
+from esxdiag.host_facts import host_side
 from esxdiag.readings import Reading, Readings
 from esxdiag.specs import ESXI, LINUX, WINDOWS
-
-RX_SUMMARY_RING1 = "# of times the 1st ring is full"
-RX_SUMMARY_RING2 = "# of times the 2nd ring is full"
-RX_SUMMARY_OOB = "running out of buffers"
-RX_SUMMARY_LRO = "LRO pkts rx ok"
-
-
-def norm_mac(mac: str | None) -> str | None:
-    if not mac:
-        return None
-    return mac.strip().lower().replace("-", ":")
-
-
-def seconds_between(a: Reading | None, b: Reading | None, fallback: float | None) -> float | None:
-    if a is None or b is None:
-        return None
-    ta, tb = a.capture.time, b.capture.time
-    if ta and tb and tb > ta:
-        return (tb - ta).total_seconds()
-    return fallback
-
-
-def counter(what: str, start: Reading | None, end: Reading | None, get, seconds: float | None,
-            locator: str | None) -> CounterWindow | None:
-    """A CounterWindow from two readings and an accessor; None when neither end has the value."""
-    vs = get(start.record) if start else None
-    ve = get(end.record) if end else None
-    if vs is None and ve is None:
-        return None
-    source = (end or start).file  # type: ignore[union-attr]
-    return CounterWindow(what, vs, ve, seconds, source, locator)
-
+from esxdiag.windowing import counter, norm_mac, seconds_between
 
 class Joiner:
     def __init__(self, bundle: Bundle, readings: Readings):
@@ -167,9 +138,6 @@ class Joiner:
             yield self._one_vnic(vm, nic, guest, vcpus)
 
     def _one_vnic(self, vm: str, nic: dict[str, Any], guest, vcpus: int | None) -> VnicFacts:
-        from esxdiag.guest_facts import guest_side
-        from esxdiag.host_facts import host_side
-
         mac = nic["mac"]
         missing: list[str] = []
         target_id, port, _ = self.host_port(mac)
@@ -222,13 +190,3 @@ def build_facts(bundle: Bundle, readings: Readings) -> list[VmFacts]:
     joiner = Joiner(bundle, readings)
     inventories = joiner.inventories()
     return [joiner.vm_facts(name, inventories.get(name)) for name in joiner.vm_names(inventories)]
-
-
-def sample_time(reading: Reading | None) -> str | None:
-    if reading is None:
-        return None
-    t = reading.capture.time
-    return t.isoformat().replace("+00:00", "Z") if t else None
-
-
-__all__ = ["build_facts", "norm_mac", "counter", "seconds_between", "sample_time", "parse_time"]
