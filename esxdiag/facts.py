@@ -123,6 +123,8 @@ class VnicFacts:
     ethtool_current_rx: int | None
     driver: str | None
     driver_version: str | None
+    link_speed: str | None = None  # as the guest reports it ("10 Gbps"); not a limit (domain.md 5)
+    link_speed_source: str | None = None
     vcenter_dropped_rx: tuple[float | None, ...] = ()
     series: dict[str, Any] = field(default_factory=dict)  # per-sample counters for charts
     missing: tuple[str, ...] = ()

@@ -18,6 +18,7 @@ def guest_side(joiner, guest, mac: str | None, missing: list[str], vmxnet3: bool
         "small_rx_buffers": None, "rings_persisted": None, "ethtool_current_rx": None, "driver": None,
         "driver_version": None, "type": None, "series": {}, "notes": [],
         "ring_note": None,  # how ethtool -g was read; only shown when the host's vsish sizes are missing
+        "link_speed": None, "link_speed_source": None,
     }
     if guest is None:
         missing.append("guest captures (no guest target in the bundle): guest-side drop counters, "
@@ -106,6 +107,7 @@ def _windows(joiner, target: str, mac: str | None, out: dict[str, Any], missing:
         for adapter in adapters.record.adapters:
             if mac and norm_mac(adapter.mac) == mac:
                 name, out["mtu"] = adapter.name, adapter.mtu
+                out["link_speed"], out["link_speed_source"] = adapter.link_speed, adapters.file
     if name is None:
         missing.append(f"Windows adapter with MAC {mac} (Get-NetAdapter not collected or no match)")
         return

@@ -173,7 +173,8 @@ class Joiner:
             rss_enabled=guest_facts["rss_enabled"], windows_adapter=guest_facts["windows_adapter"],
             small_rx_buffers=guest_facts["small_rx_buffers"], rings_persisted=guest_facts["rings_persisted"],
             ethtool_current_rx=guest_facts["ethtool_current_rx"], driver=guest_facts["driver"],
-            driver_version=guest_facts["driver_version"], vcenter_dropped_rx=tuple(perf_drops),
+            driver_version=guest_facts["driver_version"], link_speed=guest_facts["link_speed"],
+            link_speed_source=guest_facts["link_speed_source"], vcenter_dropped_rx=tuple(perf_drops),
             series={**host["series"], **guest_facts["series"]}, missing=tuple(missing),
             notes=tuple(notes),
         )

@@ -3,6 +3,8 @@ single rx queue, ring settings that will not survive a reboot, the link-speed my
 
 from __future__ import annotations
 
+import re
+
 from esxdiag.facts import VmFacts, VnicFacts
 from esxdiag.result import Evidence, Finding, RuleCheck
 from esxdiag.rules import remediation as fix
@@ -52,6 +54,25 @@ def emulated_adapter(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
         f"network-heavy VMs. Its 1 Gbps link speed is not a limit. {LINK_SPEED_FACTS}",
         evidence=(Evidence("adapter type", nic.type, None, "vmxnet3", "!=", None, "vnics[].type"),),
         remediation=(fix.replace_emulated_nic(vm.name, nic.mac, nic.type),),
+    )]
+
+
+_SPEED = re.compile(r"^\s*([\d.]+)\s*([KMGT])bps\s*$", re.I)
+
+
+def link_speed(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
+    """A guest that reports less than 10 Gbps invites throttling by link speed, which does nothing."""
+    match = _SPEED.match(nic.link_speed or "")
+    if match is None or nic.type in ("e1000", "e1000e"):  # the emulated-adapter finding says it already
+        return []
+    gbps = float(match[1]) * {"K": 1e-6, "M": 1e-3, "G": 1.0, "T": 1e3}[match[2].upper()]
+    if gbps >= 10:
+        return [RuleCheck("link-speed", "pass", f"reports {nic.link_speed}", nic.mac)]
+    return [Finding(
+        "link-speed", "info", vm.name, nic.mac, f"{nic.label or nic.mac} reports {nic.link_speed}: not a limit",
+        LINK_SPEED_FACTS,
+        evidence=(Evidence("reported link speed", nic.link_speed, None, None, None, nic.link_speed_source,
+                           "LinkSpeed"),),
     )]
 
 
@@ -111,5 +132,5 @@ def data_quality(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
                     " ".join(nic.notes))]
 
 
-RULES = (ring_exhaustion, emulated_adapter, windows_single_queue, ring_persistence, host_guest_consistency,
+RULES = (ring_exhaustion, emulated_adapter, link_speed, windows_single_queue, ring_persistence, host_guest_consistency,
          data_quality)

@@ -87,3 +87,12 @@ def test_host_guest_consistency(make, thresholds):
     assert only(nic.host_guest_consistency(make.vm(), agree, thresholds), RuleCheck).status == "pass"
     differ = make.vnic(oob=(0, 1000), guest_oob=make.counter("guest", 0, 400))
     assert only(nic.host_guest_consistency(make.vm(), differ, thresholds), Finding).severity == "info"
+
+
+def test_link_speed_myth(make, thresholds):
+    slow = make.vnic(link_speed="1 Gbps")
+    f = only(nic.link_speed(make.vm(), slow, thresholds), Finding)
+    assert f.severity == "info" and "not a limit" in f.title and "22 Gbps" in f.summary
+    assert only(nic.link_speed(make.vm(), make.vnic(link_speed="10 Gbps"), thresholds), RuleCheck).status == "pass"
+    assert nic.link_speed(make.vm(), make.vnic(), thresholds) == []
+    assert nic.link_speed(make.vm(), make.vnic(link_speed="1 Gbps", nic_type="e1000"), thresholds) == []
