@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Callable, Mapping
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from esxdiag.config import describe_config_error
 from esxdiag.errors import EsxdiagError
 
 DEFAULT_CONFIG = Path("~/.config/esxdiag/config.ini")
@@ -151,7 +152,7 @@ def _read_config(config_path: str | Path | None) -> dict[str, str]:
     try:
         parser.read(path, encoding="utf-8")
     except (configparser.Error, UnicodeDecodeError, OSError) as exc:
-        raise CredentialsError(f"config file {path} is unreadable: {' '.join(str(exc).split())}") from None
+        raise CredentialsError(f"config file {path} is unreadable: {describe_config_error(exc)}") from None
     section = dict(parser["vcenter"]) if parser.has_section("vcenter") else {}
     mode = path.stat().st_mode
     if section.get("password") and mode & (stat.S_IRWXG | stat.S_IRWXO):

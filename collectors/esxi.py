@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from esxdiag.bundle import BundleWriter, Capture
+from esxdiag.bundle import BundleWriter, Capture, utcnow
 from esxdiag.errors import NoData, ParseError
 from esxdiag.collectors.ssh import OnWait, SshConnection, record
 from esxdiag.parsers.netstats import normalize_mac, parse_net_stats_list
@@ -35,7 +35,12 @@ class HostPort:
 def _run(conn: SshConnection, writer: BundleWriter, target_id: str, spec_name: str,
          params: dict | None = None, sample: int | None = None, timeout_s: float | None = None,
          on_wait: OnWait | None = None) -> tuple[Capture, bytes]:
-    result = conn.run_spec(spec_name, params or {}, timeout_s, on_wait)
+    try:
+        result = conn.run_spec(spec_name, params or {}, timeout_s, on_wait)
+    except ValueError as exc:  # a host-supplied name failed validation: nothing was sent
+        now = utcnow()
+        return writer.record(spec_name, target_id, None, params=params, sample=sample, started=now, ended=now,
+                             error_kind="skipped", error=f"not sent: {exc}"), b""
     return record(writer, target_id, spec_name, params, result, sample), result.stdout
 
 
@@ -67,7 +72,7 @@ def _rx_queues(conn: SshConnection, writer: BundleWriter, target_id: str, port: 
     if not capture.ok:
         return []
     try:
-        return list(parse_ls(out.decode("utf-8", "replace")).entries)
+        return [e for e in parse_ls(out.decode("utf-8", "replace")).entries if e.isdigit()]
     except (ParseError, NoData) as exc:
         writer.note(f"{target_id}: rx queues of port {port.port} unusable: {exc.one_line()}")
         return []

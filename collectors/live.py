@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from esxdiag.bundle import ERROR_KINDS, BundleWriter, Target, slug, utcnow
 from esxdiag.errors import CollectionError
@@ -120,12 +120,11 @@ class LiveRun:
         from esxdiag.collectors.vsphere import collect_inventory, connect, find_vm
 
         o = self.opts
-        self.writer.add_target(Target("vcenter", VCENTER, o.vcenter))
+        creds = resolve_credentials(o.vcenter, o.username, insecure=o.insecure, thumbprint=o.thumbprint,
+                                    env=o.env, config_path=o.config)  # bad usage: exit 2, nothing recorded
+        self.writer.add_target(Target("vcenter", VCENTER, f"{creds.host}:{creds.port}"))  # never the raw URL
         started = utcnow()
         try:
-            creds = resolve_credentials(o.vcenter, o.username, insecure=o.insecure, thumbprint=o.thumbprint,
-                                        env=o.env, config_path=o.config)
-            self.writer.manifest["targets"][-1]["address"] = creds.host
             self.progress.step(f"vCenter {creds.host}: finding VM {o.vm!r}")
             self.session = connect(creds)
             self.vm_ref = find_vm(self.session, o.vm)
@@ -319,8 +318,3 @@ def collect(opts: LiveOptions, progress: Progress | None = None) -> Outcome:
     progress.step(f"bundle written: {writer.root}")
     return Outcome(writer.root, run.fatal, unreached=tuple(run.unreached))
 
-
-def describe(inventory: dict[str, Any] | None) -> str:
-    if not inventory:
-        return "unknown VM"
-    return f"{inventory['name']} ({inventory.get('moid')}) on {inventory.get('host')}"

@@ -89,7 +89,8 @@ def connect(creds: Credentials, timeout_s: float = 30) -> VsphereSession:
                               kind="auth") from None
     except ssl.SSLCertVerificationError as exc:
         raise CollectionError(f"{where}: TLS certificate not trusted ({exc.verify_message}); install "
-                              "the CA, pin its thumbprint, or pass --insecure knowingly", kind="tls") from None
+                              f"the CA, pin its thumbprint{_offered(creds, timeout_s)}, or pass --insecure knowingly",
+                              kind="tls") from None
     except Security.ThumbprintMismatchException as exc:
         raise CollectionError(f"{where}: certificate thumbprint {exc.actual} does not match the pinned "
                               f"{exc.expected}; refusing to connect", kind="tls") from None
@@ -106,6 +107,14 @@ def connect(creds: Credentials, timeout_s: float = 30) -> VsphereSession:
         raise CollectionError(f"{where}: not a vSphere API endpoint ({_reason(exc)})",
                               kind="unreachable") from None
     return VsphereSession(si, creds).attach()
+
+
+def _offered(creds: Credentials, timeout_s: float) -> str:
+    """The certificate's SHA-256, for the user to check out of band and pin (like ssh's fingerprint)."""
+    try:
+        return f" (--thumbprint {server_thumbprints(creds.host, creds.port, min(timeout_s, 10))[1]} once verified)"
+    except (OSError, ssl.SSLError):
+        return ""
 
 
 def server_thumbprints(host: str, port: int, timeout_s: float = 10) -> tuple[str, str]:

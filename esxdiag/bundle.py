@@ -20,6 +20,7 @@ from typing import Any, Iterator
 
 from esxdiag import __version__
 from esxdiag.errors import BundleError
+from esxdiag.manifest import validate
 from esxdiag.specs import SPECS
 
 FORMAT_VERSION = 1
@@ -206,16 +207,13 @@ class Bundle:
         for key in ("targets", "captures"):
             if not isinstance(manifest.get(key), list):
                 raise BundleError(f"{mpath}: '{key}' must be a list")
+        validate(manifest, str(mpath), ERROR_KINDS, SPECS)
         manifest.setdefault("subject", {"vms": []})
         manifest.setdefault("notes", [])
         return cls(root, manifest)
 
     def _capture(self, index: int, raw: Any) -> Capture:
         where = f"{self.root / MANIFEST}: captures[{index}]"
-        if not isinstance(raw, dict) or "spec" not in raw or "target" not in raw:
-            raise BundleError(f"{where}: needs at least 'spec' and 'target'")
-        if raw["spec"] not in SPECS:
-            raise BundleError(f"{where}: unknown spec {raw['spec']!r}")
         file = raw.get("file")
         if file is not None:
             resolved = (self.root / file).resolve()

@@ -9,6 +9,7 @@ Config file (INI), section [thresholds], keys as below, e.g.::
 from __future__ import annotations
 
 import configparser
+import math
 from pathlib import Path
 
 from esxdiag.errors import EsxdiagError
@@ -37,6 +38,22 @@ class ConfigError(EsxdiagError):
     pass
 
 
+def describe_config_error(exc: Exception) -> str:
+    """What is wrong with a config file, by line number only: a malformed line may hold a secret."""
+    if isinstance(exc, configparser.MissingSectionHeaderError):
+        return f"no [section] header before line {exc.lineno}"
+    if isinstance(exc, configparser.ParsingError):
+        return "cannot parse line " + ", ".join(str(n) for n in sorted({n for n, _ in exc.errors}))
+    if isinstance(exc, (configparser.DuplicateOptionError, configparser.DuplicateSectionError)):
+        return f"duplicate {'option' if isinstance(exc, configparser.DuplicateOptionError) else 'section'} " \
+               f"at line {exc.lineno}"
+    if isinstance(exc, UnicodeDecodeError):
+        return "not UTF-8 text"
+    if isinstance(exc, OSError):
+        return exc.strerror or type(exc).__name__
+    return type(exc).__name__
+
+
 def load_thresholds(config_file: str | Path | None = None, overrides: list[str] | None = None) -> dict[str, float]:
     values = dict(DEFAULT_THRESHOLDS)
     if config_file:
@@ -44,8 +61,8 @@ def load_thresholds(config_file: str | Path | None = None, overrides: list[str] 
         try:
             with open(config_file, encoding="utf-8") as fh:
                 parser.read_file(fh)
-        except (OSError, configparser.Error) as exc:
-            raise ConfigError(f"{config_file}: cannot read config ({exc})") from None
+        except (OSError, UnicodeDecodeError, configparser.Error) as exc:
+            raise ConfigError(f"{config_file}: cannot read config ({describe_config_error(exc)})") from None
         if parser.has_section("thresholds"):
             for key, raw in parser.items("thresholds"):
                 values[key] = _number(key, raw, str(config_file))
@@ -62,6 +79,16 @@ def _number(key: str, raw: str, where: str) -> float:
         known = ", ".join(sorted(DEFAULT_THRESHOLDS))
         raise ConfigError(f"{where}: unknown threshold {key!r} (known: {known})")
     try:
-        return float(raw)
+        value = float(raw)
     except ValueError:
         raise ConfigError(f"{where}: {key} must be a number, got {raw.strip()!r}") from None
+    low, high = _RANGES.get(key, (0.0, 1e9))
+    if not math.isfinite(value) or not low <= value <= high:
+        raise ConfigError(f"{where}: {key} must be between {low:g} and {high:g}, got {raw.strip()!r}")
+    return value
+
+
+_RANGES = {  # everything else: 0 .. 1e9
+    "ring.max_size": (32.0, 4096.0),  # vmxnet3 device limits
+    **{key: (0.0, 100.0) for key in DEFAULT_THRESHOLDS if key.endswith("_pct") or "_pct_" in key},
+}

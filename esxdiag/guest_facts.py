@@ -144,7 +144,9 @@ def _windows(joiner, target: str, mac: str | None, out: dict[str, Any], missing:
         info = rss.record.adapters[name]
         if info.enabled is not None:
             out["rss_enabled"] = info.enabled
-        if info.number_of_receive_queues:
+        if info.enabled is False:  # NumberOfReceiveQueues is the configured count; with RSS off one is used
+            out["rx_queues"], out["rx_queues_source"] = 1, rss.file
+        elif info.number_of_receive_queues:
             out["rx_queues"], out["rx_queues_source"] = info.number_of_receive_queues, rss.file
     start, end = r.pair("win_stats", target)
     if end is not None and name in end.record.adapters:

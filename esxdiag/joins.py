@@ -168,7 +168,7 @@ class Joiner:
             host_out_of_buffers=host["out_of_buffers"], dropped_rx=host["dropped_rx"],
             guest_oob=guest_facts["oob"], guest_discards=guest_facts["discards"], lro_packets=host["lro"],
             ring1_size=ring1, ring2_size=ring2, ring_size_source=size_source,
-            ring1_max=guest_facts["ring1_max"] or 4096, ring2_max=guest_facts["ring2_max"] or 4096,
+            ring1_max=ring1_max(guest_facts), ring2_max=guest_facts["ring2_max"] or 4096,
             rx_queues=rx_queues, rx_queues_source=queues_source, mtu=guest_facts["mtu"],
             rss_enabled=guest_facts["rss_enabled"], windows_adapter=guest_facts["windows_adapter"],
             small_rx_buffers=guest_facts["small_rx_buffers"], rings_persisted=guest_facts["rings_persisted"],
@@ -178,6 +178,13 @@ class Joiner:
             series={**host["series"], **guest_facts["series"]}, missing=tuple(missing),
             notes=tuple(notes),
         )
+
+
+def ring1_max(guest_facts: dict[str, Any]) -> int:
+    """4096, except with MTU > 3050 on pre-v7 vmxnet3 where ring 1 rounds to multiples of 96 (4032)."""
+    largest = guest_facts["ring1_max"] or 4096
+    mtu = guest_facts["mtu"]
+    return min(largest, 4032) if mtu and mtu > 3050 else largest
 
 
 def _family(inv: Any) -> str | None:

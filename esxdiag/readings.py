@@ -76,6 +76,8 @@ class Readings:
         if not readings:
             return None, None
         readings.sort(key=lambda r: (r.capture.sample if r.capture.sample is not None else 0))
+        if all(r.capture.time for r in readings):  # the clock wins over the sample numbers' order
+            readings.sort(key=lambda r: r.capture.time)
         if len(readings) == 1:
             return None, readings[0]
         return readings[0], readings[-1]

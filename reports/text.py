@@ -42,7 +42,7 @@ CPU_METRICS = (("ready_pct", "%RDY"), ("costop_pct", "%CSTP"), ("max_limited_pct
 METRIC_TOKEN = re.compile(r"%[A-Za-z]+")
 ANSI = {"critical": "\x1b[1;31m", "warning": "\x1b[1;33m", "info": "\x1b[1;34m", "bold": "\x1b[1m"}
 ANSI_RESET = "\x1b[0m"
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # incl. tab/newline: a name cannot forge lines
 
 
 def verdict_words(verdict: str) -> str:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import shlex
 
 from esxdiag.result import Remediation
+from esxdiag.parsers.netstats import normalize_mac
+from esxdiag.specs import PARAM_PATTERNS
 
 DISRUPTION_LINUX = ("ethtool -G re-initialises the vNIC: expect a brief traffic interruption "
                     "(existing TCP sessions usually survive, UDP/real-time traffic may see loss). "
@@ -14,9 +16,25 @@ DISRUPTION_WINDOWS = ("Changing an advanced property makes Windows disable and r
                       "connections drop for a few seconds. Use a change window on production VMs.")
 
 
+_PS_SINGLE_QUOTES = "'\u2018\u2019\u201a\u201b"  # PowerShell ends a '...' string on any of these
+
+
 def ps_quote(text: str) -> str:
-    """A PowerShell single-quoted literal."""
-    return "'" + text.replace("'", "''") + "'"
+    """A PowerShell single-quoted literal: every quote character PowerShell accepts is doubled."""
+    return "'" + "".join(c * 2 if c in _PS_SINGLE_QUOTES else c for c in text) + "'"
+
+
+def mac_text(mac: str | None) -> str:
+    """A MAC for pasting into a rule file: only a well-formed one, else a placeholder."""
+    try:
+        return normalize_mac(mac) if mac else "<mac>"
+    except ValueError:
+        return "<mac>"
+
+
+def ifcfg_name(iface: str | None) -> str:
+    """The interface name for a line that network scripts source: only a valid name, verbatim."""
+    return iface if iface and PARAM_PATTERNS["iface"].fullmatch(iface) else "<iface>"
 
 
 def memory_cost(current: int | None, target: int, queues: int | None, kb_per_entry: float) -> str:
@@ -36,7 +54,7 @@ def linux_raise_ring(iface: str | None, mac: str | None, ring: int, current: int
     nm_key = "ethtool.ring-rx" if ring == 1 else "ethtool.ring-rx-jumbo"
     notes = []
     if not iface:
-        notes.append(f"find the interface first: ip -o link | grep -i {shlex.quote(mac or '<mac>')}")
+        notes.append(f"find the interface first: ip -o link | grep -i {shlex.quote(mac_text(mac))}")
     if ring == 1 and mtu and mtu > 3050:
         notes.append(f"with MTU {mtu} on pre-v7 vmxnet3 devices ring 1 rounds to multiples of 96: "
                      "4096 becomes 4032")
@@ -49,10 +67,10 @@ def linux_raise_ring(iface: str | None, mac: str | None, ring: int, current: int
         persistence=(
             f"NetworkManager: nmcli connection modify \"$(nmcli -g GENERAL.CONNECTION device show {dev})\" "
             f"{nm_key} {target}",
-            f"udev: echo 'ACTION==\"add\", SUBSYSTEM==\"net\", ATTR{{address}}==\"{mac or '<mac>'}\", "
+            f"udev: echo 'ACTION==\"add\", SUBSYSTEM==\"net\", ATTR{{address}}==\"{mac_text(mac)}\", "
             f"RUN+=\"/sbin/ethtool -G $name {option} {target}\"' > /etc/udev/rules.d/60-vmxnet3-rings.rules",
-            f"RHEL ifcfg: ETHTOOL_OPTS=\"-G {iface or '<iface>'} {option} {target}\" in "
-            f"/etc/sysconfig/network-scripts/ifcfg-{iface or '<iface>'}",
+            f"RHEL ifcfg: ETHTOOL_OPTS=\"-G {ifcfg_name(iface)} {option} {target}\" in "
+            f"/etc/sysconfig/network-scripts/ifcfg-{ifcfg_name(iface)}",
             f"Debian ifupdown: post-up /sbin/ethtool -G {dev} {option} {target} under the iface stanza in "
             "/etc/network/interfaces",
             "ethtool -G alone is lost at the next reboot.",

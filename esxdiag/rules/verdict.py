@@ -105,8 +105,9 @@ def _rising_verdict(vm, nic, sig, evidence, t) -> RingVerdict:
     if contended:
         return RingVerdict(
             "cpu-contention-first",
-            f"Drops are rising while vCPUs wait to be scheduled (%RDY {ready.worst_avg:.1f}%"
-            + (f", %CSTP {costop.worst_avg:.1f}%" if costop else "") + "): relieve CPU contention first.",
+            "Drops are rising while vCPUs wait to be scheduled ("
+            + ", ".join(f"{name} {stat.worst_avg:.1f}%" for name, stat in (("%RDY", ready), ("%CSTP", costop)) if stat)
+            + "): relieve CPU contention first.",
             evidence=evidence + cpu_ev,
             remediation=(fix.vsphere_relieve_contention(vm.name, bool(costop and costop.worst_avg > t["cpu.costop_pct"])),),
             missing=tuple(missing))

@@ -99,3 +99,55 @@ def test_damaged_bundle_still_reports_what_it_can(tmp_path):
     html = run_cli("analyze", bundle, "-o", tmp_path / "r.html")
     assert html.returncode == 0, html.stderr
     assert "report:" in html.stdout and (tmp_path / "r.html").stat().st_size > 1000
+
+
+def _damaged(tmp_path, edit):
+    bundle = tmp_path / "b"
+    shutil.copytree(SEED, bundle)
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    edit(manifest)
+    (bundle / "manifest.json").write_text(json.dumps(manifest))
+    return bundle
+
+
+@pytest.mark.parametrize("edit, words", [
+    (lambda m: m.update(targets=["x"]), "targets[0]"),
+    (lambda m: m["captures"][0].update(file=5), "'file'"),
+    (lambda m: m["captures"][0].update(params=["a"]), "'params'"),
+    (lambda m: m["captures"][0].update(sample="1"), "'sample'"),
+    (lambda m: m["captures"][0].update(ended=5), "'ended'"),
+    (lambda m: m.update(subject="x"), "'subject'"),
+    (lambda m: m.update(subject={"vms": "iperf-test1"}), "'subject'"),
+    (lambda m: m.update(window_s="60"), "'window_s'"),
+    (lambda m: m["captures"][0].update(error_kind="exploded"), "'error_kind'"),
+    (lambda m: m["captures"].append(dict(m["captures"][3])), "the same capture"),
+])
+def test_malformed_manifest_fields_are_named(tmp_path, edit, words):
+    assert_one_line_error(run_cli("analyze", _damaged(tmp_path, edit)), words)
+
+
+def test_samples_are_ordered_by_their_times_not_their_numbers(tmp_path):
+    def swap(manifest):
+        for cap in manifest["captures"]:
+            if cap["sample"] in (0, 1):
+                cap["sample"] = 1 - cap["sample"]
+
+    proc = run_cli("analyze", _damaged(tmp_path, swap), "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    metrics = json.loads(proc.stdout)["vms"][0]["vnics"][0]["metrics"]
+    assert metrics["ring1_full"]["delta"] == 1417 and metrics["ring1_full"]["reset"] is False
+
+
+def test_config_errors_never_echo_the_line(tmp_path):
+    config = tmp_path / "esxdiag.ini"
+    config.write_text("[thresholds]\ncpu.costop_pct = 3\nHunter2Secret!\n")
+    config.chmod(0o600)
+    proc = run_cli("analyze", SEED, "--config", config)
+    assert_one_line_error(proc, "line 3")
+    assert "Hunter2" not in proc.stderr
+
+
+@pytest.mark.parametrize("setting", ["ring.max_size=0", "cpu.ready_pct_critical=nan", "ring.drops=-1",
+                                     "cpu.costop_pct=inf", "no.such=1"])
+def test_thresholds_must_be_sensible(setting):
+    assert_one_line_error(run_cli("analyze", SEED, "--set", setting), setting.split("=")[0])

@@ -91,3 +91,17 @@ def test_cli_set_overrides_a_threshold():
                   "--set", "ring.full_events=100000", "--set", "ring.drops=100000")
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["vms"][0]["vnics"][0]["ring_verdict"] == "past-exhaustion-only"
+
+
+def test_windows_rss_off_means_one_queue_even_if_more_are_configured(tmp_path):
+    import shutil
+
+    bundle = tmp_path / "win"
+    shutil.copytree(EXAMPLES / "windows-single-queue", bundle)
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    manifest["captures"] = [c for c in manifest["captures"] if not c["spec"].startswith("vsish_rxqueue")]
+    (bundle / "manifest.json").write_text(json.dumps(manifest))
+    rss = next(bundle.rglob("win_rss.txt"))
+    rss.write_bytes(rss.read_bytes().replace(b"NumberOfReceiveQueues : 1", b"NumberOfReceiveQueues : 4"))
+    nic = analyze(bundle, load_thresholds()).vms[0].vnics[0]
+    assert (nic.ring_verdict, nic.metrics["rx_queues"]) == ("enable-rss", 1)

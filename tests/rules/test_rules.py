@@ -96,3 +96,9 @@ def test_link_speed_myth(make, thresholds):
     assert only(nic.link_speed(make.vm(), make.vnic(link_speed="10 Gbps"), thresholds), RuleCheck).status == "pass"
     assert nic.link_speed(make.vm(), make.vnic(), thresholds) == []
     assert nic.link_speed(make.vm(), make.vnic(link_speed="1 Gbps", nic_type="e1000"), thresholds) == []
+
+
+def test_terminal_text_cannot_forge_lines():
+    from esxdiag.reports.text import safe_text
+
+    assert safe_text("vm1\nFAKE: all good\t\x1b[2J") == "vm1\\x0aFAKE: all good\\x09\\x1b[2J"

@@ -127,3 +127,14 @@ def test_remediation_quotes_untrusted_names(make, thresholds):
     commands = [c for r in v.remediation for c in r.commands]
     assert "ethtool -G 'eth0;reboot' rx 4096" in commands
     assert any("-Name 'Eth''0'" in c for c in commands)
+
+
+def test_costop_alone_with_ready_missing_is_contention(make, thresholds):
+    cpu = make.cpu(costop=20.0)
+    cpu = type(cpu)(cpu.source, cpu.file, cpu.times, {}, cpu.costop_pct, cpu.max_limited_pct, {}, "test")
+    v = verdict(make, thresholds, vm_kwargs={"cpu": cpu})
+    assert v.verdict == "cpu-contention-first" and "%CSTP 20.0%" in v.summary
+
+
+def test_ring1_at_4032_with_jumbo_frames_is_at_max(make, thresholds):
+    assert verdict(make, thresholds, size1=4032, ring1_max=4032, mtu=9000).verdict == "at-max"

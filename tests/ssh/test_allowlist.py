@@ -82,3 +82,19 @@ def test_option_like_values_refused_by_the_transport(lab, open_conn):
     with pytest.raises(ValueError, match="looks like an option|refusing"):
         linux.run_spec("ethtool_stats", {"iface": "-rf"})
     assert len(lab.commands()) == before
+
+
+def test_a_host_supplied_name_that_fails_validation_is_recorded_not_sent(tmp_path):
+    """Names come from host output (vsish ls, net-stats): one that fails validation is
+    recorded as skipped and the collection goes on; nothing reaches the network."""
+    from esxdiag.bundle import Bundle, BundleWriter
+    from esxdiag.collectors import esxi
+    from esxdiag.collectors.ssh import SshTarget
+
+    writer = BundleWriter(tmp_path / "b", 60, ["vm1"])
+    never_connected = SshConnection(SshTarget("root", "127.0.0.1", 9), "esxi")
+    port = esxi.HostPort("Prod vSwitch", 33554464, "00:50:56:00:00:01", "vm1", ["0"], vmxnet3=True)
+    esxi.sample_ports(never_connected, writer, "esxi-h", [port], 0)
+    caps = Bundle.load(tmp_path / "b").captures
+    assert caps and {(c.error_kind, c.file) for c in caps} == {("skipped", None)}
+    assert all("not sent" in c.error for c in caps)
