@@ -29,7 +29,7 @@ def _connect_fails(lab, address, kind, options) -> CollectionError:
 
 
 def _manifest_kind(writer, error) -> str:
-    record_failure(writer, "esx0", "net_stats_list", {}, error)
+    record_failure(writer, f"target{len(writer.manifest['captures'])}", "net_stats_list", {}, error)
     return Bundle.load(writer.root).captures[-1].error_kind
 
 

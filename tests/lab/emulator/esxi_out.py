@@ -109,6 +109,7 @@ def rxqueue_status(lab: Lab, portset: str, port: int, queue: int, path: str) -> 
 
 _GROUP_COUNTERS = ("Members", "% Used", "% Run", "% System", "% Wait", "% VmWait", "% Ready", "% Idle",
                    "% Overlap", "% CoStop", "% Max Limited", "% Swap Wait")
+_VCPU_COUNTERS = ("% Used", "% Run", "% Ready", "% CoStop", "% Max Limited")
 _PORT_COUNTERS = ("Packets Transmitted/sec", "MBits Transmitted/sec", "Packets Received/sec",
                   "MBits Received/sec", "% Outbound Packets Dropped", "% Received Packets Dropped")
 
@@ -119,12 +120,19 @@ def _esxtop_columns(lab: Lab) -> list[tuple[str, object]]:
     cols: list[tuple[str, object]] = [(f"\\\\{name}\\Physical Cpu(_Total)\\% Processor Time", 41.5)]
     for vm in lab.scenario["vms"]:
         cpu, n = vm["cpu"], vm["num_cpu"]
-        run = cpu["used_pct"]
-        values = (n + 4, run, run, 1.0, max(0.0, 100.0 * (n + 4) - run - cpu["ready_pct"]), 0.1,
-                  cpu["ready_pct"], max(0.0, 100.0 * n - run - cpu["ready_pct"]), 0.02,
-                  cpu["costop_pct"], cpu["max_limited_pct"], 0.0)
+        # scenario figures are per vCPU; a Group Cpu row sums its worlds (formats.md 1)
+        run, ready, costop, limited = (cpu[k] * n for k in ("used_pct", "ready_pct", "costop_pct", "max_limited_pct"))
+        values = (n + 4, run, run, 1.0, max(0.0, 100.0 * (n + 4) - run - ready), 0.1,
+                  ready, max(0.0, 100.0 * n - run - ready), 0.02, costop, limited, 0.0)
         gid = f"{vm['group_id']}:{vm['name']}"
         cols += [(f"\\\\{name}\\Group Cpu({gid})\\{c}", v) for c, v in zip(_GROUP_COUNTERS, values)]
+        worlds = [("vmx", 0.3, 0.0, 0.0, 0.0)] + [
+            (f"vmx-vcpu-{i}:{vm['name']}", cpu["used_pct"], cpu["ready_pct"], cpu["costop_pct"], cpu["max_limited_pct"])
+            for i in range(n)]
+        for offset, (world, used, w_ready, w_costop, w_limited) in enumerate(worlds):
+            inst = f"{vm['group_id']}:{vm['name']}:{vm['world_id'] + 1 + offset}:{world}"
+            cols += [(f"\\\\{name}\\Vcpu({inst})\\{c}", v)
+                     for c, v in zip(_VCPU_COUNTERS, (used, used, w_ready, w_costop, w_limited))]
     for uplink in host["uplinks"]:
         inst = f"{host['portset']}:{uplink['port']}:{uplink['client']}"
         cols += [(f"\\\\{name}\\Network Port({inst})\\{c}", 0.0) for c in _PORT_COUNTERS]
