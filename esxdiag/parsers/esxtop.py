@@ -146,7 +146,12 @@ def _interval(stamps, warnings: list[str]) -> float | None:
         warnings.append("timestamps have no seconds (spreadsheet re-save): interval unknown")
         return None
     deltas = [(b.utc - a.utc).total_seconds() for a, b in zip(stamps, stamps[1:])]
-    return float(statistics.median(deltas))
+    backwards = [i + 2 for i, d in enumerate(deltas) if d <= 0]  # sample numbers, 1-based
+    if backwards:
+        warnings.append(f"timestamps do not increase at sample {', '.join(map(str, backwards[:5]))}: files "
+                        "concatenated or rows repeated; the interval uses the increasing steps only")
+        deltas = [d for d in deltas if d > 0]
+    return float(statistics.median(deltas)) if deltas else None
 
 
 def _vm_records(layout: Layout, series: dict[int, Series], vcpus_hint: int | None) -> dict[str, VmCpu]:

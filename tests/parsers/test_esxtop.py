@@ -512,3 +512,11 @@ def test_fast_path_only_for_quoted_comma_files_on_disk(tmp_path, arrow_used):
     arrow_used.clear()
     parse(batch_csv(columns, rows))
     assert arrow_used == []
+
+
+def test_rows_out_of_order_are_flagged_and_do_not_give_a_negative_interval():
+    header = '"(PDH-CSV 4.0) (UTC)(0)","\\\\h\\Group Cpu(5:vm1)\\% Ready"\n'
+    rows = "".join(f'"10/02/2017 14:20:{s:02d}","1.00"\n' for s in (0, 5, 10, 5, 15))
+    record = parse_esxtop(io.StringIO(header + rows))
+    assert record.interval_s == 5.0
+    assert any("do not increase at sample 4" in w for w in record.warnings)
