@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 
 from esxdiag import specs
-from esxdiag.bundle import BundleWriter, Capture
+from esxdiag.bundle import BundleWriter
 from esxdiag.collectors.ssh import SshConnection, record
 from esxdiag.errors import NoData, ParseError
 from esxdiag.parsers.ethtool import parse_permaddr

@@ -42,7 +42,7 @@ _ENTRIES = [
     ParserEntry("esxcli-vm-list", "esxcli", "parse_vm_list"),
     ParserEntry("esxcli-vm-ports", "esxcli", "parse_vm_ports"),
     ParserEntry("esxcli-nic-stats", "esxcli", "parse_nic_stats"),
-    ParserEntry("ethtool-stats", "ethtool", "parse_stats"),
+    ParserEntry("ethtool-stats", "ethtool_stats", "parse_stats"),
     ParserEntry("ethtool-rings", "ethtool", "parse_rings"),
     ParserEntry("ethtool-driver", "ethtool", "parse_driver"),
     ParserEntry("ethtool-permaddr", "ethtool", "parse_permaddr"),

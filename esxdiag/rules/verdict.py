@@ -94,7 +94,7 @@ def _rising_verdict(vm, nic, sig, evidence, t) -> RingVerdict:
     if throttled or (vm.cpu_limit_mhz is not None and limited is None):
         return RingVerdict(
             "cpu-limit-first",
-            f"Drops are rising while a CPU limit throttles the VM"
+            "Drops are rising while a CPU limit throttles the VM"
             + (f" (%MLMTD {limited.worst_avg:.1f}%" if limited else " (limit set")
             + (f", limit {vm.cpu_limit_mhz} MHz)" if vm.cpu_limit_mhz else ")")
             + ": remove the limit first; a bigger ring would only delay the drops.",

@@ -277,7 +277,7 @@ def test_normalisation_unknown_never_divides_by_members():
 
 
 def test_system_groups_and_user_worlds_are_not_vms():
-    columns = vm_columns(100, "app", 1) + [f"Group Cpu(1:system)\\% Ready", "Group Cpu(2099013:hostd.2099013)\\% Ready",
+    columns = vm_columns(100, "app", 1) + ["Group Cpu(1:system)\\% Ready", "Group Cpu(2099013:hostd.2099013)\\% Ready",
                                            "Vcpu(2099013:hostd.2099013:2099014:hostd)\\% Ready"]
     record = parse(batch_csv(columns, [[stamp(0)] + ["1.00"] * len(columns)]))
     assert list(record.vms) == ["app"]

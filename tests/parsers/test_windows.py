@@ -9,7 +9,7 @@ import pytest
 
 from esxdiag.errors import NoData, ParseError
 from esxdiag.parsers import parse_file
-from esxdiag.parsers.windows import parse_advprops, parse_netadapter, parse_rss, parse_stats
+from esxdiag.parsers.windows import parse_advprops, parse_netadapter
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "guest"
 VMXNET3 = {"MaxRxRing1Length": "512", "MaxRxRing2Length": "32", "NumRxBuffersSmall": "1024",

@@ -40,7 +40,7 @@ def _nic(vm: dict, iface: str) -> dict | None:
 
 
 def _no_device(iface: str) -> Out:
-    return "", f"Cannot get device settings: No such device\n", 75
+    return "", "Cannot get device settings: No such device\n", 75
 
 
 def ip_link(vm: dict) -> Out:

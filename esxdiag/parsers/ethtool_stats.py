@@ -1,0 +1,196 @@
+"""``ethtool -S`` of a vmxnet3 interface: per-queue device and driver counters, every driver
+generation (formats.md 4.1)."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from esxdiag.errors import NoData, ParseError
+
+
+# Exact vmxnet3 string tables (label as printed after stripping its own leading spaces, and
+# whether it is a drop-reason sub-item).  Source: vmxnet3_ethtool.c of each generation.
+_TX_DEV = ("TSO pkts tx", "TSO bytes tx", "ucast pkts tx", "ucast bytes tx", "mcast pkts tx",
+           "mcast bytes tx", "bcast pkts tx", "bcast bytes tx", "pkts tx err", "pkts tx discard")
+_TX_DRV = ("drv dropped tx total", "too many frags", "giant hdr", "hdr err", "tso", "ring full",
+           "pkts linearized", "hdr cloned", "giant hdr")
+_RX_DEV = ("LRO pkts rx", "LRO byte rx", "ucast pkts rx", "ucast bytes rx", "mcast pkts rx",
+           "mcast bytes rx", "bcast pkts rx", "bcast bytes rx", "pkts rx OOB", "pkts rx err")
+_RX_DRV = ("drv dropped rx total", "err", "fcs", "rx buf alloc fail")
+_XDP_TX = ("xdp xmit", "xdp xmit err")
+_XDP_RX = ("xdp packets", "xdp tx", "xdp redirects", "xdp drops", "xdp aborted")
+_OOB_OLD = "pkts rx out of buf"  # generations A and B
+
+
+def _rx_dev(oob: str) -> tuple[str, ...]:
+    return tuple(oob if label == "pkts rx OOB" else label for label in _RX_DEV)
+
+
+# per generation: (tx labels per queue, rx labels per queue); A has no queue markers
+GENERATIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "A": (_TX_DEV + _TX_DRV, _rx_dev(_OOB_OLD) + _RX_DRV),
+    "B": (("Tx Queue#",) + _TX_DEV + _TX_DRV, ("Rx Queue#",) + _rx_dev(_OOB_OLD) + _RX_DRV),
+    "C": (("Tx Queue#",) + _TX_DEV + _TX_DRV, ("Rx Queue#",) + _RX_DEV + _RX_DRV),
+    "D": (("Tx Queue#",) + _TX_DEV + _TX_DRV + _XDP_TX,
+          ("Rx Queue#",) + _RX_DEV + _RX_DRV[:4] + _XDP_RX),
+}
+_TX_LABELS = frozenset(_TX_DEV + _TX_DRV + _XDP_TX)
+_RX_LABELS = frozenset(_RX_DEV + _RX_DRV + _XDP_RX + (_OOB_OLD,))
+_ALWAYS_SUB = frozenset({"too many frags", "hdr err", "tso", "err", "fcs"} | set(_XDP_RX))
+_DROP_PARENT = {"tx": "drv dropped tx total", "rx": "drv dropped rx total"}
+_GLOBAL = "tx timeout count"
+_STAT_LINE = re.compile(r"^(?P<lead>[ \t]*)(?P<label>\S.*?):[ \t]*(?P<value>\d+)[ \t]*$")
+
+
+@dataclass(frozen=True)
+class RxQueueStats:
+    queue: int
+    pkts_rx_oob: int | None
+    drv_dropped_rx_total: int | None
+    rx_buf_alloc_fail: int | None
+    counters: dict[str, int]
+
+
+@dataclass(frozen=True)
+class TxQueueStats:
+    queue: int
+    drv_dropped_tx_total: int | None
+    ring_full: int | None
+    counters: dict[str, int]
+
+
+@dataclass(frozen=True)
+class EthtoolStats:
+    rx_queues: tuple[RxQueueStats, ...]
+    tx_queues: tuple[TxQueueStats, ...]
+    rx_oob_total: int | None
+    generation: str | None
+    device_counters: dict[str, int]
+    entries: tuple[tuple[str, int | None, int, str, int], ...]  # (section, queue, level, label, value)
+    warnings: tuple[str, ...]
+
+
+def parse_stats(text: str) -> EthtoolStats:
+    """``ethtool -S <if>``, whole or pasted/grep-filtered. Sub-item counters (drop reasons) are
+    keyed ``"<parent> / <label>"`` so the two ``giant hdr`` counters stay distinct."""
+    lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+    _reject_stats_input(lines)
+    stats = [(n, m) for n, line in lines if (m := _STAT_LINE.match(line))]
+    labels = {m["label"].strip() for _, m in stats}
+    if not stats or not (labels & (_TX_LABELS | _RX_LABELS | {"Tx Queue#", "Rx Queue#", _GLOBAL})
+                         or any(line.strip() == "NIC statistics:" for _, line in lines)):
+        raise ParseError("no 'NIC statistics:' header and no vmxnet3 counter lines: not ethtool -S output",
+                         line=lines[0][0])
+    base = min(len(m["lead"].expandtabs()) for _, m in stats)
+    varied = len({len(m["lead"].expandtabs()) for _, m in stats}) > 1
+    elided = any(line.strip() in ("...", "\u2026") for _, line in lines)
+    warnings: list[str] = []
+    entries: list[tuple[str, int | None, int, str, int]] = []
+    queues: dict[tuple[str, int], dict[str, int]] = {}
+    device: dict[str, int] = {}
+    seen_markers: dict[str, list[int]] = {"tx": [], "rx": []}
+    occurrences: Counter[tuple[str, str]] = Counter()
+    section, queue, in_drop, sub_giant_seen = "", None, False, False
+    for n, m in stats:
+        label, value = m["label"].strip(), int(m["value"])
+        rel = len(m["lead"].expandtabs()) - base
+        if label in ("Tx Queue#", "Rx Queue#"):
+            section = label[:2].lower()
+            queue = _marker_queue(section, value, seen_markers[section], n, warnings, elided)
+            in_drop, sub_giant_seen = False, False
+            queues.setdefault((section, queue), {})
+            entries.append((section, queue, 0, label, value))
+            continue
+        if label == _GLOBAL or not (label in _TX_LABELS or label in _RX_LABELS):
+            if label == _GLOBAL or queue is None:
+                device[label] = value
+                entries.append(("global", None, 0, label, value))
+                continue
+        owner = "tx" if label in _TX_LABELS else "rx" if label in _RX_LABELS else section
+        if owner != section:
+            section, queue, in_drop, sub_giant_seen = owner, None, False, False
+        if label == "giant hdr":
+            sub = rel >= 3 if varied else (in_drop and not sub_giant_seen)
+            sub_giant_seen = sub_giant_seen or sub
+        else:
+            sub = label in _ALWAYS_SUB
+        if label.startswith("drv dropped"):
+            in_drop = True
+        elif not sub:
+            in_drop = False
+        key = f"{_DROP_PARENT[section]} / {label}" if sub else label
+        q = queue
+        if q is None:
+            q = occurrences[(section, key)]
+            occurrences[(section, key)] += 1
+        counters = queues.setdefault((section, q), {})
+        if key in counters:
+            warnings.append(f"line {n}: {section} queue {q} repeats {key!r}; keeping the last value")
+        counters[key] = value
+        entries.append((section, q, 2 if sub else 1, label, value))
+    if occurrences and max(occurrences.values()) > 1:
+        warnings.append("no Tx Queue#/Rx Queue# lines: queue index inferred from the order of repeated counters")
+    if elided:
+        warnings.append("elided paste ('...'): some counters are missing")
+    marked = bool(seen_markers["tx"] or seen_markers["rx"])
+    oob_lead = next((len(m["lead"].expandtabs()) for _, m in stats if m["label"].strip() == _OOB_OLD), None)
+    return _assemble(queues, device, entries, warnings, _generation(labels, marked, oob_lead), marked)
+
+
+def _reject_stats_input(lines: list[tuple[int, str]]) -> None:
+    if not lines:
+        raise NoData("empty ethtool -S output")
+    first = lines[0][1].strip()
+    if first.lower().startswith("no stats available"):
+        raise NoData("the driver reports no statistics ('no stats available')")
+    if first.startswith("Cannot get stats strings") and "not supported" in first:
+        raise NoData(f"the driver has no ethtool statistics ({first})")
+    if first.startswith("Cannot ") or first.startswith("netlink error"):
+        raise ParseError(f"ethtool failed: {first}", line=lines[0][0])
+    if first.startswith("Ring parameters for") or first.startswith("driver:"):
+        raise ParseError(f"this is ethtool -g/-i output ({first!r}), not ethtool -S", line=lines[0][0])
+
+
+def _marker_queue(section: str, value: int, seen: list[int], n: int, warnings: list[str],
+                  elided: bool) -> int:
+    # ntx != nrx kernels print misaligned values in the later rx markers
+    if value in seen or (not elided and value != len(seen)):
+        fixed = max(seen) + 1 if elided else len(seen)
+        warnings.append(f"line {n}: {section.title()} Queue# {value} is out of sequence; using position {fixed}")
+        value = fixed
+    seen.append(value)
+    return value
+
+
+def _assemble(queues, device, entries, warnings, generation, marked) -> EthtoolStats:
+    rx = tuple(RxQueueStats(q, c.get("pkts rx OOB", c.get(_OOB_OLD)), c.get("drv dropped rx total"),
+                            c.get("rx buf alloc fail"), c)
+               for (s, q), c in sorted(queues.items()) if s == "rx")
+    tx = tuple(TxQueueStats(q, c.get("drv dropped tx total"), c.get("ring full"), c)
+               for (s, q), c in sorted(queues.items()) if s == "tx")
+    if tx and rx and len(tx) != len(rx):
+        warnings.append(f"ntx ({len(tx)}) != nrx ({len(rx)}): kernels 2.6.37-4.x fill rx values looping over "
+                        "num_tx_queues, so rx counters may be misaligned")
+    if generation and marked:
+        tx_table, rx_table = (set(t) for t in GENERATIONS[generation])
+        unknown = sorted({e[3] for e in entries if e[0] in ("tx", "rx")} - tx_table - rx_table)
+        if unknown:
+            warnings.append(f"labels not in the generation {generation} table: {', '.join(unknown)}")
+    oobs = [q.pkts_rx_oob for q in rx if q.pkts_rx_oob is not None]
+    return EthtoolStats(rx, tx, sum(oobs) if oobs else None, generation, device, tuple(entries), tuple(warnings))
+
+
+def _generation(labels: set[str], marked: bool, oob_lead: int | None) -> str | None:
+    """Best effort from the visible labels (a grep may hide the distinguishing ones)."""
+    if labels & (set(_XDP_TX) | set(_XDP_RX)):
+        return "D"
+    if "pkts rx OOB" in labels:
+        return "C"
+    if oob_lead is not None:  # raw lines: 5-space ethtool prefix + the driver's own indent
+        return "B" if marked or oob_lead == 7 else "A" if oob_lead == 5 else None
+    return None
+
+
+# ---------------------------------------------------------------- ethtool -g
