@@ -68,6 +68,13 @@ def _options(args: argparse.Namespace, output: Path):
         raise EsxdiagError("--esxtop-delay must be between 1 and 60 seconds")
     if not 1 <= args.command_timeout <= 600:
         raise EsxdiagError("--command-timeout must be between 1 and 600 seconds")
+    from esxdiag.collectors.live import parse_ssh
+
+    for flag, text in (("--host-ssh", args.host_ssh), ("--guest-ssh", args.guest_ssh)):
+        try:
+            parse_ssh(text, "root", "example.invalid")
+        except ValueError as exc:
+            raise EsxdiagError(f"{flag}: {exc}") from None
     return LiveOptions(
         vm=args.vm, output=output, window_s=args.window, esxtop_delay_s=args.esxtop_delay,
         vcenter=args.vcenter, username=args.user, insecure=args.insecure, thumbprint=args.thumbprint,

@@ -6,6 +6,7 @@ capture), so a failure or Ctrl-C leaves a valid partial bundle that says what is
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -135,8 +136,6 @@ class LiveRun:
                                ended=utcnow(), error_kind=error_kind(exc), error=exc.one_line())
             self.announce_failures()
             return
-        import json
-
         self.writer.set("subject", {"vms": [self.inventory["name"]]})  # --vm may be a MOID or UUID
 
         self.writer.record("vsphere_vm", "vcenter", json.dumps(self.inventory, indent=1) + "\n",
@@ -151,8 +150,6 @@ class LiveRun:
     def perf(self, start: datetime, end: datetime) -> None:
         if self.session is None or self.vm_ref is None or self.inventory is None or self.fatal:
             return
-        import json
-
         from esxdiag.collectors.vsphere import collect_perf
 
         self.progress.step("vCenter: performance counters for the window")
