@@ -82,7 +82,8 @@ def _linux_rings(rings, iface: str, version: tuple[int, ...] | None, out: dict[s
     out["ring1_max"], out["ring2_max"] = mx.rx or None, mx.rx_jumbo or None
     if cur.rx is None:
         return
-    out["ring1_size"], out["ring2_size"], out["ring_size_source"] = cur.rx, cur.rx_jumbo, rings.file
+    ring2 = cur.rx_jumbo if mx.rx_jumbo else None  # max 0: this driver does not report ring 2
+    out["ring1_size"], out["ring2_size"], out["ring_size_source"] = cur.rx, ring2, rings.file
     queues = out["rx_queues"]
     if not queues or queues < 2:
         return

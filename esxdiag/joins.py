@@ -146,7 +146,10 @@ class Joiner:
         if port is None and self.host_port_lists():
             missing.append(f"no host port with MAC {mac} in net-stats -l (VM powered off, or on another host)")
         elif not self.host_port_lists():
-            missing.append("host port list (net-stats -l): host captures were not collected")
+            failed = next((c for c in self.bundle.find("net_stats_list") if not c.ok), None)
+            missing.append("host port list (net-stats -l): " + (
+                f"could not be collected ({failed.error_kind}: {failed.error})" if failed
+                else "host captures were not collected"))
         guest_facts = guest_side(self, guest, mac, missing, vmxnet3)
         perf_drops: tuple = ()
         perf = self.r.first("vsphere_perf")

@@ -8,7 +8,7 @@ from esxdiag.reports.text import counter_phrases, fmt, ring_phrases, safe_text, 
 
 
 def _evidence_line(e: Evidence) -> str:
-    line = f"{safe_text(e.what)}: {fmt(e.observed)}"
+    line = safe_text(e.what) if e.observed is None else f"{safe_text(e.what)}: {fmt(e.observed)}"
     if e.unit:
         line += f" {safe_text(e.unit)}"
     if e.threshold is not None and e.comparison:

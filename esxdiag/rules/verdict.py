@@ -164,8 +164,9 @@ def _rising_verdict(vm, nic, sig, evidence, t) -> RingVerdict:
             missing.append(f"current ring {ring} size (vsish rxqueues status / ethtool -g)")
         return RingVerdict(
             f"raise-ring{ring}",
-            f"Raise RX ring {ring}: {why}, the ring is {size if size is not None else 'at an unknown size'}"
-            f" of {ring_max} and CPU is {'healthy' if cpu_ok else 'not measured'}.{extra}",
+            f"Raise RX ring {ring}: {why}, "
+            + (f"the ring is {size} of {ring_max}" if size is not None else f"the ring size is unknown (max {ring_max})")
+            + f" and CPU is {'healthy' if cpu_ok else 'not measured'}.{extra}",
             evidence=evidence + (size_ev,) + cpu_ok, evidence_against=against,
             remediation=tuple(remedies), missing=tuple(missing))
     return RingVerdict("insufficient-evidence", "Drops are rising but no ring-full counter says which ring.",
