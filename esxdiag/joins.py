@@ -51,6 +51,14 @@ class Joiner:
                         names.append(port.vm)
         return names
 
+    def perf_for(self, vm: str) -> Reading | None:
+        """The VM's own vCenter performance capture: device keys (4000...) repeat across VMs."""
+        for cap in self.bundle.find("vsphere_perf"):
+            reading = self.r.read(cap)
+            if reading and reading.record.vm in (vm, None):
+                return reading
+        return None
+
     def guest_target(self, vm: str):
         return next((t for t in self.bundle.targets if t.vm == vm and t.kind in (LINUX, WINDOWS)), None)
 
@@ -83,8 +91,8 @@ class Joiner:
             if cpu:
                 break
         if cpu is None:
-            perf = self.r.first("vsphere_perf")
-            if perf and perf.record.vm in (name, None):
+            perf = self.perf_for(name)
+            if perf:
                 cpu = cpu_from_perf(perf, vcpus)
                 if cpu is not None and perf.record.note:
                     notes.append(f"vCenter performance: {perf.record.note}")
@@ -152,7 +160,7 @@ class Joiner:
                 else "host captures were not collected"))
         guest_facts = guest_side(self, guest, mac, missing, vmxnet3)
         perf_drops: tuple = ()
-        perf = self.r.first("vsphere_perf")
+        perf = self.perf_for(vm)
         if perf and nic.get("device_key") is not None:
             perf_drops = perf.record.values("net.droppedRx.summation", str(nic["device_key"])) or ()
         ring1, ring2, size_source = host["ring1_size"], host["ring2_size"], host["ring_size_source"]

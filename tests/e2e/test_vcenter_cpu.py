@@ -82,3 +82,17 @@ def test_historical_rollup_is_said_in_the_report(tmp_path):
     assert vm.cpu["source"] == "vcenter-historical"
     assert vm.cpu["ready_pct_max"] == 1.0  # 3,000 ms of 300 s
     assert any("5-minute rollups" in n for n in vm.notes)
+
+
+def test_each_vm_reads_its_own_perf_capture(tmp_path):
+    root = bundle_with_perf(tmp_path, [series("cpu.ready.summation", "0", [200, 200, 200])])  # iperf-test1: 1 %
+    manifest = json.loads((root / "manifest.json").read_text())
+    other = json.loads((root / "vcenter" / "vsphere_perf.json").read_text())
+    other.update(vm="iperf-test2", series=[series("cpu.ready.summation", "0", [8000, 8000, 8000])])  # 40 %
+    (root / "vcenter" / "other_perf.json").write_text(json.dumps(other))
+    manifest["captures"].insert(0, {**manifest["captures"][-1], "file": "vcenter/other_perf.json",
+                                    "params": {"vm": "iperf-test2"}})
+    (root / "manifest.json").write_text(json.dumps(manifest))
+    vm = vm_of(root)
+    assert vm.name == "iperf-test1" and vm.cpu["ready_pct_max"] == 1.0
+    assert vm.vnics[0].ring_verdict == "raise-ring1"
