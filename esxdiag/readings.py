@@ -35,10 +35,11 @@ class Readings:
         self.bundle = bundle
         self._cache: dict[tuple[int, tuple], Any] = {}
         self.problems: dict[int, CoverageItem] = {}
+        self._index = {id(cap): i for i, cap in enumerate(bundle.captures)}
 
     def read(self, cap: Capture, **options: Any) -> Reading | None:
         """Parsed record of one capture, or None (the reason lands in coverage)."""
-        index = self.bundle.captures.index(cap)
+        index = self._index[id(cap)]
         key = (index, tuple(sorted(options.items())))
         if key in self._cache:
             return self._cache[key]

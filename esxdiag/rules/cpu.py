@@ -12,14 +12,14 @@ THRESHOLDS = ("cpu.ready_pct_warning", "cpu.ready_pct_critical", "cpu.costop_pct
               "cpu.swap_wait_pct")
 
 
-def _skip(rule: str, vm: VmFacts) -> RuleCheck:
+def _skip(rule: str) -> RuleCheck:
     return RuleCheck(rule, "skip", "no CPU figures in the window (esxtop or vCenter performance not collected)")
 
 
 def cpu_contention(vm: VmFacts, t: dict[str, float]):
     ready = window_stat(vm.cpu, "ready_pct")
     if ready is None:
-        return [_skip("cpu-contention", vm)]
+        return [_skip("cpu-contention")]
     warn, crit = t["cpu.ready_pct_warning"], t["cpu.ready_pct_critical"]
     limited = window_stat(vm.cpu, "max_limited_pct")
     if ready.worst_avg <= warn:
@@ -51,7 +51,7 @@ def cpu_contention(vm: VmFacts, t: dict[str, float]):
 def cpu_costop(vm: VmFacts, t: dict[str, float]):
     costop = window_stat(vm.cpu, "costop_pct")
     if costop is None:
-        return [_skip("cpu-costop", vm)]
+        return [_skip("cpu-costop")]
     limit = t["cpu.costop_pct"]
     if costop.worst_avg <= limit:
         return [RuleCheck("cpu-costop", "pass", f"worst vCPU %CSTP {costop.worst_avg:.2f} <= {limit:g}")]
