@@ -13,6 +13,7 @@ import http.client
 import logging
 import socket
 import ssl
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 from urllib.parse import urlsplit
@@ -33,6 +34,7 @@ class VsphereSession:
     request_count: int = 0  # SOAP requests sent through this session after login
     perf_counters: dict[str, Any] | None = field(default=None, repr=False)  # name -> PerfCounterInfo
     _content: Any = field(default=None, repr=False)
+    _count_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)  # fleet scans query in threads
 
     @property
     def content(self) -> Any:
@@ -57,7 +59,8 @@ class VsphereSession:
         invoke = stub.InvokeMethod
 
         def counted(mo: Any, info: Any, args: Any, *rest: Any) -> Any:
-            self.request_count += 1
+            with self._count_lock:
+                self.request_count += 1
             return invoke(mo, info, args, *rest)
 
         stub.InvokeMethod = counted  # property reads (Fetch) go through InvokeMethod too

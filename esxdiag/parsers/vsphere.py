@@ -118,18 +118,23 @@ class VmPerf:
 
 
 def parse_vm(text: str) -> VmInventory:
-    return _build(VmInventory, _load(text, SCHEMA_VM), "")
+    return build_record(VmInventory, _load(text, SCHEMA_VM), "")
 
 
 def parse_perf(text: str) -> VmPerf:
-    perf = _build(VmPerf, _load(text, SCHEMA_PERF), "")
+    perf = build_record(VmPerf, _load(text, SCHEMA_PERF), "")
     if not perf.series:
         raise NoData(f"no perf series for {perf.vm}")
+    check_perf(perf, "")
+    return perf
+
+
+def check_perf(perf: VmPerf, where: str) -> None:
+    """Every series has one value per timestamp."""
     for series in perf.series:
         if len(series.values) != len(perf.timestamps):
-            raise ParseError(f"series {series.counter}[{series.instance!r}] has {len(series.values)} values "
+            raise ParseError(f"{where}series {series.counter}[{series.instance!r}] has {len(series.values)} values "
                              f"for {len(perf.timestamps)} timestamps")
-    return perf
 
 
 def _load(text: str, schema: str) -> dict:
@@ -144,7 +149,8 @@ def _load(text: str, schema: str) -> dict:
     return data
 
 
-def _build(cls: type, data: Any, where: str) -> Any:
+def build_record(cls: type, data: Any, where: str) -> Any:
+    """A frozen dataclass from JSON data, every field checked against its declared type."""
     if not isinstance(data, dict):
         raise ParseError(f"{where or 'record'}: expected an object, got {type(data).__name__}")
     names = [f.name for f in dataclasses.fields(cls)]
@@ -170,7 +176,9 @@ def _convert(hint: Any, value: Any, where: str) -> Any:
         item = typing.get_args(hint)[0]
         return tuple(_convert(item, v, f"{where}[{i}]") for i, v in enumerate(value))
     if dataclasses.is_dataclass(hint):
-        return _build(hint, value, where)
+        return build_record(hint, value, where)
+    if hint is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
     if hint is int and isinstance(value, bool) or not isinstance(value, hint):
         raise ParseError(f"{where}: expected {hint.__name__}, got {type(value).__name__} {value!r}")
     return value

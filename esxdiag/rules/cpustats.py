@@ -44,3 +44,23 @@ def window_stat(cpu: CpuFacts | None, field: str) -> WindowStat | None:
         "ready_pct": "cpu.ready.summation", "costop_pct": "cpu.costop.summation",
         "max_limited_pct": "cpu.maxlimited.summation", "swap_wait_pct": "cpu.swapwait.summation"}[field]
     return WindowStat(f"{_NAMES[field]} ({cpu.source})", best[0], best[1], best[2], cpu.file, locator)
+
+
+@dataclass(frozen=True)
+class CpuGate:
+    """Is CPU the first thing to fix before rings? The ring verdict's test, shared with the fleet scan."""
+
+    ready: WindowStat | None
+    costop: WindowStat | None
+    limited: WindowStat | None
+    throttled: bool  # %MLMTD over threshold, or a limit set with no %MLMTD figures
+    contended: bool  # worst-vCPU %RDY over the critical threshold or %CSTP over its threshold
+
+
+def cpu_gate(cpu: CpuFacts | None, cpu_limit_mhz: int | None, t: dict[str, float]) -> CpuGate:
+    limited, ready, costop = (window_stat(cpu, f) for f in ("max_limited_pct", "ready_pct", "costop_pct"))
+    throttled = (limited is not None and limited.worst_avg > t["cpu.max_limited_pct"]) or \
+        (cpu_limit_mhz is not None and limited is None)
+    contended = (ready is not None and ready.worst_avg > t["cpu.ready_pct_critical"]) or \
+        (costop is not None and costop.worst_avg > t["cpu.costop_pct"])
+    return CpuGate(ready, costop, limited, throttled, contended)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from esxdiag.facts import CounterWindow, VmFacts, VnicFacts
 from esxdiag.result import Evidence, RingVerdict
 from esxdiag.rules import remediation as fix
-from esxdiag.rules.cpustats import window_stat
+from esxdiag.rules.cpustats import cpu_gate
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,8 @@ def decide(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> RingVerdict:
 
 
 def _rising_verdict(vm, nic, sig, evidence, t) -> RingVerdict:
-    limited, ready, costop = (window_stat(vm.cpu, f) for f in ("max_limited_pct", "ready_pct", "costop_pct"))
+    gate = cpu_gate(vm.cpu, vm.cpu_limit_mhz, t)
+    limited, ready, costop = gate.limited, gate.ready, gate.costop
     cpu_ev = tuple(s.evidence(th) for s, th in ((ready, t["cpu.ready_pct_critical"]), (costop, t["cpu.costop_pct"]),
                                                  (limited, t["cpu.max_limited_pct"])) if s is not None)
     limit_ev = (Evidence("CPU limit configured", vm.cpu_limit_mhz, "MHz", None, None, vm.inventory_file,
@@ -90,8 +91,7 @@ def _rising_verdict(vm, nic, sig, evidence, t) -> RingVerdict:
     missing = list(nic.missing)
     if vm.cpu is None:
         missing.append("CPU figures in the window: contention and limits could not be ruled out")
-    throttled = limited is not None and limited.worst_avg > t["cpu.max_limited_pct"]
-    if throttled or (vm.cpu_limit_mhz is not None and limited is None):
+    if gate.throttled:
         return RingVerdict(
             "cpu-limit-first",
             "Drops are rising while a CPU limit throttles the VM"
@@ -100,9 +100,7 @@ def _rising_verdict(vm, nic, sig, evidence, t) -> RingVerdict:
             + ": remove the limit first; a bigger ring would only delay the drops.",
             evidence=evidence + cpu_ev + limit_ev,
             remediation=(fix.vsphere_remove_limit(vm.name, vm.cpu_limit_mhz),), missing=tuple(missing))
-    contended = (ready is not None and ready.worst_avg > t["cpu.ready_pct_critical"]) or \
-        (costop is not None and costop.worst_avg > t["cpu.costop_pct"])
-    if contended:
+    if gate.contended:
         return RingVerdict(
             "cpu-contention-first",
             "Drops are rising while vCPUs wait to be scheduled ("
