@@ -18,7 +18,6 @@ from pyVmomi import vim, vmodl
 
 from esxdiag.collectors.vsphere_inventory import NIC_TYPES, allocation_record
 from esxdiag.collectors.vsphere_session import VsphereSession, fault_text, props_of, retrieve
-from esxdiag.errors import CollectionError
 
 _PS = vmodl.query.PropertyCollector
 VM_PATHS = [
@@ -81,29 +80,36 @@ def read_places(session: VsphereSession) -> Places:
     return places
 
 
-def containers(session: VsphereSession, places: Places, filters: Filters) -> tuple[list[Any], str]:
-    """The objects to open ContainerViews on (the narrowest place filter given) and what they are."""
-    for label, kind, wanted in (("host", "host", filters.hosts), ("cluster", "cluster", filters.clusters),
-                                ("folder", "folder", filters.folders),
-                                ("datacenter", "datacenter", filters.datacenters)):
-        if not wanted:
-            continue
-        found = []
-        for want in wanted:
-            if kind == "folder":
-                norm = "/" + want.strip("/")
-                match = [n for n in places.objects.values() if n["kind"] == "folder" and places.path(n["moid"]) == norm]
-            else:
-                match = [n for n in places.objects.values() if n["kind"] == kind and n["name"] == want]
-            if not match:
-                raise CollectionError(f"{session.where}: no {label} named {want!r}", kind="not-found")
-            found += [n["obj"] for n in match]
-        return found, label
-    return [session.content.rootFolder], "root"
+def unmatched(places: Places, filters: Filters) -> list[str]:
+    """Place filter values that name nothing in this vCenter, as '--cluster NAME'."""
+    out = []
+    for flag, kind, wanted in (("--host", "host", filters.hosts), ("--cluster", "cluster", filters.clusters),
+                               ("--folder", "folder", filters.folders),
+                               ("--datacenter", "datacenter", filters.datacenters)):
+        out += [f"{flag} {w}" for w in wanted if not _find(places, kind, w)]
+    return out
+
+
+def _find(places: Places, kind: str, want: str) -> list[dict]:
+    if kind == "folder":
+        norm = "/" + want.strip("/")
+        return [n for n in places.objects.values() if n["kind"] == "folder" and places.path(n["moid"]) == norm]
+    return [n for n in places.objects.values() if n["kind"] == kind and n["name"] == want]
+
+
+def containers(session: VsphereSession, places: Places, filters: Filters) -> list[Any]:
+    """The objects to open ContainerViews on: those the narrowest place filter names (maybe none)."""
+    for kind, wanted in (("host", filters.hosts), ("cluster", filters.clusters), ("folder", filters.folders),
+                         ("datacenter", filters.datacenters)):
+        if wanted:
+            return [n["obj"] for want in wanted for n in _find(places, kind, want)]
+    return [session.content.rootFolder]
 
 
 def read_vms(session: VsphereSession, places: Places, filters: Filters, page_size: int | None) -> list[dict]:
-    roots, _ = containers(session, places, filters)
+    roots = containers(session, places, filters)
+    if not roots:
+        return []
     rows = _view_rows(session, roots, [vim.VirtualMachine],
                       [_PS.PropertySpec(type=vim.VirtualMachine, pathSet=VM_PATHS)], page_size)
     vms, seen = [], set()

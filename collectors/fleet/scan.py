@@ -75,7 +75,7 @@ def _scan_one(creds: Credentials, options: ScanOptions, tracker: Progress) -> di
     where = f"{creds.host}:{creds.port}"
     status = {"url": creds.url, "name": where, "status": "failed", "error": None, "error_kind": None,
               "requests": 0, "seconds": None, "max_query_metrics": None, "max_query_metrics_source": None,
-              "vms": 0, "perf_errors": 0}
+              "vms": 0, "perf_errors": 0, "unmatched_filters": []}
     started = time.monotonic()
     session = None
     out = {"vcenter": status, "hosts": [], "vms": []}
@@ -109,6 +109,7 @@ def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracke
     with api_errors(session, "reading the inventory"):
         places = inventory.read_places(session)
         vms = inventory.read_vms(session, places, options.filters, options.page_size)
+    status["unmatched_filters"] = inventory.unmatched(places, options.filters)
     status["vms"] = len(vms)
     on = [v for v in vms if v["power_state"] == "poweredOn"]
     tracker.add_total(len(on))

@@ -135,6 +135,9 @@ def cmd_scan(args: argparse.Namespace) -> int:
         data, path = _scan(args)
         snapshot = snapshot_from_dict(data, str(path))
         print(f"snapshot: {path.resolve()}", file=sys.stderr)
+    typos = snapshot.unmatched_everywhere()
+    if typos:
+        raise EsxdiagError(f"{', '.join(typos)}: matched nothing in the scanned vCenter(s) (snapshot {path})")
     document = build_report(snapshot, thresholds, str(path))
     if not args.no_history and not args.snapshot:
         from esxdiag.fleet.history import changes_and_record, default_path

@@ -32,6 +32,7 @@ class VcenterStatus:
     max_query_metrics_source: str | None
     vms: int
     perf_errors: int
+    unmatched_filters: tuple[str, ...]  # place filters naming nothing in this vCenter
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,13 @@ class Snapshot:
     vcenters: tuple[VcenterStatus, ...]
     hosts: tuple[FleetHost, ...]
     vms: tuple[FleetVm, ...]
+
+    def unmatched_everywhere(self) -> list[str]:
+        """Place filters that named nothing in any scanned vCenter (a typo, most likely)."""
+        scanned = [v for v in self.vcenters if v.status == "scanned"]
+        if not scanned:
+            return []
+        return sorted(set.intersection(*(set(v.unmatched_filters) for v in scanned)))
 
     @property
     def failed(self) -> tuple[VcenterStatus, ...]:
