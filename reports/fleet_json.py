@@ -1,4 +1,4 @@
-"""Canonical JSON of the fleet report (schema: docs/fleet-report-schema.md)."""
+"""Canonical JSON of the fleet report (schema: docs/fleet-scan.md)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Per vCenter: login, CurrentTime (the window ends on the server's clock), the maxQueryMetrics
 option, the places pass, the paged VM pass, QueryPerf batches for the powered-on VMs, then their
-hosts, logout. The snapshot layout is documented in docs/fleet-snapshot.md.
+hosts, logout. The snapshot layout is documented in docs/fleet-scan.md.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Ranking: class (most urgent first, esxdiag.fleet.rules.CLASSES), then score, then name.
 Rollups per cluster and per host add the host context vCenter gave: host CPU usage and pNIC
-receive drops over the same window. Layout: docs/fleet-report-schema.md.
+receive drops over the same window. Layout: docs/fleet-scan.md.
 """
 
 from __future__ import annotations

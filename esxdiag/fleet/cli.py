@@ -47,6 +47,9 @@ def register(sub) -> None:
                    help="metrics per QueryPerf (default: vCenter's config.vpxd.stats.maxQueryMetrics, else 64)")
     s.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS", help="per-request timeout")
     s.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    from esxdiag.fleet.deep_cli import add_deep_options
+
+    add_deep_options(s)
     s.set_defaults(func=cmd_scan)
 
     h = sub.add_parser("history", help="a VM's past fleet-scan classes and rates")
@@ -105,11 +108,10 @@ def _progress(quiet: bool):
     return show
 
 
-def _scan(args: argparse.Namespace) -> tuple[dict, Path]:
+def _scan(args: argparse.Namespace, targets: list) -> tuple[dict, Path]:
     from esxdiag.collectors.fleet import Filters, ScanOptions, scan
     from esxdiag.fleet.snapshot import write_snapshot
 
-    targets = _credentials(args)
     filters = Filters(tuple(args.datacenter), tuple(args.cluster), tuple(args.host), tuple(args.folder), tuple(args.vm))
     options = ScanOptions(window_s=args.window, filters=filters, page_size=args.page_size, in_flight=args.in_flight,
                           timeout_s=args.timeout, max_metrics=args.max_query_metrics)
@@ -129,16 +131,27 @@ def cmd_scan(args: argparse.Namespace) -> int:
 
     _check(args)
     thresholds = load_thresholds(args.config, args.set)  # a bad --set fails before any network
+    deep = bool(args.deep or args.deep_vm)
+    if deep and args.snapshot:
+        raise EsxdiagError("--deep/--deep-vm need a live scan (the SSH sampling happens now), not --snapshot")
+    targets = []
     if args.snapshot:
         snapshot, path = load_snapshot(args.snapshot), args.snapshot
     else:
-        data, path = _scan(args)
+        targets = _credentials(args)
+        data, path = _scan(args, targets)
         snapshot = snapshot_from_dict(data, str(path))
         print(f"snapshot: {path.resolve()}", file=sys.stderr)
     typos = snapshot.unmatched_everywhere()
     if typos:
         raise EsxdiagError(f"{', '.join(typos)}: matched nothing in the scanned vCenter(s) (snapshot {path})")
     document = build_report(snapshot, thresholds, str(path))
+    reached = True
+    if deep:
+        from esxdiag.fleet.deep_cli import run_deep
+
+        report_dir = Path(args.output).parent if args.output else Path(".")
+        reached = run_deep(args, document, thresholds, targets, report_dir)
     if not args.no_history and not args.snapshot:
         from esxdiag.fleet.history import changes_and_record, default_path
 
@@ -147,7 +160,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
     worst = worst_severity(document)
     code = EXIT_FINDINGS if args.fail_on and worst and SEVERITIES.index(worst) <= SEVERITIES.index(args.fail_on) \
         else EXIT_OK
-    return EXIT_COLLECTION if document["not_scanned"] else code
+    return EXIT_COLLECTION if document["not_scanned"] or not reached else code
 
 
 def emit(document: dict, args: argparse.Namespace) -> None:

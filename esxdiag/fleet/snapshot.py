@@ -1,7 +1,7 @@
 """The fleet snapshot: what one API pass saw, written before any analysis, re-analysable offline.
 
 It is to ``esxdiag scan`` what the bundle is to ``analyze``: ``esxdiag scan --snapshot FILE``
-reads one back without touching the network. Layout: docs/fleet-snapshot.md. Loading checks
+reads one back without touching the network. Layout: docs/fleet-scan.md. Loading checks
 every field against its declared type; anything else is a ParseError naming the file.
 """
 

@@ -122,7 +122,8 @@ def main() -> int:
     command = os.environ.get("SSH_ORIGINAL_COMMAND", "")
     address = os.environ.get("SSH_CONNECTION", "- - - -").split()[2]
     kind, vm = lab.target(address)
-    entry = {"time": time.time(), "address": address, "target": vm["name"] if vm else kind,
+    client = " ".join(os.environ.get("SSH_CONNECTION", "- -").split()[:2])  # one per TCP connection
+    entry = {"time": time.time(), "address": address, "client": client, "target": vm["name"] if vm else kind,
              "command": command, "accepted": False}
     try:
         argv = shlex.split(command) if kind != "windows" else [command]
