@@ -47,11 +47,8 @@ class FleetVnic:
 
 @dataclass(frozen=True)
 class FleetGuest:
-    guest_id: str | None
     family: str | None
-    tools_status: str | None
     ip_address: str | None
-    ip_addresses: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -68,7 +65,8 @@ class FleetVm:
     cpu_allocation: CpuAllocation
     latency_sensitivity: str | None
     guest: FleetGuest
-    vnics: tuple[FleetVnic, ...]
+    num_vnics: int | None
+    vnics: tuple[FleetVnic, ...] | None  # None: not read (--nic-types drops and no drops)
     missing: tuple[MissingProperty, ...]
     perf: VmPerf | None
     perf_error: str | None
@@ -93,6 +91,7 @@ class Snapshot:
     schema: str
     collected_at: str
     window_s: float
+    nic_types: str  # all | drops: whose vNIC types were read
     filters: dict
     vcenters: tuple[VcenterStatus, ...]
     hosts: tuple[FleetHost, ...]

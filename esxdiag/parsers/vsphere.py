@@ -8,6 +8,7 @@ a missing or unexpected field, a wrong schema tag or invalid JSON is a ParseErro
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import types
 import typing
@@ -153,13 +154,25 @@ def build_record(cls: type, data: Any, where: str) -> Any:
     """A frozen dataclass from JSON data, every field checked against its declared type."""
     if not isinstance(data, dict):
         raise ParseError(f"{where or 'record'}: expected an object, got {type(data).__name__}")
-    names = [f.name for f in dataclasses.fields(cls)]
-    missing = [n for n in names if n not in data]
-    extra = sorted(set(data) - set(names))
-    if missing or extra:
+    names, hints = _fields(cls)
+    if len(data) != len(names) or not all(n in data for n in names):
+        missing = [n for n in names if n not in data]
+        extra = sorted(set(data) - set(names))
         raise ParseError(f"{where or cls.__name__}: missing fields {missing}, unexpected fields {extra}")
-    hints = typing.get_type_hints(cls)
     return cls(**{n: _convert(hints[n], data[n], f"{where}.{n}" if where else n) for n in names})
+
+
+@functools.lru_cache(maxsize=None)
+def _fields(cls: type) -> tuple[tuple[str, ...], dict[str, Any]]:
+    return tuple(f.name for f in dataclasses.fields(cls)), typing.get_type_hints(cls)
+
+
+@functools.lru_cache(maxsize=None)
+def _flat_item(hint: Any) -> tuple[type, bool] | None:
+    """(type, nullable) for list items checked by one flat loop: int, str, bool, each maybe None."""
+    nullable = typing.get_origin(hint) in (types.UnionType, typing.Union) and type(None) in typing.get_args(hint)
+    options = [o for o in typing.get_args(hint) if o is not type(None)] if nullable else [hint]
+    return (options[0], nullable) if len(options) == 1 and options[0] in (int, str, bool) else None
 
 
 def _convert(hint: Any, value: Any, where: str) -> Any:
@@ -174,6 +187,9 @@ def _convert(hint: Any, value: Any, where: str) -> Any:
         if not isinstance(value, list):
             raise ParseError(f"{where}: expected a list, got {type(value).__name__}")
         item = typing.get_args(hint)[0]
+        flat = _flat_item(item)
+        if flat is not None and all(type(v) is flat[0] or (v is None and flat[1]) for v in value):
+            return tuple(value)  # the common case checked in one pass; otherwise the precise error below
         return tuple(_convert(item, v, f"{where}[{i}]") for i, v in enumerate(value))
     if dataclasses.is_dataclass(hint):
         return build_record(hint, value, where)
