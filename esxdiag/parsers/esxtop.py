@@ -40,7 +40,7 @@ from esxdiag.parsers.pdh import PdhMarker, iso_utc
 
 __all__ = ["parse_esxtop", "parse_cpu_panel", "EsxtopRecord", "VmCpu", "PortRx", "CpuPanel", "CpuPanelGroup"]
 
-_MARKER_LINE = re.compile(r'("?)\(PDH-CSV [\d.]+\) \(.*?\)\(-?\d+\)\1(.?)')
+_MARKER_LINE = re.compile(r'("?)\(PDH-CSV [0-9.]+\) \(.*?\)\(-?[0-9]{1,6}\)\1(.?)')
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,9 @@ from esxdiag.parsers.pdh import PdhMarker, parse_marker, split_counter_path
 
 GROUP_COUNTERS = ("% Ready", "% CoStop", "% Max Limited", "% Used", "% Run", "% Swap Wait", "Members")
 PORT_COUNTERS = ("% Received Packets Dropped", "Packets Received/sec", "MBits Received/sec")
-VCPU_WORLD = re.compile(r"(?:vmx-vcpu-|vmm)(\d+)(?::|$)")
-_VM_PORT = re.compile(r"([^:]*):(\d+):(\d+):(.*)", re.S)
-_VCPU_TAIL = re.compile(r"(.*?):(\d+):(.*)", re.S)
+VCPU_WORLD = re.compile(r"(?:vmx-vcpu-|vmm)([0-9]{1,9})(?::|$)")
+_VM_PORT = re.compile(r"([^:]*):([0-9]{1,20}):([0-9]{1,20}):(.*)", re.S)
+_VCPU_TAIL = re.compile(r"(.*?):([0-9]+):(.*)", re.S)
 _VM_WORLD = re.compile(r"vmx(?:$|-)|vmm\d|vmast")
 _SYSTEM_GROUPS = frozenset({"host", "system", "idle", "helper", "drivers", "ft", "vmotion", "vmkapimod", "user",
                             "init", "vim", "iofilters", "ioFilterVPServer", "plugins"})
