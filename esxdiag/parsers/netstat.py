@@ -40,7 +40,7 @@ _FIELDS = {
 _TCPEXT_FIELDS = ("fast_retransmits", "lost_retransmit", "syn_retrans", "timeouts")
 _SECTION = re.compile(r"^([A-Za-z][A-Za-z0-9]*):\s*$")
 _KEY_VALUE = re.compile(r"^(?P<key>[A-Za-z][^:]*): (?P<value>[0-9]+)$")
-_NUMBER = re.compile(r"(?<![\w.])[0-9]+(?![\w.])")
+_NUMBER = re.compile(r"(?<![\w.-])[0-9]+(?![\w.])")
 _NSTAT_LINE = re.compile(r"^(?P<name>[A-Za-z][A-Za-z0-9_]*)\s+(?P<value>[0-9]+)(?:\s+-?[0-9]+(?:\.[0-9]+)?)?\s*$")
 
 
@@ -101,7 +101,7 @@ def _nstat_json(body: str) -> NetstatCounters:
         raise ParseError(f"nstat -j counter {bad[0][:60]!r} is {str(kernel[bad[0]])[:40]!r}: "
                          "not a non-negative integer")
     counters = {k: v for k, v in kernel.items() if v is not None}
-    if not counters:
+    if not counters and not warnings:
         raise NoData('nstat -j printed no counters (run with -a -z for absolute values incl. zeros)')
     return _typed(counters, _nstat_fields(), "nstat-json", tuple(warnings))
 
@@ -122,7 +122,7 @@ def _nstat_text(text: str) -> NetstatCounters:
         if not m:
             raise ParseError(f"not an nstat 'Name value rate' line: {stripped[:80]!r}", line=n)
         counters.put(m["name"], count(m["value"], f"counter {m['name'][:60]!r}", n), n)
-    if not counters:
+    if not counters and not counters.ambiguous:
         raise NoData("nstat printed only its header (no counters; use -a -z)")
     return _typed(dict(counters), _nstat_fields(), "nstat", tuple(counters.warnings))
 

@@ -85,7 +85,7 @@ def _row(line: str, number: int) -> NetStatsPort:
                          line=number)
     num, type_, subtype, switch, mac = parts[:5]
     client = parts[5].rstrip() if len(parts) == 6 else ""
-    if not (num.isdigit() and type_.isdigit() and subtype.isdigit()):
+    if not (is_count(num) and is_count(type_) and is_count(subtype)):
         raise ParseError(f"PortNum/Type/SubType must be integers: {line.strip()[:60]!r}", line=number)
     try:
         mac = normalize_mac(mac)
