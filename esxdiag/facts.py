@@ -11,10 +11,12 @@ from esxdiag.result import Evidence
 
 @dataclass(frozen=True)
 class CounterWindow:
-    """One cumulative counter read at the start and end of the window.
+    """One cumulative counter read at the start and end of the window (and any readings between).
 
-    A counter that went backwards was reset (VM reboot, driver reload): the delta is then the
-    end value (what accumulated since the reset, a lower bound), never a negative rate."""
+    A counter that went backwards was reset (VM reboot, driver reload): what accumulated after the
+    reset is the new value, so the delta adds it to the growth before the reset — never a negative
+    rate. The largest reading (``peak``) proves exhaustion happened even when a reset hides it at
+    the end (shared/domain.md section 6)."""
 
     what: str
     start: int | None
@@ -22,20 +24,37 @@ class CounterWindow:
     seconds: float | None
     source: str | None = None  # file of the end reading
     locator: str | None = None
+    between: tuple[int, ...] = ()  # readings between start and end, in time order
 
     @property
     def complete(self) -> bool:
         return self.start is not None and self.end is not None
 
+    def _readings(self) -> list[int]:
+        return [v for v in (self.start, *self.between, self.end) if v is not None]
+
+    def _steps(self) -> list[tuple[int, int]]:
+        values = self._readings()
+        return list(zip(values, values[1:]))
+
+    @property
+    def resets(self) -> int:
+        return sum(1 for a, b in self._steps() if b < a) if self.complete else 0
+
     @property
     def reset(self) -> bool:
-        return self.complete and self.end < self.start  # type: ignore[operator]
+        return self.resets > 0
+
+    @property
+    def before_reset(self) -> int | None:
+        """The reading just before the first reset: what had accumulated when the counter went back."""
+        return next((a for a, b in self._steps() if b < a), None) if self.complete else None
 
     @property
     def delta(self) -> int | None:
         if not self.complete:
             return None
-        return self.end if self.reset else self.end - self.start  # type: ignore[operator]
+        return sum(b if b < a else b - a for a, b in self._steps())
 
     @property
     def rate_per_s(self) -> float | None:
@@ -48,10 +67,20 @@ class CounterWindow:
         """Since-initialisation value at the latest reading."""
         return self.end if self.end is not None else self.start
 
+    @property
+    def peak(self) -> int | None:
+        """The largest reading: non-zero means the event happened at some time, reset or not."""
+        values = self._readings()
+        return max(values) if values else None
+
+    def reset_words(self) -> str:
+        return (f"counter reset during the window (VM reboot or driver reload): {self.before_reset:,} before "
+                f"the reset, {self.end:,} at the end") if self.reset else ""
+
     def evidence(self, threshold: float | None = None, comparison: str | None = ">") -> Evidence:
         observed = self.delta if self.complete else self.total
         unit = "events in window" if self.complete else "since vNIC init (single reading)"
-        what = self.what + (" (counter reset during window)" if self.reset else "")
+        what = self.what + (f" ({self.reset_words()})" if self.reset else "")
         if self.complete and self.rate_per_s is not None:
             unit = f"events in {self.seconds:.0f} s window ({self.rate_per_s:.2f}/s)"
         return Evidence(what, observed, unit, threshold, comparison if threshold is not None else None,

@@ -9,17 +9,18 @@ from typing import Any
 from esxdiag.bundle import Bundle
 from esxdiag.cpu import cpu_from_esxtop, cpu_from_perf
 from esxdiag.facts import VmFacts, VnicFacts
-from esxdiag.guest_facts import guest_side
+from esxdiag.guest_facts import guest_side, guest_vnics
 from esxdiag.host_facts import host_side
 from esxdiag.readings import Reading, Readings
 from esxdiag.specs import ESXI, LINUX, WINDOWS
-from esxdiag.windowing import counter, norm_mac, seconds_between
+from esxdiag.windowing import counter, norm_mac, window_seconds
 
 class Joiner:
     def __init__(self, bundle: Bundle, readings: Readings):
         self.bundle = bundle
         self.r = readings
         self.window = bundle.window_s
+        self.guests: dict[str, Any] = {}  # VM name -> guest target, for guests the manifest does not tie to a VM
 
     # --- which VMs, which targets -------------------------------------------------------
     def inventories(self) -> dict[str, Reading]:
@@ -44,6 +45,13 @@ class Joiner:
         for name in list(inventories) + [t.vm for t in self.bundle.targets if t.vm]:
             if name and name not in names:
                 names.append(name)
+        unclaimed = [t for t in self.bundle.targets if t.kind in (LINUX, WINDOWS) and not t.vm]
+        if len(unclaimed) == 1 and len(names) == 1 and self.guest_target(names[0]) is None:
+            self.guests[names[0]] = unclaimed[0]  # one VM, one guest that does not say whose it is
+        else:
+            for target in unclaimed:  # a guest that names no VM is a VM of its own, named by its target
+                self.guests.setdefault(target.id, target)
+                names += [target.id] if target.id not in names else []
         if not names:
             for _, reading in self.host_port_lists():
                 for port in reading.record.ports:
@@ -60,6 +68,8 @@ class Joiner:
         return None
 
     def guest_target(self, vm: str):
+        if vm in self.guests:
+            return self.guests[vm]
         return next((t for t in self.bundle.targets if t.vm == vm and t.kind in (LINUX, WINDOWS)), None)
 
     # --- per VM -------------------------------------------------------------------------
@@ -103,13 +113,11 @@ class Joiner:
             notes.append(f"CPU figures from vCenter ({cpu.source}); esxtop (2-5 s samples) was not available")
         retrans = segs = None
         if guest is not None and guest.kind == LINUX:
-            start, end = self.r.pair("netstat_s", guest.id)
-            if start is None and end is None:
-                start, end = self.r.pair("nstat", guest.id)
-            secs = seconds_between(start, end, self.window)
-            retrans = counter("TCP segments retransmitted", start, end, lambda r: r.retransmitted_segments,
-                              secs, "retransmitted segments")
-            segs = counter("TCP segments sent", start, end, lambda r: r.segments_sent, secs, "segments sent")
+            samples = self.r.samples("netstat_s", guest.id) or self.r.samples("nstat", guest.id)
+            secs = window_seconds(samples, self.window)
+            retrans = counter("TCP segments retransmitted", samples, lambda r: r.retransmitted_segments, secs,
+                              "retransmitted segments", notes)
+            segs = counter("TCP segments sent", samples, lambda r: r.segments_sent, secs, "segments sent", notes)
         vnics = tuple(self.vnic_facts(name, inv, guest, vcpus))
         limit = inv.cpu_allocation.limit_mhz if inv else None
         return VmFacts(
@@ -121,7 +129,8 @@ class Joiner:
             segments_sent=segs, vnics=vnics, missing=tuple(missing), notes=tuple(notes),
         )
 
-    def vnic_list(self, name: str, inv: Any) -> list[dict[str, Any]]:
+    def vnic_list(self, name: str, inv: Any, guest) -> list[dict[str, Any]]:
+        """The VM's vNICs from the inventory, else the host's port list, else the guest's interfaces."""
         if inv is not None:
             return [{"mac": norm_mac(v.mac), "label": v.label, "type": v.type, "device_key": v.device_key}
                     for v in inv.vnics]
@@ -132,7 +141,7 @@ class Joiner:
                     vtype = "vmxnet3" if port.subtype == 9 else None
                     out.append({"mac": norm_mac(port.mac), "label": f"vNIC {port.vnic_index}", "type": vtype,
                                 "device_key": None})
-        return out
+        return out or guest_vnics(self, guest)
 
     def host_port(self, mac: str | None):
         for target_id, reading in self.host_port_lists():
@@ -142,7 +151,7 @@ class Joiner:
         return None, None, None
 
     def vnic_facts(self, vm: str, inv: Any, guest, vcpus: int | None):
-        for nic in self.vnic_list(vm, inv):
+        for nic in self.vnic_list(vm, inv, guest):
             yield self._one_vnic(vm, nic, guest, vcpus)
 
     def _one_vnic(self, vm: str, nic: dict[str, Any], guest, vcpus: int | None) -> VnicFacts:
@@ -158,7 +167,7 @@ class Joiner:
             missing.append("host port list (net-stats -l): " + (
                 f"could not be collected ({failed.error_kind}: {failed.error})" if failed
                 else "host captures were not collected"))
-        guest_facts = guest_side(self, guest, mac, missing, vmxnet3)
+        guest_facts = guest_side(self, guest, mac, missing, vmxnet3, nic.get("guest_interface"))
         perf_drops: tuple = ()
         perf = self.perf_for(vm)
         if perf and nic.get("device_key") is not None:

@@ -70,12 +70,14 @@ def decide(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> RingVerdict:
                            "two readings over a window are needed to tell whether exhaustion is happening now.",
                            evidence=evidence, missing=nic.missing)
     if not sig.rising:
-        past = [c for c in sig.counters() if c.total]
+        past = [c for c in sig.counters() if c.peak]
         if past:
+            resets = "; ".join(f"{c.what}: {c.reset_words()}" for c in past if c.reset)
             return RingVerdict(
                 "past-exhaustion-only",
-                "Counters show exhaustion since the vNIC was initialised but none in this window: sample again "
-                "at peak load before changing rings.", evidence=evidence, missing=nic.missing)
+                "Counters show exhaustion since the vNIC was initialised but none in this window"
+                + (f" ({resets}; the reading before the reset proves it happened)" if resets else "")
+                + ": sample again at peak load before changing rings.", evidence=evidence, missing=nic.missing)
         return RingVerdict("not-needed", "No ring-full events or out-of-buffer drops in the window: keep the "
                            "default rings (bigger rings cost guest memory).", evidence=evidence, missing=nic.missing)
     return _rising_verdict(vm, nic, sig, evidence, t)
