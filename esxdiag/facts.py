@@ -3,6 +3,7 @@ per-VM facts. Built only by esxdiag.joins; rules never touch bundles or parsers.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,6 +89,50 @@ class CounterWindow:
 
 
 @dataclass(frozen=True)
+class DropSymptom:
+    """Frames dropped at the vSwitch port over the window, seen without ring counters: esxtop
+    ``Network Port`` % Received Packets Dropped (%DRPRX) per sample, or vCenter net.droppedRx
+    (packets per sample interval). Broadcom KB 312565: receive buffers exhausted, or the guest
+    starved of CPU — the symptom, not the cause (shared/domain.md section 6)."""
+
+    what: str
+    values: tuple[float | None, ...]  # per sample
+    unit: str  # "%" (esxtop) or "packets" (vCenter, per sample interval)
+    source: str | None
+    locator: str
+    packets_rx: tuple[float | None, ...] = ()  # vCenter net.packetsRx per sample, for drops per 1,000 received
+
+    @property
+    def present(self) -> list[float]:
+        return [v for v in self.values if v is not None and math.isfinite(v) and v >= 0]
+
+    @property
+    def rising(self) -> bool:
+        return any(v > 0 for v in self.present)
+
+    @property
+    def observed(self) -> float | None:
+        """Packets dropped over the window (vCenter), or the window's peak drop percentage (esxtop)."""
+        if not self.present:
+            return None
+        return round(sum(self.present) if self.unit == "packets" else max(self.present), 2)
+
+    def per_1000(self) -> float | None:
+        received = [p for p in self.packets_rx if p is not None and math.isfinite(p) and p >= 0]
+        if self.unit != "packets" or not received or not sum(received):
+            return None
+        return 1000 * sum(self.present) / sum(received)
+
+    def evidence(self) -> Evidence:
+        unit = ("% of received packets dropped, peak sample" if self.unit == "%" else
+                f"packets dropped in {len(self.present)} samples")
+        rate = self.per_1000()
+        if rate is not None:
+            unit += f" ({rate:.2f} per 1,000 received)"
+        return Evidence(self.what, self.observed, unit, 0, ">", self.source, self.locator)
+
+
+@dataclass(frozen=True)
 class CpuFacts:
     """Per-vCPU CPU figures over the window, from one source."""
 
@@ -99,19 +144,22 @@ class CpuFacts:
     max_limited_pct: dict[str, tuple[float | None, ...]]
     swap_wait_pct: dict[str, tuple[float | None, ...]] = field(default_factory=dict)
     normalisation: str = ""
+    bound: str = "exact"  # "lower" (sum / Members: vCPU count unknown) or "upper" (sum as one vCPU)
+    warnings: tuple[str, ...] = ()  # damaged values dropped
 
     @staticmethod
     def _peak(series: dict[str, tuple[float | None, ...]]) -> float | None:
-        values = [v for vals in series.values() for v in vals if v is not None]
+        values = [v for vals in series.values() for v in vals if v is not None and math.isfinite(v)]
         return max(values) if values else None
 
     @staticmethod
     def _mean(series: dict[str, tuple[float | None, ...]]) -> float | None:
-        values = [v for vals in series.values() for v in vals if v is not None]
+        values = [v for vals in series.values() for v in vals if v is not None and math.isfinite(v)]
         return sum(values) / len(values) if values else None
 
     def summary(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"source": self.source, "normalisation": self.normalisation, "samples": len(self.times)}
+        out: dict[str, Any] = {"source": self.source, "normalisation": self.normalisation, "bound": self.bound,
+                               "samples": len(self.times)}
         for name in ("ready_pct", "costop_pct", "max_limited_pct", "swap_wait_pct"):
             series = getattr(self, name)
             peak, mean = self._peak(series), self._mean(series)
@@ -154,7 +202,9 @@ class VnicFacts:
     driver_version: str | None
     link_speed: str | None = None  # as the guest reports it ("10 Gbps"); not a limit (domain.md 5)
     link_speed_source: str | None = None
-    vcenter_dropped_rx: tuple[float | None, ...] = ()
+    network: str | None = None  # portgroup (vCenter inventory)
+    device_key: int | None = None  # vCenter device key (4000, ...)
+    drop_symptoms: tuple[DropSymptom, ...] = ()  # vSwitch port drops without ring counters (esxtop, vCenter)
     series: dict[str, Any] = field(default_factory=dict)  # per-sample counters for charts
     missing: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
@@ -178,3 +228,4 @@ class VmFacts:
     vnics: tuple[VnicFacts, ...]
     missing: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    latency_sensitivity: str | None = None  # config.latencySensitivity.level: low, normal, medium, high

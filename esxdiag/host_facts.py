@@ -1,9 +1,11 @@
-"""Host-side facts of one vNIC: vsish rxSummary / clientStats / rxqueues over the window."""
+"""Host-side facts of one vNIC: vsish rxSummary / clientStats / rxqueues over the window, and the
+drops its vSwitch port saw (esxtop Network Port %DRPRX, vCenter net.droppedRx)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from esxdiag.facts import DropSymptom
 from esxdiag.windowing import (RX_SUMMARY_LRO, RX_SUMMARY_OOB, RX_SUMMARY_RING1, RX_SUMMARY_RING2, counter,
                                sample_time, window_seconds)
 
@@ -70,3 +72,33 @@ def host_side(joiner, target_id: str | None, port, missing: list[str], vmxnet3: 
         out["ring1_size"], out["ring2_size"], out["ring_size_source"] = (
             end.record.ring1_size, end.record.ring2_size, end.file)
     return out
+
+
+def port_drop_symptoms(esxtop, perf, port, nic: dict[str, Any], vnic_count: int) -> tuple[DropSymptom, ...]:
+    """The vNIC's vSwitch port drops over the window. esxtop ``Network Port`` rows join by port ID
+    (with the portset when net-stats -l gave one); without the host port list, only a VM with one
+    vNIC and one port row joins (the VM name is not unique per vNIC). vCenter series join by device
+    key; the aggregate instance stands for a VM's only vNIC."""
+    out = []
+    if esxtop is not None:
+        rows = esxtop.record.ports
+        row = None
+        if port is not None:
+            row = next((r for key, r in rows.items()
+                        if key.rpartition(":")[2] == str(port.port) and r.portset == port.switch), None)
+        elif vnic_count == 1 and len(rows) == 1:
+            row = next(iter(rows.values()))
+        if row is not None and row.received_dropped_pct is not None:
+            out.append(DropSymptom("esxtop %DRPRX (% Received Packets Dropped at the vSwitch port)",
+                                   tuple(row.received_dropped_pct), "%", esxtop.file, "% Received Packets Dropped"))
+    if perf is not None:
+        instances = [str(nic["device_key"])] if nic.get("device_key") is not None else []
+        instances += [""] if vnic_count == 1 else []
+        for instance in instances:
+            dropped = perf.record.values("net.droppedRx.summation", instance)
+            if dropped is not None:
+                received = perf.record.values("net.packetsRx.summation", instance) or ()
+                out.append(DropSymptom("vCenter net.droppedRx over the window", tuple(dropped), "packets", perf.file,
+                                       f"net.droppedRx.summation[{instance or 'aggregate'}]", tuple(received)))
+                break
+    return tuple(out)

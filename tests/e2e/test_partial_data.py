@@ -3,6 +3,8 @@ invented, and a verdict never goes further than the data (shared/domain.md secti
 
 from __future__ import annotations
 
+import json
+
 
 
 def _host_and_inventory(hand, kit, vm="vm1", vnics=({},), **inv):
@@ -140,3 +142,186 @@ def test_a_reset_between_samples_counts_the_drops_on_both_sides(hand, kit):
     _, report = hand.analyze()
     oob = kit.vnic(report)["metrics"]["host_out_of_buffers"]
     assert oob["reset"] is True and oob["delta"] == 540
+
+
+# --- item 1: esxtop with only Group Cpu columns and no vCPU count ------------------------------
+
+def _host_only(hand, kit, rx_start=(100, 50), rx_end=(2100, 1050), vm="vm1"):
+    """net-stats -l, rxSummary over the window, no inventory and no guest: no vCPU count anywhere."""
+    hand.vms.append(vm)
+    host = hand.host_port(vm)
+    hand.rx_window(rx_start, rx_end)
+    return host
+
+
+def test_group_cpu_only_esxtop_contended_vm_is_cpu_contention_first(hand, kit):
+    """Group % Ready ~87 over 6 Members, no Vcpu columns, no vCPU count: 87 / 6 = 14.5 % per vCPU is a
+    lower bound, and already contention. Today: CPU dropped, 'esxtop not collected', raise-ring1."""
+    host = _host_only(hand, kit)
+    hand.add(host, "esxtop_batch", kit.esxtop("vm1", {"% Ready": [86.0, 88.0, 87.0], "% CoStop": [0.0] * 3,
+                                                     "% Max Limited": [0.0] * 3}, members=6))
+    _, report = hand.analyze()
+    vm = report["vms"][0]
+    nic = kit.vnic(report)
+    assert nic["ring_verdict"] == "cpu-contention-first", nic["verdict"]["summary"]
+    assert "at least 14.5" in nic["verdict"]["summary"]
+    assert vm["cpu"]["bound"] == "lower" and "Members" in vm["cpu"]["normalisation"]
+    assert any("lower bound" in n for n in vm["notes"])
+    assert not any("esxtop" in m and "CPU figures" in m for m in nic["verdict"]["missing"])
+    contention = next(f for f in vm["findings"] if f["rule"] == "cpu-contention")
+    assert contention["severity"] == "critical" and "lower bound" in contention["summary"]
+
+
+def test_group_cpu_only_lower_bound_under_threshold_does_not_claim_healthy(hand, kit):
+    """Group % Ready 20 over 6 Members: at least 3.3 % per vCPU, but with 2 vCPUs it would be 10: the
+    raise-ring verdict must carry that against it and must not call CPU healthy."""
+    host = _host_only(hand, kit)
+    hand.add(host, "esxtop_batch", kit.esxtop("vm1", {"% Ready": [20.0] * 3, "% CoStop": [0.0] * 3,
+                                                     "% Max Limited": [0.0] * 3}, members=6))
+    _, report = hand.analyze()
+    nic = kit.vnic(report)
+    assert nic["ring_verdict"] == "raise-ring1"
+    assert "healthy" not in nic["verdict"]["summary"]
+    assert any("lower bound" in e["what"] for e in nic["verdict"]["evidence_against"])
+
+
+def test_group_cpu_only_limited_vm_is_cpu_limit_first(hand, kit):
+    host = _host_only(hand, kit)
+    hand.add(host, "esxtop_batch", kit.esxtop("vm1", {"% Ready": [70.0] * 3, "% CoStop": [0.0] * 3,
+                                                     "% Max Limited": [69.0] * 3}, members=6))
+    _, report = hand.analyze()
+    assert kit.vnic(report)["ring_verdict"] == "cpu-limit-first"
+
+
+def test_vcpu_worlds_give_the_exact_count(hand, kit):
+    host = _host_only(hand, kit)
+    hand.add(host, "esxtop_batch", kit.esxtop("vm1", {"% Ready": [30.0] * 3, "% CoStop": [0.0] * 3,
+                                                     "% Max Limited": [0.0] * 3}, members=6, vcpus=2))
+    _, report = hand.analyze()
+    vm = report["vms"][0]
+    assert vm["vcpus"] == 2 and vm["cpu"]["bound"] == "exact"
+    assert kit.vnic(report)["ring_verdict"] == "cpu-contention-first"  # 15 % per vCPU
+
+
+# --- item 4: NaN / inf in esxtop CPU cells ---------------------------------------------------------
+
+def test_non_finite_cpu_cells_are_dropped_not_compared(hand, kit):
+    """%MLMTD NaN in some samples, 60 in the others: the NaN are not data; the rest says limited."""
+    host = _host_only(hand, kit)
+    text = kit.esxtop("vm1", {"% Ready": [61.0] * 3, "% CoStop": [0.0] * 3, "% Max Limited": [60.0] * 3},
+                      members=6, vcpus=1)
+    lines = text.splitlines()
+    lines[1] = lines[1].replace('"60.00"', '"nan"')
+    lines[2] = lines[2].replace('"60.00"', '"inf"')
+    hand.add(host, "esxtop_batch", "\n".join(lines) + "\n")
+    _, report = hand.analyze()
+    nic = kit.vnic(report)
+    assert nic["ring_verdict"] == "cpu-limit-first", nic["verdict"]["summary"]
+    assert any("not finite" in n for n in report["vms"][0]["notes"])
+
+
+def test_all_cpu_cells_non_finite_is_not_measured(hand, kit):
+    host = _host_only(hand, kit)
+    nan = [float("nan")] * 3
+    hand.add(host, "esxtop_batch", kit.esxtop("vm1", {"% Ready": nan, "% CoStop": nan, "% Max Limited": nan},
+                                              members=6, vcpus=2))
+    _, report = hand.analyze()
+    nic = kit.vnic(report)
+    assert nic["ring_verdict"] == "raise-ring1"
+    assert "CPU is not measured" in nic["verdict"]["summary"]
+    def refuse(constant):
+        raise AssertionError(f"report.json is not strict JSON: {constant}")
+
+    json.loads(hand.render("json").stdout, parse_constant=refuse)
+
+
+# --- item 7: drops seen at the vSwitch port without ring counters ----------------------------------
+
+def _esxtop_port_only(hand, kit, ready, drops, vcpus=2, limited=0.0):
+    hand.vms.append("vm1")
+    host = hand.host_port("vm1")
+    hand.add(host, "esxtop_batch", kit.esxtop("vm1", {"% Ready": [ready] * 3, "% CoStop": [0.0] * 3,
+                                                     "% Max Limited": [limited] * 3},
+                                              members=6, vcpus=vcpus, port_drops=drops))
+
+
+def test_esxtop_port_drops_with_contention_is_cpu_contention_first(hand, kit):
+    _esxtop_port_only(hand, kit, ready=60.0, drops=[0.0, 2.5, 4.0])  # 30 % per vCPU
+    _, report = hand.analyze()
+    nic = kit.vnic(report)
+    assert nic["ring_verdict"] == "cpu-contention-first", nic["verdict"]["summary"]
+    assert any("%DRPRX" in e["what"] and e["observed"] == 4.0 for e in nic["verdict"]["evidence"])
+
+
+def test_esxtop_port_drops_with_a_limit_is_cpu_limit_first(hand, kit):
+    _esxtop_port_only(hand, kit, ready=60.0, drops=[1.0, 2.5, 4.0], limited=58.0)
+    _, report = hand.analyze()
+    assert kit.vnic(report)["ring_verdict"] == "cpu-limit-first"
+
+
+def test_esxtop_port_drops_with_healthy_cpu_says_what_to_collect(hand, kit):
+    _esxtop_port_only(hand, kit, ready=1.0, drops=[0.0, 2.5, 4.0])
+    proc, report = hand.analyze("--fail-on", "warning")
+    assert proc.returncode == 1  # the port-drops finding
+    nic = kit.vnic(report)
+    summary = nic["verdict"]["summary"]
+    assert nic["ring_verdict"] == "insufficient-evidence"
+    assert "ring exhaustion is likely" in summary and "CPU is healthy" in summary
+    assert f"vsish -e get /net/portsets/vSwitch0/ports/{kit.PORT}/vmxnet3/rxSummary" in summary
+    assert "ethtool -S" in summary
+    assert "no ring or drop counters were collected" not in summary.lower()
+
+
+def test_esxtop_port_drops_flat_is_not_needed(hand, kit):
+    _esxtop_port_only(hand, kit, ready=1.0, drops=[0.0, 0.0, 0.0])
+    _, report = hand.analyze()
+    nic = kit.vnic(report)
+    assert nic["ring_verdict"] == "not-needed" and "%DRPRX" in nic["verdict"]["summary"]
+
+
+def _vcenter_only(hand, kit, ready_ms, dropped, limited_ms=0, limit=None):
+    """What `esxdiag rings --no-host-ssh --no-guest` collects: inventory + per-vCPU CPU and per-vNIC
+    droppedRx/packetsRx from vCenter (realtime, 20 s samples)."""
+    hand.vms.append("vm1")
+    hand.target("vcenter", "vcenter")
+    hand.add("vcenter", "vsphere_vm", kit.vsphere_vm("vm1", [{}], num_cpu=2, limit=limit), {"vm": "vm1"})
+    series = {}
+    for vcpu in ("0", "1"):
+        series[("cpu.ready.summation", vcpu)] = [ready_ms] * 3
+        series[("cpu.costop.summation", vcpu)] = [0] * 3
+        series[("cpu.maxlimited.summation", vcpu)] = [limited_ms] * 3
+    series[("net.droppedRx.summation", "4000")] = dropped
+    series[("net.packetsRx.summation", "4000")] = [200000] * 3
+    hand.add("vcenter", "vsphere_perf", kit.vsphere_perf("vm1", series), {"vm": "vm1"})
+
+
+def test_vcenter_only_drops_with_ready_is_cpu_contention_first(hand, kit):
+    _vcenter_only(hand, kit, ready_ms=4000, dropped=[0, 120, 340])  # 20 % per vCPU
+    _, report = hand.analyze()
+    nic = kit.vnic(report)
+    assert nic["ring_verdict"] == "cpu-contention-first", nic["verdict"]["summary"]
+    assert any("net.droppedRx" in e["what"] and e["observed"] == 460 for e in nic["verdict"]["evidence"])
+
+
+def test_vcenter_only_drops_with_limit_is_cpu_limit_first(hand, kit):
+    _vcenter_only(hand, kit, ready_ms=4000, limited_ms=3900, dropped=[10, 120, 340], limit=800)
+    _, report = hand.analyze()
+    assert kit.vnic(report)["ring_verdict"] == "cpu-limit-first"
+
+
+def test_vcenter_only_drops_with_healthy_cpu_is_insufficient_with_what_to_collect(hand, kit):
+    _vcenter_only(hand, kit, ready_ms=100, dropped=[0, 120, 340])
+    _, report = hand.analyze()
+    nic = kit.vnic(report)
+    assert nic["ring_verdict"] == "insufficient-evidence"
+    summary = nic["verdict"]["summary"]
+    assert "net.droppedRx" in summary and "ring exhaustion is likely" in summary and "rxSummary" in summary
+    assert "no ring or drop counters were collected" not in summary.lower()
+    evidence = next(e for e in nic["verdict"]["evidence"] if "net.droppedRx" in e["what"])
+    assert "per 1,000 received" in evidence["unit"]
+
+
+def test_vcenter_only_without_drops_is_not_needed(hand, kit):
+    _vcenter_only(hand, kit, ready_ms=100, dropped=[0, 0, 0])
+    _, report = hand.analyze()
+    assert kit.vnic(report)["ring_verdict"] == "not-needed"
