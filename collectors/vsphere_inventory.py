@@ -29,7 +29,7 @@ _VM_PATHS = [
     "config.hardware.numCoresPerSocket", "config.hardware.memoryMB", "config.cpuAllocation",
     "config.guestId", "config.guestFullName", "config.hardware.device", "guest.guestId",
     "guest.guestFullName", "guest.guestFamily", "guest.toolsStatus", "guest.toolsRunningStatus",
-    "guest.hostName", "guest.ipAddress", "guest.net",
+    "guest.hostName", "guest.ipAddress", "guest.net", "config.latencySensitivity",
 ]
 _NIC_TYPES = {
     vim.vm.device.VirtualVmxnet3: "vmxnet3", vim.vm.device.VirtualE1000: "e1000",
@@ -126,7 +126,14 @@ def _inventory(session: VsphereSession, vm_ref: VmRef) -> dict:
                         "ip_addresses": list(n.ipAddress or []), "connected": n.connected,
                         "device_config_id": n.deviceConfigId} for n in guest_net],
         "missing": missing,
+        "latency_sensitivity": _latency_level(vm.get("config.latencySensitivity")),
     }
+
+
+def _latency_level(setting: Any) -> str | None:
+    """config.latencySensitivity.level (low, normal, medium, high, custom), or None when not set."""
+    level = getattr(setting, "level", None)
+    return str(level) if level else None
 
 
 def _fetch(session: VsphereSession, vm_obj: Any, host_moid: str | None) -> tuple[dict, dict, list[dict]]:

@@ -91,6 +91,7 @@ class VmInventory:
     vnics: tuple[VnicConfig, ...]
     guest_nics: tuple[GuestNic, ...]
     missing: tuple[MissingProperty, ...]
+    latency_sensitivity: str | None = None  # config.latencySensitivity.level; absent in older bundles
 
 
 @dataclass(frozen=True)
@@ -152,13 +153,15 @@ def _load(text: str, schema: str) -> dict:
 def _build(cls: type, data: Any, where: str) -> Any:
     if not isinstance(data, dict):
         raise ParseError(f"{where or 'record'}: expected an object, got {type(data).__name__}")
-    names = [f.name for f in dataclasses.fields(cls)]
-    missing = [n for n in names if n not in data]
+    fields = dataclasses.fields(cls)
+    names = [f.name for f in fields]
+    optional = {f.name for f in fields if f.default is not dataclasses.MISSING}  # added after schema /1 shipped
+    missing = [n for n in names if n not in data and n not in optional]
     extra = sorted(set(data) - set(names))
     if missing or extra:
         raise ParseError(f"{where or cls.__name__}: missing fields {missing}, unexpected fields {extra}")
     hints = typing.get_type_hints(cls)
-    return cls(**{n: _convert(hints[n], data[n], f"{where}.{n}" if where else n) for n in names})
+    return cls(**{n: _convert(hints[n], data[n], f"{where}.{n}" if where else n) for n in names if n in data})
 
 
 def _convert(hint: Any, value: Any, where: str) -> Any:
