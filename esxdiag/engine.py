@@ -16,8 +16,9 @@ from esxdiag.rules import VM_RULES, VNIC_RULES
 from esxdiag.rules.verdict import decide
 
 
-def analyze(bundle_root: str | Path, thresholds: dict[str, float]) -> AnalysisResult:
-    bundle = Bundle.load(bundle_root)
+def analyze(bundle_root: str | Path, thresholds: dict[str, float], bundle: Bundle | None = None) -> AnalysisResult:
+    """``bundle``: one already opened (an inferred manifest); else the bundle at bundle_root is loaded."""
+    bundle = bundle or Bundle.load(bundle_root)
     readings = Readings(bundle)
     facts = build_facts(bundle, readings)
     vms = tuple(_vm_result(vm, thresholds) for vm in facts)

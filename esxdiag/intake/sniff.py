@@ -88,7 +88,9 @@ SNIFFERS: dict[str, Callable[[str], bool]] = {
     "ethtool-rings": _first_line(r"^Ring parameters for \S+:"),
     "ethtool-driver": lambda h: bool(re.match(r"^driver: \S*", h)) and "bus-info:" in h,
     "ethtool-permaddr": _first_line(r"^Permanent address: "),
-    "ip-link": _all_lines(r"^(\d+: \S+: <[^>]*>.*|link/\S+.*|altname \S+)$"),
+    "ip-link": lambda h: bool(_lines(h)) and all(re.match(r"^\d+: \S+: <[^>]*>", line) or
+                                                 line[0].isspace() or re.match(r"^(link/|altname )", line)
+                                                 for line in _lines(h)) and bool(re.match(r"^\d+: \S+: <", h)),
     "ring-persistence": _all_lines(_GREP_HIT),
     "netstat": _netstat,
     "win-advprops": _win("DisplayName", "DisplayValue", "RegistryKeyword"),
