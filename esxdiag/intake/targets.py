@@ -47,11 +47,11 @@ def assign_targets(found: list[Found], notes: list[str]) -> list[dict[str, Any]]
         guest_macs |= set(macs.values())
         if guest_items:
             vms = {vm_by_mac[m] for m in macs.values() if m in vm_by_mac}
-            vm = vms.pop() if len(vms) == 1 else (slug(group) if group else "guest")
-            how = "its MAC in net-stats -l / the vCenter inventory" if vm in vm_by_mac.values() else \
-                ("the folder name" if group else "no MAC matched a host port: a placeholder name")
+            vm = vms.pop() if len(vms) == 1 else None
             targets.append({"id": f"guest{suffix}", "kind": guest_kind, "address": None, "vm": vm})
-            notes.append(f"guest captures in {group or 'the folder'}: VM {vm} (from {how})")
+            if vm:
+                notes.append(f"guest captures in {group or 'the folder'}: VM {vm} (from its MAC in net-stats -l / "
+                             "the vCenter inventory)")
             for item in guest_items:
                 item.target = f"guest{suffix}"
                 if windows and item.spec == "nproc":
@@ -77,7 +77,24 @@ def assign_targets(found: list[Found], notes: list[str]) -> list[dict[str, Any]]
             how = _port(item, host_ports.get(item.target, []), guest_macs)
             placed.setdefault(f"port {item.params['port']} on {item.params['portset']} ({how})", []).append(item.rel)
     notes += [f"{where}: {', '.join(sorted(files))}" for where, files in placed.items()]
+    _guest_vms_from_ports(targets, found, ports, notes)
     return targets
+
+
+def _guest_vms_from_ports(targets: list[dict], found: list[Found], ports: list, notes: list[str]) -> None:
+    """A guest whose MACs matched nothing: the VM of the host ports the folder's vsish captures
+    read, when there is exactly one such VM and one such guest; otherwise it stays unjoined."""
+    unknown = [t for t in targets if t["kind"] in (LINUX, WINDOWS) and not t["vm"]]
+    vm_of_port = {str(p.port): p.vm for p, _ in ports if p.kind == "vnic"}
+    vms = {vm_of_port.get(i.params.get("port")) for i in found if i.spec in _PORT_SPECS}
+    for target in unknown:
+        if len(unknown) == 1 and len(vms) == 1 and None not in vms:
+            target["vm"] = vms.pop()
+            notes.append(f"guest captures ({target['id']}): VM {target['vm']} (the only VM whose host port the "
+                         "vsish captures read; no guest MAC matched)")
+        else:
+            notes.append(f"guest captures ({target['id']}): their VM is unknown (no MAC from ip -o link / ethtool -P"
+                         " matched net-stats -l): they are not joined to any vNIC")
 
 
 def _one(item: Found) -> Any:
@@ -113,6 +130,8 @@ def _ifaces(items: list[Found], macs: dict[str, str]) -> None:
             named = [item.head.split("\n", 1)[0][len("Ring parameters for "):].rstrip(": \r")]
         if len(named) != 1 and len(macs) == 1:
             named = list(macs)
+        if len(named) != 1 and len(known) == 1:
+            named = list(known)
         if len(named) != 1:
             raise IntakeError(f"{item.rel}: which interface is this {item.spec} capture of? "
                               f"{'candidates: ' + ', '.join(sorted(known)) if known else 'no ip -o link in the folder'}"
