@@ -5,6 +5,7 @@ esxdiag itself (never tarfile.extract), under names it checked; links, devices, 
 from __future__ import annotations
 
 import lzma
+import os
 import tarfile
 import zlib
 from pathlib import Path, PurePosixPath
@@ -67,6 +68,8 @@ def unpack(archive: Path, dest: Path, wanted: Callable[[PurePosixPath], bool], s
                 if target.is_symlink() or (target.exists() and not target.is_file()):
                     raise IntakeError(f"{archive}: member {member.name!r} collides with another: refusing")
                 target.write_bytes(data)
+                if 0 < member.mtime < 2**33:  # keeps the order of captures told by modification times
+                    os.utime(target, (member.mtime, member.mtime))
     except (tarfile.TarError, EOFError, OSError, ValueError, lzma.LZMAError, zlib.error) as exc:
         raise IntakeError(f"{archive}: not a readable tar archive ({exc})") from None
     return dest

@@ -20,6 +20,7 @@ class Found:
     sample: int | None = None
     origin: str = "file content"  # how its kind was known
     target: str | None = None  # the target id, once assign_targets has placed it
+    machine: str | None = None  # the name the source gives its machine (a sosreport's hostname)
 
 
 class IntakeError(BundleError):

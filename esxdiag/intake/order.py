@@ -30,8 +30,8 @@ def order_samples(found: list[Found], notes: list[str]) -> float | None:
             continue
         names_list = ", ".join(sorted(i.rel for i in items))
         if not SPECS[spec].sampled:
-            raise IntakeError(f"{names_list}: the same {spec} capture more than once (one per machine: put each "
-                              "machine's captures in its own sub-folder)")
+            _keep_latest(found, items, names_list, notes)
+            continue
         method, ordered = _order(items)
         if method is None:
             raise IntakeError(f"{names_list}: cannot tell which was taken first (same name pattern, no time in "
@@ -44,6 +44,19 @@ def order_samples(found: list[Found], notes: list[str]) -> float | None:
     for method, specs in used.items():
         notes.append(f"sample order inferred from {method} for {', '.join(sorted(set(specs)))}")
     return _window(found, mtime_pairs, notes)
+
+
+def _keep_latest(found: list[Found], items: list[Found], names_list: str, notes: list[str]) -> None:
+    """A one-shot capture taken twice (two sosreports of one guest): the latest, if their times say so."""
+    stated = [parse_time(i.ended) for i in items]
+    if not all(stated) or len(set(stated)) != len(items):
+        raise IntakeError(f"{names_list}: the same {items[0].spec} capture more than once (one per machine: put "
+                          "each machine's captures in its own sub-folder)")
+    latest = max(zip(stated, items), key=lambda p: p[0])[1]
+    for item in items:
+        if item is not latest:
+            found.remove(item)
+    notes.append(f"{items[0].spec}: the latest of {names_list} is used ({latest.rel})")
 
 
 def _order(items: list[Found]) -> tuple[str | None, list[Found]]:

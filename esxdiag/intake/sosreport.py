@@ -37,13 +37,14 @@ def is_tarball(path: Path) -> bool:
 def _wanted(inner: PurePosixPath) -> bool:
     text = inner.as_posix()
     return (text.startswith(NET + "/") and inner.parent.as_posix() == NET) or text == "proc/cpuinfo" \
-        or text in _DATE_FILES or any(text == c or text.startswith(c + "/") for c in _CONFIG)
+        or text in _DATE_FILES or text in ("hostname", "sos_commands/host/hostname") or any(text == c or text.startswith(c + "/") for c in _CONFIG)
 
 
 def unpack(path: Path, dest: Path, skipped: list[str]) -> Path:
     tree = archive.unpack(path, dest, _wanted, skipped)
     if not (tree / NET).is_dir():
-        raise IntakeError(f"{path}: no {NET}/ inside: not a sosreport with the networking plugin")
+        why = f" ({'; '.join(skipped[-3:])})" if skipped else ""
+        raise IntakeError(f"{path}: no readable {NET}/ inside: not a sosreport with the networking plugin{why}")
     return tree
 
 
@@ -74,8 +75,9 @@ def captures(tree: Path, prefix: str, derive: Derive, notes: list[str]) -> list[
         rel, path = derive(under(prefix, "ring_persistence (from etc).txt"), _grep_config(tree))
         out.append(Found(rel, path, "ring_persistence", prefix, origin="the configuration files in the sosreport"))
     when = _date(tree, notes)
+    hostname = _hostname(tree)
     for item in out:
-        item.ended = when
+        item.ended, item.machine = when, hostname
     if not out:
         notes.append(f"{prefix or 'the folder'}: a sosreport without the networking plugin's ethtool / netstat outputs")
     else:
@@ -106,6 +108,16 @@ def _grep_config(tree: Path) -> str:
                 if "ethtool" in line or "ring-rx" in line:
                     lines.append(f"/{path.relative_to(tree).as_posix()}:{n}:{line}")
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _hostname(tree: Path) -> str | None:
+    for name in ("hostname", "sos_commands/host/hostname", "sos_commands/general/hostname"):
+        path = tree / name
+        if path.is_file() and not path.is_symlink():
+            text = path.read_text("utf-8", "replace")[:256].strip()
+            if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}", text):
+                return text.split(".")[0]
+    return None
 
 
 def _date(tree: Path, notes: list[str]) -> str | None:

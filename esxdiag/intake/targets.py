@@ -38,6 +38,7 @@ def assign_targets(found: list[Found], notes: list[str]) -> list[dict[str, Any]]
         vm_by_mac.update({norm_mac(v.mac): inv.name for v in inv.vnics if v.mac})
     guest_macs: set[str] = set()
     targets: list[dict[str, Any]] = []
+    same_vm: dict[str | None, str] = {}
     for group, items in sorted(groups.items()):
         suffix = f"-{slug(group)}" if group else ""
         windows = any(SPECS[i.spec].target == WINDOWS for i in items)
@@ -48,12 +49,20 @@ def assign_targets(found: list[Found], notes: list[str]) -> list[dict[str, Any]]
         if guest_items:
             vms = {vm_by_mac[m] for m in macs.values() if m in vm_by_mac}
             vm = vms.pop() if len(vms) == 1 else None
-            targets.append({"id": f"guest{suffix}", "kind": guest_kind, "address": None, "vm": vm})
-            if vm:
+            if vm is None and not vm_by_mac:  # nothing to join against: the guest is the subject, by name
+                vm = next((i.machine for i in guest_items if i.machine), None) or slug(group or "guest")
+                notes.append(f"guest captures in {group or 'the folder'}: no host port list or vCenter inventory "
+                             f"to find their VM by MAC: called {vm}")
+            guest_id = same_vm.get(vm) if vm else None  # two sosreports of one guest: one target, a window
+            if guest_id is None:
+                guest_id = f"guest{suffix}"
+                targets.append({"id": guest_id, "kind": guest_kind, "address": None, "vm": vm})
+                same_vm[vm] = guest_id
+            if vm and vm in vm_by_mac.values():
                 notes.append(f"guest captures in {group or 'the folder'}: VM {vm} (from its MAC in net-stats -l / "
                              "the vCenter inventory)")
             for item in guest_items:
-                item.target = f"guest{suffix}"
+                item.target = guest_id
                 if windows and item.spec == "nproc":
                     item.spec = "win_cpu"
             _ifaces(guest_items, macs)

@@ -67,4 +67,42 @@ def kit():
     import types
 
     return types.SimpleNamespace(ROOT=ROOT, SEED=SEED, HOST=HOST, GUEST=GUEST, NATURAL=NATURAL, run=run_cli,
-                                 analyze=analyze_json, vnic=vnic)
+                                 analyze=analyze_json, vnic=vnic, sosreport=make_sosreport, tarball=make_tarball)
+
+
+def make_sosreport(parent: Path, name: str, sample: int, date: str) -> Path:
+    """A sosreport tree as `sos report` lays it out (networking plugin file names), from the seed guest."""
+    top = parent / name
+    net = top / "sos_commands" / "networking"
+    net.mkdir(parents=True)
+    shutil.copy(GUEST / f"ethtool_stats@iface=eth0.s{sample}.txt", net / "ethtool_-S_eth0")
+    shutil.copy(GUEST / "ethtool_rings@iface=eth0.txt", net / "ethtool_-g_eth0")
+    shutil.copy(GUEST / "ethtool_driver@iface=eth0.txt", net / "ethtool_-i_eth0")
+    shutil.copy(GUEST / "ethtool_permaddr@iface=eth0.txt", net / "ethtool_-P_eth0")
+    shutil.copy(GUEST / f"netstat_s.s{sample}.txt", net / "netstat_-s")
+    (net / "ip_-s_-d_link").write_text(
+        "1: lo: <LOOPBACK,UP,LOWER_UP> mtu 65536 qdisc noqueue state UNKNOWN mode DEFAULT group default qlen 1000\n"
+        "    link/loopback 00:00:00:00:00:00 brd 00:00:00:00:00:00 promiscuity 0 minmtu 0 maxmtu 0\n"
+        "    RX:  bytes packets errors dropped  missed   mcast\n         1000      10      0       0       0       0\n"
+        "2: eth0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc mq state UP mode DEFAULT group default qlen 1000\n"
+        "    link/ether 00:50:56:a6:55:f4 brd ff:ff:ff:ff:ff:ff promiscuity 0 minmtu 60 maxmtu 9000\n"
+        "    RX:  bytes packets errors dropped  missed   mcast\n    1670920359206 50714621 0 0 0 0\n"
+        "    altname enp3s0\n")
+    (net / "ethtool_eth0").write_text("Settings for eth0:\n\tSpeed: 10000Mb/s\n")
+    (top / "proc").mkdir()
+    (top / "proc" / "cpuinfo").write_text("".join(f"processor\t: {n}\nvendor_id\t: GenuineIntel\n\n" for n in range(2)))
+    nm = top / "etc" / "NetworkManager" / "system-connections"
+    nm.mkdir(parents=True)
+    (nm / "eth0.nmconnection").write_text("[connection]\nid=eth0\n[ethtool]\nring-rx=256\n")
+    (top / "hostname").write_text("iperf-test1.lab.local\n")
+    (top / "sos_commands" / "date").mkdir()
+    (top / "sos_commands" / "date" / "date").write_text(date + "\n")
+    return top
+
+
+def make_tarball(tree: Path, out: Path) -> Path:
+    import tarfile
+
+    with tarfile.open(out, "w:xz" if out.name.endswith("xz") else "w:gz") as tar:
+        tar.add(tree, arcname=tree.name)
+    return out
