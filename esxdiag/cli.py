@@ -37,9 +37,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_report_options(a)
     a.set_defaults(func=cmd_analyze)
 
+    from esxdiag.compare.cli import register as register_diff
     from esxdiag.intake.cli import register as register_bundle
 
     register_bundle(sub)
+    register_diff(sub, add_report_options)
 
     try:
         from esxdiag.collectors.cli import register
