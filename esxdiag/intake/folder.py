@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from esxdiag.bundle import FORMAT_VERSION, MANIFEST, inside
+from esxdiag.bundle import FORMAT_VERSION, MANIFEST, inside, slug
 from esxdiag.intake import sosreport, vmsupport
 from esxdiag.intake.found import Found, IntakeError
 from esxdiag.intake.order import order_samples
@@ -40,12 +40,10 @@ def infer(folder: Path, workdir: Path | None, archives: list[Path] = ()) -> Infe
     walked = [(a.name, a, "") for a in archives] + list(_walk(folder, trees, skipped))
     for rel, path, group in walked:
         module = sosreport if sosreport.is_tarball(path) else vmsupport if vmsupport.is_tarball(path) else None
-        if module is not None:
-            if workdir is None:
-                skipped.append(f"{rel}: an archive (unpack it into the folder for 'bundle init')")
-                continue
-            tree = module.unpack(path, workdir / f"unpacked-{len(found)}", skipped)
-            found += module.captures(tree, rel, _deriver(folder, workdir), notes)
+        if module is not None:  # bundle init unpacks beside the manifest that will name the files
+            tree = module.unpack(path, (workdir or folder / DERIVED) / f"unpacked-{slug(rel)}", skipped)
+            prefix = rel if workdir is not None else tree.relative_to(folder).as_posix()
+            found += module.captures(tree, prefix, _deriver(folder, workdir), notes)
             continue
         item = _sniffed(rel, path, group, skipped)
         if item is not None:

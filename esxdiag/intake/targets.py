@@ -83,6 +83,8 @@ def assign_targets(found: list[Found], notes: list[str]) -> list[dict[str, Any]]
     placed: dict[str, list[str]] = {}
     for item in found:
         if item.spec in _PORT_SPECS:
+            if item.target not in host_ports and len(host_ports) == 1:  # vsish outputs beside a vm-support bundle
+                item.target = next(iter(host_ports))
             how = _port(item, host_ports.get(item.target, []), guest_macs)
             placed.setdefault(f"port {item.params['port']} on {item.params['portset']} ({how})", []).append(item.rel)
     notes += [f"{where}: {', '.join(sorted(files))}" for where, files in placed.items()]

@@ -36,7 +36,7 @@ def _base(name: str) -> str:
 
 
 def _wanted(inner: PurePosixPath) -> bool:
-    return len(inner.parts) == 2 and inner.parts[0] == "commands" and _base(inner.name) in COMMANDS + NOT_USED
+    return len(inner.parts) == 2 and inner.parts[0] == "commands" and _base(inner.name) in (*COMMANDS, *NOT_USED)
 
 
 def unpack(path: Path, dest: Path, skipped: list[str]) -> Path:
