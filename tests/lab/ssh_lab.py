@@ -92,8 +92,9 @@ class SshLab:
     def set_fault(self, kind: str, address: str | None = None, program: str | None = None,
                   seconds: float | None = None) -> None:
         """kind "hang" (command prints nothing for ``seconds``), "missing" (program not found,
-        exit 127), or "refuse" (sshd stops listening on ``address``)."""
-        if kind not in ("hang", "missing", "refuse"):
+        exit 127), "flood" (prints without end for ``seconds``), "drop" (the SSH connection is
+        killed while the command runs) or "refuse" (sshd stops listening on ``address``)."""
+        if kind not in ("hang", "missing", "flood", "drop", "refuse"):
             raise ValueError(f"unknown fault {kind!r}")
         faults = self._faults()
         entry = {"address": address, "program": program}
