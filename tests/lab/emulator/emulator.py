@@ -6,8 +6,9 @@ SSH_ORIGINAL_COMMAND. Only the commands esxdiag's specs can render are answered;
 gets an error on stderr and exit 127. Every command is appended to RUNTIME_DIR/commands.jsonl
 (with accepted true/false) so tests can prove what was and was not run.
 Faults (RUNTIME_DIR/faults.json, written by ssh_lab.SshLab.set_fault): "hang", "missing",
-"flood" (prints without end) and "drop" (kills its own SSH connection) entries {"address",
-"program"}; "refuse" is handled by sshd's listen addresses, not here.
+"flood" (prints without end), "drop" (kills its own SSH connection) and "ifname" (the guest's
+first NIC carries another interface name, {"name"}) entries {"address", "program"}; "refuse" is
+handled by sshd's listen addresses, not here.
 """
 
 from __future__ import annotations
@@ -155,6 +156,9 @@ def main() -> int:
     command = os.environ.get("SSH_ORIGINAL_COMMAND", "")
     address = os.environ.get("SSH_CONNECTION", "- - - -").split()[2]
     kind, vm = lab.target(address)
+    renamed = _fault(lab, "ifname", address, None) if vm else None
+    if renamed:
+        vm["nics"][0]["iface"] = renamed["name"]
     entry = {"time": time.time(), "address": address, "target": vm["name"] if vm else kind,
              "command": command, "accepted": False}
     try:
