@@ -115,9 +115,9 @@ def test_ambiguous_vm_name_lists_every_match(esxdiag, twin_vms):
     run = esxdiag.run("report", name, "-o", str(esxdiag.workdir / f"bundle{esxdiag.runs + 1}.html"))
     assert run.returncode == EXIT_COLLECTION, run.explain()
     (line,) = run.lines_naming(f"VM name {name!r} is ambiguous")
-    for moid in moids:
-        assert f"{name} ({moid} on {HOST})" in line
-    assert "use a MOID or UUID" in line
+    for side, moid in zip("ab", moids):
+        assert f"/DC0/vm/{name}-{side}/{name} ({moid} on {HOST})" in line  # each match's folder
+    assert "use the inventory path, a MOID or the instance UUID" in line
     vcenter_gap(run, "ambiguous")
 
 
