@@ -107,7 +107,11 @@ def _split_userinfo(url: str) -> tuple[str, str | None, str | None]:
     """'https://u:p@h/sdk' -> ('https://h/sdk', 'u', 'p'); also accepts govc's bare 'u:p@h'."""
     if not url:
         return "", None, None
-    parts = urlsplit(url if "://" in url else f"https://{url}")
+    try:
+        parts = urlsplit(url if "://" in url else f"https://{url}")
+    except ValueError:  # a broken IPv6 literal: say so without echoing what may hold a password
+        raise CredentialsError("not a vCenter URL: a bracketed IPv6 address is not closed (expected "
+                               "https://[ADDR]:PORT/sdk; pass --vcenter)") from None
     if "@" not in parts.netloc:
         return url, None, None
     userinfo, hostport = parts.netloc.rsplit("@", 1)

@@ -122,13 +122,10 @@ class LiveRun:
         self._announced = len(captures)
 
     # --- vCenter --------------------------------------------------------------------------
-    def vcenter(self) -> None:
-        from esxdiag.collectors.credentials import resolve_credentials
+    def vcenter(self, creds) -> None:
         from esxdiag.collectors.vsphere import collect_inventory, connect, find_vm
 
         o = self.opts
-        creds = resolve_credentials(o.vcenter, o.username, insecure=o.insecure, thumbprint=o.thumbprint,
-                                    env=o.env, config_path=o.config)  # bad usage: exit 2, nothing recorded
         self.writer.add_target(Target("vcenter", VCENTER, f"{creds.host}:{creds.port}"))  # never the raw URL
         if creds.insecure and not creds.thumbprint:
             why = "--insecure" if o.insecure else next(
@@ -313,10 +310,10 @@ class LiveRun:
         if not self.guest:
             self.progress.step("no guest sampling: no ethtool ring sizes, per-queue drops or TCP retransmits")
 
-    def run(self) -> None:
+    def run(self, creds) -> None:
         from esxdiag.collectors import esxi
 
-        self.vcenter()
+        self.vcenter(creds)
         self.announce_failures()
         if self.fatal:
             return  # vCenter, the VM lookup or its power state: nothing else can be attributed to it
@@ -380,11 +377,17 @@ class _FirstCtrlC:
 
 
 def collect(opts: LiveOptions, progress: Progress | None = None) -> Outcome:
+    """Collect one VM into opts.output. Bad usage (credentials, URL) raises before anything is
+    written; everything after lands in the bundle."""
+    from esxdiag.collectors.credentials import resolve_credentials
+
+    creds = resolve_credentials(opts.vcenter, opts.username, insecure=opts.insecure, thumbprint=opts.thumbprint,
+                                env=opts.env, config_path=opts.config)
     progress = progress or Progress()
     writer = BundleWriter(opts.output, opts.window_s, [opts.vm])
     run = LiveRun(opts, writer, progress)
     try:
-        run.run()
+        run.run(creds)
     except KeyboardInterrupt:
         writer.note("interrupted (Ctrl-C): this bundle holds what was collected until then")
         progress.step(f"interrupted: partial bundle in {writer.root}")
