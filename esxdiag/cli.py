@@ -50,6 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
             raise
     else:
         register(sub, add_report_options)
+    from esxdiag.fleet.cli import register as register_fleet
+
+    register_fleet(sub)  # scan, history
     return parser
 
 
