@@ -17,6 +17,14 @@ WHY_NOT_VCENTER = ("vCenter's net.droppedRx is a 20 s rollup whose first sample 
                    "whose last may end after it, and no vCenter counter sees ring exhaustion itself")
 
 
+def _counter_words(nic: VnicFacts, counter) -> str:
+    named = ((nic.host_out_of_buffers, "the host's out-of-buffer counter (vsish rxSummary)"),
+             (nic.dropped_rx, "the host port's droppedRx (vsish clientStats)"),
+             (nic.guest_oob, "the guest's pkts rx OOB (ethtool -S)"),
+             (nic.guest_discards, "the guest's discarded received packets (Get-NetAdapterStatistics)"))
+    return next((words for one, words in named if one is counter), counter.what)
+
+
 def drop_sources(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
     samples = [v for v in nic.vcenter_dropped_rx if v is not None]
     if not samples:
@@ -26,17 +34,18 @@ def drop_sources(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
         return [RuleCheck(RULE, "skip", "no drop counter was read at both ends of the window to compare with "
                           "vCenter net.droppedRx", nic.mac)]
     vcenter = round(sum(samples))
+    name = _counter_words(nic, trusted)
     minimum = t["ring.drops"]
     if (vcenter > minimum) == (trusted.delta > minimum):
-        return [RuleCheck(RULE, "pass", f"vCenter net.droppedRx ({vcenter:,}) and {trusted.what} "
+        return [RuleCheck(RULE, "pass", f"vCenter net.droppedRx ({vcenter:,}) and {name} "
                           f"({trusted.delta:,}) agree on whether packets were dropped", nic.mac)]
     if trusted.delta > minimum:
-        summary = (f"vCenter net.droppedRx summed {vcenter:,} packets over the window while {trusted.what} "
-                   f"counted {trusted.delta:,}. The verdict trusts {trusted.what}: {WHY_TRUSTED}; "
+        summary = (f"vCenter net.droppedRx summed {vcenter:,} packets over the window while {name} "
+                   f"counted {trusted.delta:,}. The verdict trusts {name}: {WHY_TRUSTED}; "
                    f"{WHY_NOT_VCENTER}.")
     else:
-        summary = (f"vCenter net.droppedRx summed {vcenter:,} packets while {trusted.what} counted "
-                   f"{trusted.delta:,} in the window. The verdict trusts {trusted.what}: {WHY_TRUSTED}; "
+        summary = (f"vCenter net.droppedRx summed {vcenter:,} packets while {name} counted "
+                   f"{trusted.delta:,} in the window. The verdict trusts {name}: {WHY_TRUSTED}; "
                    f"{WHY_NOT_VCENTER}. The vCenter drops may fall just outside the window: sample again "
                    "with a longer window if they matter.")
     return [Finding(

@@ -20,7 +20,7 @@ def test_vcenter_zero_while_host_counted_drops_names_the_conflict_and_the_truste
     finding = only(drop_sources(make.vm(vnics=[nic]), nic, thresholds), Finding)
     assert finding.severity == "info" and "disagree" in finding.title
     assert "summed 0 packets" in finding.summary and "counted 2,153" in finding.summary
-    assert "The verdict trusts running out of buffers" in finding.summary
+    assert "The verdict trusts the host's out-of-buffer counter (vsish rxSummary)" in finding.summary
     assert "both ends of exactly this window" in finding.summary
     assert [e.observed for e in finding.evidence] == [2153, 0]
 
@@ -28,7 +28,7 @@ def test_vcenter_zero_while_host_counted_drops_names_the_conflict_and_the_truste
 def test_vcenter_drops_while_host_counted_none_is_the_reverse_conflict(make, thresholds):
     nic = make.vnic(ring1=(5, 5), oob=(300, 300), vcenter_dropped_rx=(120.0, 80.0, 0.0))
     finding = only(drop_sources(make.vm(vnics=[nic]), nic, thresholds), Finding)
-    assert "summed 200 packets while running out of buffers counted 0" in finding.summary
+    assert "summed 200 packets while the host's out-of-buffer counter (vsish rxSummary) counted 0" in finding.summary
     assert "longer window" in finding.summary
 
 
