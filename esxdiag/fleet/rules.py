@@ -2,7 +2,7 @@
 
 The CPU figures go through the per-VM pipeline's own code: esxdiag.cpu.cpu_from_perf (ms per
 sample -> % per vCPU, the aggregate divided by numCPU when per-vCPU series are absent) and
-esxdiag.rules.cpustats (worst-vCPU window average; cpu_gate is the ring verdict's "CPU first?"
+esxdiag.rules.cpustats (worst-vCPU window average; cpu_state is the ring verdict's "CPU first?"
 test). Thresholds are the same keys as the per-VM rules (esxdiag.config). Receive drops are
 vCenter's net.droppedRx summed over the window, per second and per 1,000 packets received.
 
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from esxdiag.cpu import cpu_from_perf
 from esxdiag.fleet.snapshot import FleetVm
-from esxdiag.rules.cpustats import cpu_gate
+from esxdiag.rules.cpustats import cpu_state
 
 CLASSES = ("cpu-and-drops", "ring-suspect", "cpu-limit", "cpu-contention", "emulated-nic", "no-data", "healthy")
 EMULATED = ("e1000", "e1000e")
@@ -85,7 +85,7 @@ def assess(vm: FleetVm, t: dict[str, float]) -> Assessment:
     perf = vm.perf
     cpu = cpu_from_perf(PerfReading(perf, f"vcenter {vm.vcenter}"), vm.num_cpu)
     limit = vm.cpu_allocation.limit_mhz
-    gate = cpu_gate(cpu, limit, t)
+    gate = cpu_state(cpu, limit, t)
     drops, by_vnic, samples = _window_sum(perf, "net.droppedRx.summation")
     packets, _, _ = _window_sum(perf, "net.packetsRx.summation")
     seconds = samples * perf.interval_s

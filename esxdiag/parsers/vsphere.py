@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import types
 import typing
 from dataclasses import dataclass
 from typing import Any
 
 from esxdiag.errors import NoData, ParseError
+from esxdiag.parsers.jsontext import load_json
+from esxdiag.parsers.numbers import is_count, json_count
 
 SCHEMA_VM = "esxdiag.vsphere_vm/1"
 SCHEMA_PERF = "esxdiag.vsphere_perf/1"
@@ -91,6 +92,7 @@ class VmInventory:
     vnics: tuple[VnicConfig, ...]
     guest_nics: tuple[GuestNic, ...]
     missing: tuple[MissingProperty, ...]
+    latency_sensitivity: str | None = None  # config.latencySensitivity.level; absent in older bundles
 
 
 @dataclass(frozen=True)
@@ -131,18 +133,22 @@ def parse_perf(text: str) -> VmPerf:
 
 
 def check_perf(perf: VmPerf, where: str) -> None:
-    """Every series has one value per timestamp."""
+    """Every series has one value per timestamp, an ASCII instance, and appears once."""
+    seen: dict[tuple[str, str], PerfSeries] = {}
     for series in perf.series:
+        name = f"series {series.counter[:60]}[{series.instance[:40]!r}]"
         if len(series.values) != len(perf.timestamps):
-            raise ParseError(f"{where}series {series.counter}[{series.instance!r}] has {len(series.values)} values "
-                             f"for {len(perf.timestamps)} timestamps")
+            raise ParseError(f"{where}{name} has {len(series.values)} values for {len(perf.timestamps)} timestamps")
+        if any(ch.isdigit() and not ch.isascii() for ch in series.instance) or (
+                series.instance.isdigit() and not is_count(series.instance)):
+            raise ParseError(f"{where}{name}: instance is not a vCPU number / device key in ASCII digits")
+        first = seen.setdefault((series.counter, series.instance), series)
+        if first is not series and first != series:
+            raise ParseError(f"{where}{name} appears twice with different values")
 
 
 def _load(text: str, schema: str) -> dict:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ParseError(f"invalid JSON: {exc.msg}", line=exc.lineno) from None
+    data, _ = load_json(text, schema, strict=True)
     if not isinstance(data, dict):
         raise ParseError(f"expected a JSON object, got {type(data).__name__}")
     if data.get("schema") != schema:
@@ -154,25 +160,34 @@ def build_record(cls: type, data: Any, where: str) -> Any:
     """A frozen dataclass from JSON data, every field checked against its declared type."""
     if not isinstance(data, dict):
         raise ParseError(f"{where or 'record'}: expected an object, got {type(data).__name__}")
-    names, hints = _fields(cls)
+    names, optional, hints = _fields(cls)
     if len(data) != len(names) or not all(n in data for n in names):
-        missing = [n for n in names if n not in data]
+        missing = [n for n in names if n not in data and n not in optional]
         extra = sorted(set(data) - set(names))
-        raise ParseError(f"{where or cls.__name__}: missing fields {missing}, unexpected fields {extra}")
-    return cls(**{n: _convert(hints[n], data[n], f"{where}.{n}" if where else n) for n in names})
+        if missing or extra:
+            raise ParseError(f"{where or cls.__name__}: missing fields {missing}, unexpected fields {extra}")
+    return cls(**{n: _convert(hints[n], data[n], f"{where}.{n}" if where else n) for n in names if n in data})
 
 
 @functools.lru_cache(maxsize=None)
-def _fields(cls: type) -> tuple[tuple[str, ...], dict[str, Any]]:
-    return tuple(f.name for f in dataclasses.fields(cls)), typing.get_type_hints(cls)
+def _fields(cls: type) -> tuple[tuple[str, ...], frozenset[str], dict[str, Any]]:
+    """Field names, those with a default (added after schema /1 shipped), type hints."""
+    fields = dataclasses.fields(cls)
+    optional = frozenset(f.name for f in fields if f.default is not dataclasses.MISSING)
+    return tuple(f.name for f in fields), optional, typing.get_type_hints(cls)
 
 
 @functools.lru_cache(maxsize=None)
-def _flat_item(hint: Any) -> tuple[type, bool] | None:
-    """(type, nullable) for list items checked by one flat loop: int, str, bool, each maybe None."""
+def _flat_item(hint: Any):
+    """A one-pass check for list items that are int (a count), str or bool, each maybe None; else None."""
     nullable = typing.get_origin(hint) in (types.UnionType, typing.Union) and type(None) in typing.get_args(hint)
     options = [o for o in typing.get_args(hint) if o is not type(None)] if nullable else [hint]
-    return (options[0], nullable) if len(options) == 1 and options[0] in (int, str, bool) else None
+    if len(options) != 1 or options[0] not in (int, str, bool):
+        return None
+    kind = options[0]
+    if kind is int:
+        return lambda v: (type(v) is int and json_count(v)) or (v is None and nullable)
+    return lambda v: type(v) is kind or (v is None and nullable)
 
 
 def _convert(hint: Any, value: Any, where: str) -> Any:
@@ -188,7 +203,7 @@ def _convert(hint: Any, value: Any, where: str) -> Any:
             raise ParseError(f"{where}: expected a list, got {type(value).__name__}")
         item = typing.get_args(hint)[0]
         flat = _flat_item(item)
-        if flat is not None and all(type(v) is flat[0] or (v is None and flat[1]) for v in value):
+        if flat is not None and all(flat(v) for v in value):
             return tuple(value)  # the common case checked in one pass; otherwise the precise error below
         return tuple(_convert(item, v, f"{where}[{i}]") for i, v in enumerate(value))
     if dataclasses.is_dataclass(hint):
@@ -196,5 +211,7 @@ def _convert(hint: Any, value: Any, where: str) -> Any:
     if hint is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     if hint is int and isinstance(value, bool) or not isinstance(value, hint):
-        raise ParseError(f"{where}: expected {hint.__name__}, got {type(value).__name__} {value!r}")
+        raise ParseError(f"{where}: expected {hint.__name__}, got {type(value).__name__} {str(value)[:40]!r}")
+    if hint is int and not json_count(value):  # counts, sizes, MHz, keys: never negative
+        raise ParseError(f"{where}: {value} is not a non-negative integer below 2^64")
     return value
