@@ -113,9 +113,9 @@ def write_snapshot(data: dict, path: str | Path) -> Path:
     """Write atomically (a partial file never looks like a snapshot)."""
     path = Path(path)
     tmp = path.with_name(path.name + ".partial")
+    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)  # dumps: the C encoder; dump is pure Python
     with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, separators=(",", ":"), ensure_ascii=False)
-        fh.write("\n")
+        fh.write(text + "\n")
     os.replace(tmp, path)
     return path
 
