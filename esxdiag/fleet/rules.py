@@ -130,8 +130,9 @@ def _classify(vm, gate, drops, per_s, per_1000, nic_types, emulated, t) -> tuple
         if gate.throttled or gate.contended:
             why = "CPU limit" if gate.throttled else "CPU contention"
             return "cpu-and-drops", "critical", f"{drop_text} with {why} ({cpu_text or 'limit set, %MLMTD not measured'}): fix CPU first"
-        if not cpu_known:
-            return "no-data", "warning", f"{drop_text} but no CPU figures: cannot tell ring exhaustion from CPU starvation"
+        if not cpu_known or gate.undecided:
+            why = "no CPU figures" if not cpu_known else f"CPU {gate.words}"
+            return "no-data", "warning", f"{drop_text} but {why}: cannot tell ring exhaustion from CPU starvation"
         if nic_types is None:
             return "no-data", "warning", f"{drop_text} but the vNIC types could not be read"
         if "vmxnet3" in nic_types:
