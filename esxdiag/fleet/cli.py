@@ -103,11 +103,18 @@ def _credentials(args: argparse.Namespace):
 
 
 def _progress(quiet: bool):
-    if quiet or not sys.stderr.isatty():
+    """VMs done of total: one updating line on a terminal, else a line at each quarter."""
+    if quiet:
         return None
+    tty = sys.stderr.isatty()
+    shown = [-1]
 
     def show(done: int, total: int) -> None:
-        print(f"\rscanning: {done} of {total} VMs", end="", file=sys.stderr, flush=True)
+        if tty:
+            print(f"\rscanning: {done} of {total} VMs", end="", file=sys.stderr, flush=True)
+        elif total and done * 4 // total > shown[0]:
+            shown[0] = done * 4 // total
+            print(f"scanning: {done} of {total} VMs", file=sys.stderr, flush=True)
     return show
 
 
