@@ -150,3 +150,17 @@ def test_history_changes_and_vm_history(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "ring-suspect" in printed and "healthy" in printed
     assert main(["history", "ring1", "--history", str(tmp_path / "none.sqlite")]) == 2
+
+
+def test_vcenters_from_the_config_file(tmp_path):
+    from types import SimpleNamespace
+
+    from esxdiag.fleet.cli import vcenter_urls
+
+    config = tmp_path / "config.ini"
+    config.write_text("[fleet]\nvcenters = vc1.example.com, https://vc2.example.com:8443/sdk\n  vc1.example.com\n")
+    assert vcenter_urls(SimpleNamespace(vcenter=[], config=config)) == [
+        "vc1.example.com", "https://vc2.example.com:8443/sdk"]
+    assert vcenter_urls(SimpleNamespace(vcenter=["a", "a", "b"], config=config)) == ["a", "b"]
+    config.write_text("[vcenter]\nurl = vc9\n")
+    assert vcenter_urls(SimpleNamespace(vcenter=[], config=config)) == [None]  # one, from env / [vcenter]
