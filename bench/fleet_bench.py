@@ -1,6 +1,7 @@
 """Benchmark: `esxdiag scan` of a whole vcsim vCenter vs a per-VM QueryPerf loop vs `govc metric.sample`.
 
     python bench/fleet_bench.py [--vms 1000] [--delay-ms 20] [--no-loop] [--no-govc]
+    python bench/fleet_bench.py --vms 1000 --offline-copies 10   # analysis of 10,000 VMs, no vcsim
 
 vcsim is built from flags (a model loaded with -load ignores -delay), -cluster N -host 10 -vm V
 with V VMs per cluster, and -delay adds the latency to every SOAP method. Then, side by side on
@@ -115,6 +116,29 @@ def run_govc(lab) -> dict:
             "load_avg_1m": os.getloadavg()[0]}
 
 
+def run_offline(snapshot: Path, copies: int) -> int:
+    """The analysis half at scale: the snapshot's VMs repeated `copies` times (new MOIDs and names),
+    then `esxdiag scan --snapshot` in json and html, wall time, CPU and peak RSS of each process."""
+    data = json.loads(snapshot.read_text())
+    base = data["vms"]
+    data["vms"] = [{**vm, "moid": f"{vm['moid']}-{i}", "name": f"{vm['name']}-{i}"} for i in range(copies) for vm in base]
+    big = snapshot.with_name(f"snapshot-x{copies}.json")
+    big.write_text(json.dumps(data))
+    print(f"{len(data['vms'])} VMs offline from {big} ({big.stat().st_size / 1e6:.1f} MB), load "
+          f"{os.getloadavg()[0]:.1f}")
+    for fmt in ("json", "html"):
+        out = big.with_name(f"report-x{copies}.{fmt}")
+        argv = [str(Path(sys.executable).with_name("esxdiag")), "scan", "--snapshot", str(big), "--format", fmt,
+                "-o", str(out), "--quiet"]
+        started = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(proc.pid, 0)
+        print(f"  --format {fmt:<5} exit {os.waitstatus_to_exitcode(status)} {time.perf_counter() - started:>6.2f} s  "
+              f"CPU {usage.ru_utime + usage.ru_stime:.1f} s  peak RSS {usage.ru_maxrss / 1024:.0f} MiB  "
+              f"report {out.stat().st_size / 1e6:.1f} MB")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--vms", type=int, default=1000)
@@ -122,7 +146,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-loop", action="store_true")
     parser.add_argument("--no-govc", action="store_true")
     parser.add_argument("--scan-args", default="", help="extra esxdiag scan arguments, e.g. '--in-flight 8'")
+    parser.add_argument("--offline-copies", type=int, metavar="N",
+                        help="no vcsim: analyse the last run's snapshot repeated N times (json and html)")
     ns = parser.parse_args(argv)
+    if ns.offline_copies:
+        return run_offline(REPO / ".lab" / f"bench-fleet-{ns.vms}" / "snap.json", ns.offline_copies)
     clusters = max(1, ns.vms // 200 if ns.vms <= 1000 else ns.vms // 1000)
     per_cluster = ns.vms // clusters
     flags = ("-cluster", str(clusters), "-host", "10", "-vm", str(per_cluster), "-standalone-host", "0",
