@@ -38,7 +38,7 @@ def register(sub, add_report_options) -> None:
 
 def _live_options(p: argparse.ArgumentParser) -> None:
     from esxdiag.collectors.credentials import DEFAULT_CONFIG
-    from esxdiag.collectors.ssh import DEFAULT_COMMAND_TIMEOUT_S
+    from esxdiag.specs import DEFAULT_COMMAND_TIMEOUT_S
 
     p.add_argument("--vm", required=True, action="append",
                    help="VM name, inventory path (/DC/vm/folder/name), MOID (vm-123) or instance UUID; once")
