@@ -9,6 +9,7 @@ instead; ``parse_python_mode`` reads it with ``ast.literal_eval`` (never ``eval`
 from __future__ import annotations
 
 import ast
+import math
 import re
 from dataclasses import dataclass
 
@@ -23,6 +24,7 @@ _VALUE_AT = re.compile(r"-?[0-9]+(?=\s|$)")
 # python mode: a string literal (kept as is, raw newlines escaped) or a JSON-style bare word
 _PY_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|\b(?:true|false|null)\b', re.S)
 _PY_WORDS = {"true": "True", "false": "False", "null": "None"}
+PYTHON_MODE_MAX_CHARS = 256 << 10
 _VSISH_ERROR = re.compile(r"^\s*\w+\(\):")
 
 
@@ -243,6 +245,9 @@ def parse_python_mode(text: str) -> VsishDict:
         raise ParseError("no '{' found: not vsish -pe (python mode) output", line=1)
     notes = tuple(line.strip() for line in lines[:start] if line.strip())
     body = "".join(lines[start:])
+    if len(body) > PYTHON_MODE_MAX_CHARS:  # ast's parser is not linear on odd input; a node is a few KiB
+        raise ParseError(f"python-mode dict of {len(body)} characters (at most {PYTHON_MODE_MAX_CHARS})",
+                         line=start + 1)
     string_spans: list[tuple[int, int]] = []
 
     def fix(match: re.Match) -> str:
@@ -261,9 +266,26 @@ def parse_python_mode(text: str) -> VsishDict:
         raise ParseError(f"python-mode dict does not parse ({getattr(exc, 'msg', exc)})", line=where) from None
     if not isinstance(value, dict):
         raise ParseError(f"python-mode output is a {type(value).__name__}, expected a dict", line=start + 1)
+    _check_plain(value, start + 1)
     if not value:
         raise NoData("vsish python-mode dict is empty")
     return VsishDict(value, notes)
+
+
+def _check_plain(value, line: int) -> None:
+    """literal_eval also builds sets, bytes, complex numbers and inf (``1e999``): not vsish data."""
+    stack = [value]
+    while stack:  # iterative: nesting is bounded by the parser, width is not
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif isinstance(item, float) and not math.isfinite(item):
+            raise ParseError(f"python-mode value {item} is not a finite number", line=line)
+        elif not isinstance(item, (str, int, float, bool, type(None))):
+            raise ParseError(f"python-mode value of type {type(item).__name__} is not vsish data", line=line)
 
 
 def _original_line(body: str, string_spans: list[tuple[int, int]], fixed_line: int) -> int:
