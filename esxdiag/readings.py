@@ -86,14 +86,19 @@ class Readings:
                 return reading
         return None
 
-    def pair(self, spec: str, target: str | None = None, **params: str) -> tuple[Reading | None, Reading | None]:
-        """Earliest and latest usable sample of a sampled spec (the window's two ends)."""
+    def samples(self, spec: str, target: str | None = None, **params: str) -> list[Reading]:
+        """Every usable sample of a sampled spec in time order (the window's start ... end)."""
         readings = [r for r in (self.read(c) for c in self.bundle.find(spec, target, **params)) if r]
-        if not readings:
-            return None, None
         readings.sort(key=lambda r: (r.capture.sample if r.capture.sample is not None else 0))
         if all(r.capture.time for r in readings):  # the clock wins over the sample numbers' order
             readings.sort(key=lambda r: r.capture.time)
+        return readings
+
+    def pair(self, spec: str, target: str | None = None, **params: str) -> tuple[Reading | None, Reading | None]:
+        """Earliest and latest usable sample of a sampled spec (the window's two ends)."""
+        readings = self.samples(spec, target, **params)
+        if not readings:
+            return None, None
         if len(readings) == 1:
             return None, readings[0]
         return readings[0], readings[-1]

@@ -126,6 +126,7 @@ class VmResult:
     charts: tuple[Series, ...] = ()
     checks: tuple[RuleCheck, ...] = ()
     notes: tuple[str, ...] = ()
+    tcp: dict[str, Any] = field(default_factory=dict)  # guest retransmitted / sent segments over the window
 
 
 @dataclass(frozen=True)
