@@ -21,7 +21,7 @@ damage = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(damage)
 
 BUNDLES = sorted(p.parent for p in damage.EXAMPLES.rglob("manifest.json"))
-EXAMPLES = int(os.environ.get("ESXDIAG_FUZZ_BUNDLES", "24"))
+EXAMPLES = int(os.environ.get("ESXDIAG_FUZZ_BUNDLES", "16"))
 EXITS: dict[int, int] = {}
 
 
