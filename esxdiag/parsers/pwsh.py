@@ -118,23 +118,30 @@ def _json_value(value) -> Value:
 def _list_records(lines: list[str], warnings: list[str]) -> list[dict[str, Value]]:
     records: list[dict[str, Value]] = []
     current = _Record(warnings, "line 1")
-    last = None
+    last: tuple[str, list[str]] | None = None  # property and its value's lines (a long value wraps)
+
+    def close_property() -> None:
+        if last is not None:
+            current.put(last[0], _list_value(" ".join(last[1])))
+
     for n, line in enumerate(lines, 1):
         if not line.strip():
+            close_property()
             if current:
                 records.append(current)
             current, last = _Record(warnings, f"line {n + 1}"), None
             continue
         if line[0].isspace() and last is not None:  # a long value wrapped by the console
-            dict.__setitem__(current, last, _list_value(f"{raw_text(current[last])} {line.strip()}"))
+            last[1].append(line.strip())
             continue
         key, sep, value = line.partition(" : ")
         if not sep and line.rstrip().endswith(" :"):
             key, sep, value = line.rstrip()[:-2], " :", ""
         if not sep:
             raise ParseError(f"not a Format-List 'Property : value' line: {line.strip()[:80]!r}", line=n)
-        last = key.strip()
-        current.put(last, _list_value(value.strip()))
+        close_property()
+        last = (key.strip(), [value.strip()] if value.strip() else [])
+    close_property()
     if current:
         records.append(current)
     return records

@@ -203,6 +203,9 @@ SLOW_ON_BACKTRACKING = [
     ("ring-persistence", "/etc/rc.local:1:ring-rx" + " " * 100_000 + "x\n"),
     ("ethtool-stats", "NIC statistics:\n a:" + " " * 100_000 + "x\n"),
     ("esxtop-cpu-panel", "ID GID NAME NWLD %USED %RDY\n1 2 " + "1 " * 100_000 + "x\n"),
+    ("esxtop-cpu-panel", "ID GID NAME NWLD %USED %RDY\n1 2 a" + " " * 100_000 + "x\n"),
+    ("ip-link", "1: eth0: <UP> mtu 1500\n" + " x\n" * 200_000),  # continuation lines
+    ("win-stats", "Name : a\nReceivedBytes : 1\n" + " x\n" * 200_000),  # a value wrapped 200,000 times
 ]
 
 
