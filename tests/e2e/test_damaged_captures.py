@@ -94,3 +94,14 @@ def test_text_summary_lists_capture_warnings(tmp_path):
     out = tmp_path / "summary.txt"
     main(["analyze", str(EXAMPLES / "seed-by-hand" / "iperf-test1"), "--format", "text", "-o", str(out)])
     assert "capture warning: " in out.read_text() and "no Vcpu instances" in out.read_text()
+
+
+def test_a_capture_repeating_a_counter_many_times_says_so_in_a_bounded_list(bundle, tmp_path):
+    name = "guest-iperf-cpu-limited/netstat_s.s1.txt"
+    path = bundle / name
+    lines = path.read_text().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if line.startswith("    ") and line.strip()[0].isdigit())
+    path.write_text("".join(lines[: at + 1] + [lines[at]] * 100 + lines[at + 1 :]))  # same value: kept
+    _, report = analyze_json(bundle, tmp_path)
+    warnings = coverage_of(report, name)["warnings"]
+    assert len(warnings) == 21 and warnings[-1] == "... and 80 more warnings" and "printed twice" in warnings[0]
