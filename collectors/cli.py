@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from esxdiag.errors import EXIT_COLLECTION, EXIT_INTERRUPTED, EXIT_OK, EsxdiagError
+from esxdiag.terminal import safe_text
 
 
 def register(sub, add_report_options) -> None:
@@ -107,7 +108,7 @@ def _exit(outcome, code: int) -> int:
 
 def cmd_collect(args: argparse.Namespace) -> int:
     outcome = _collect(args, Path(args.output))
-    print(f"bundle: {outcome.bundle.resolve()}")
+    print(safe_text(f"bundle: {outcome.bundle.resolve()}"))
     return _exit(outcome, EXIT_OK)
 
 
@@ -120,5 +121,5 @@ def cmd_report(args: argparse.Namespace) -> int:
     thresholds = load_thresholds(args.config, args.set)  # bad --set fails before any collection
     outcome = _collect(args, Path(args.bundle) if args.bundle else _default_bundle(args.vm))
     code = emit_report(analyze(outcome.bundle, thresholds), args, outcome.bundle)
-    print(f"bundle: {outcome.bundle.resolve()}")
+    print(safe_text(f"bundle: {outcome.bundle.resolve()}"))
     return _exit(outcome, code)

@@ -203,7 +203,6 @@ class VnicFacts:
     link_speed: str | None = None  # as the guest reports it ("10 Gbps"); not a limit (domain.md 5)
     link_speed_source: str | None = None
     network: str | None = None  # portgroup (vCenter inventory)
-    device_key: int | None = None  # vCenter device key (4000, ...)
     drop_symptoms: tuple[DropSymptom, ...] = ()  # vSwitch port drops without ring counters (esxtop, vCenter)
     series: dict[str, Any] = field(default_factory=dict)  # per-sample counters for charts
     missing: tuple[str, ...] = ()

@@ -202,7 +202,7 @@ class Joiner:
             ethtool_current_rx=guest_facts["ethtool_current_rx"], driver=guest_facts["driver"],
             driver_version=guest_facts["driver_version"], link_speed=guest_facts["link_speed"],
             link_speed_source=guest_facts["link_speed_source"], drop_symptoms=symptoms,
-            network=nic.get("network"), device_key=nic.get("device_key"),
+            network=nic.get("network"),
             series={**host["series"], **guest_facts["series"]}, missing=tuple(missing),
             notes=tuple(notes),
         )

@@ -16,6 +16,7 @@ from collections import Counter
 from typing import Any
 
 from esxdiag.result import SEVERITIES, AnalysisResult, Remediation, Series, VmResult, VnicResult
+from esxdiag.terminal import safe_text
 
 VERDICT_WORDS = {
     "raise-ring1": "Raise RX ring 1",
@@ -42,7 +43,6 @@ CPU_METRICS = (("ready_pct", "%RDY"), ("costop_pct", "%CSTP"), ("max_limited_pct
 METRIC_TOKEN = re.compile(r"%[A-Za-z]+")
 ANSI = {"critical": "\x1b[1;31m", "warning": "\x1b[1;33m", "info": "\x1b[1;34m", "bold": "\x1b[1m"}
 ANSI_RESET = "\x1b[0m"
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # incl. tab/newline: a name cannot forge lines
 
 
 def verdict_words(verdict: str) -> str:
@@ -156,11 +156,6 @@ def first_remediation(vm: VmResult, vnic: VnicResult) -> Remediation | None:
     return (preferred or with_commands or [None])[0]
 
 
-def safe_text(value: Any) -> str:
-    """Untrusted text for a terminal: control characters (escape sequences) made visible."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(value))
-
-
 class _Writer:
     def __init__(self, width: int, color: bool):
         self.width, self.color, self.lines = max(width, 40), color, []
@@ -218,6 +213,8 @@ def _vnic_block(out: _Writer, vm: VmResult, vnic: VnicResult) -> None:
     for missing in vnic.verdict.missing:
         out.line(f"missing: {missing}", indent=4)
     remedy = first_remediation(vm, vnic)
+    if remedy and vnic.ring_verdict == "insufficient-evidence":  # a change that is not about rings (e1000)
+        out.line(" ".join(p for p in (f"change: {remedy.title}.", remedy.disruption, *remedy.notes) if p), indent=4)
     if remedy:
         out.line(f"first command ({remedy.os}; shown, never run by esxdiag):", indent=4)
         out.raw(remedy.commands[0], indent=6)

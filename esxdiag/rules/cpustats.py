@@ -82,7 +82,10 @@ class CpuState:
     def words(self) -> str:
         if not self.measured:
             return "not measured"
-        return "healthy" if not self.undecided else "not ruled out as the cause (the vCPU count is unknown)"
+        if not self.undecided:
+            return "healthy"
+        bounds = any(s is not None and s.bound != "exact" for s in (self.ready, self.costop, self.limited))
+        return "not ruled out as the cause" + (" (the vCPU count is unknown)" if bounds else " (%RDY not measured)")
 
     def over(self, t: dict[str, float]) -> tuple[Evidence, ...]:
         """The figures as evidence, each against its threshold (for the CPU-first verdicts)."""
@@ -110,4 +113,6 @@ def cpu_state(cpu: CpuFacts | None, limit_mhz: int | None, t: dict[str, float]) 
     if not measured:
         undecided += (Evidence("CPU was not measured in the window: contention or a limit cannot be ruled out",
                                None),)
+    elif ready is None:
+        undecided += (Evidence("%RDY was not measured (no usable values): contention cannot be ruled out", None),)
     return CpuState(ready, costop, limited, throttled, contended, healthy, undecided, measured)

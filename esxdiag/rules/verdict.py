@@ -174,11 +174,11 @@ def _not_vmxnet3(vm: VmFacts, nic: VnicFacts) -> RingVerdict:
     return RingVerdict(
         "insufficient-evidence",
         f"{nic.type} is not a vmxnet3 adapter: vmxnet3 ring counters do not exist for it"
-        + (". Change it to vmxnet3 (the commands below; shown, never run): a paravirtual adapter with "
+        + (". Change it to vmxnet3 (see the remediation: shown, never run): a paravirtual adapter with "
            "rings up to 4096, multiple rx queues and less host CPU per packet." if emulated else "."),
         missing=(f"vmxnet3 ring counters ({nic.type} vNIC)",),
         remediation=(fix.replace_emulated_nic(vm.name, nic.label, nic.mac, nic.type, nic.network,
-                                              nic.device_key, vm.guest_os),) if emulated else ())
+                                              vm.guest_os),) if emulated else ())
 
 
 def _counter_evidence(sig: RingSignals, t: dict[str, float]):

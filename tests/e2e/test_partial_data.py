@@ -325,3 +325,48 @@ def test_vcenter_only_without_drops_is_not_needed(hand, kit):
     _vcenter_only(hand, kit, ready_ms=100, dropped=[0, 0, 0])
     _, report = hand.analyze()
     assert kit.vnic(report)["ring_verdict"] == "not-needed"
+
+
+# --- item 17: one escaping path for every terminal output -------------------------------------------
+
+def test_hostile_names_never_reach_the_terminal_raw(hand, kit):
+    """vNIC label, type, CPU source (vCenter rollup), VM name: ESC, BEL, C1 CSI and a direction override
+    are shown as escapes by --format rings and text alike."""
+    hostile = "eth\x1b[2J\x07\x9b31m\u202ekcatta"
+    vm = f"vm{hostile}"
+    hand.vms.append(vm)
+    hand.target("vcenter", "vcenter")
+    hand.add("vcenter", "vsphere_vm", kit.vsphere_vm(vm, [{"label": hostile, "type": f"vmxnet3{hostile}"}]),
+             {"vm": "vm1"})
+    perf = json.loads(kit.vsphere_perf(vm, {("cpu.ready.summation", "0"): [100] * 3,
+                                            ("net.droppedRx.summation", "4000"): [0, 5, 9]}))
+    perf["rollup"] = f"realtime{hostile}"
+    hand.add("vcenter", "vsphere_perf", json.dumps(perf), {"vm": "vm1"})
+    for fmt in ("rings", "text"):
+        proc = hand.render(fmt)
+        assert proc.returncode == 0, proc.stderr
+        raw = [c for c in proc.stdout if c != "\n" and (ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f or c == "\u202e")]
+        assert not raw, (fmt, raw)
+        assert "\\x1b[2J\\x07\\x9b31m\\u202e" in proc.stdout, fmt
+
+
+def test_e1000_terminal_summary_prints_the_change_and_its_cost():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    bundle = Path(__file__).resolve().parents[2] / "examples" / "e1000-adapter"
+    proc = subprocess.run([sys.executable, "-m", "esxdiag", "analyze", str(bundle), "--format", "text"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "Set-NetworkAdapter -Type Vmxnet3" in proc.stdout
+    assert "change: Change" in proc.stdout and "powered off" in proc.stdout and "MAC" in proc.stdout
+
+
+def test_latency_sensitivity_from_the_inventory_reaches_the_verdict(hand, kit):
+    _host_and_inventory(hand, kit, latency="high")
+    hand.rx_window((100, 50), (2100, 1050))
+    _, report = hand.analyze()
+    nic = kit.vnic(report)
+    assert nic["ring_verdict"] == "raise-ring1"
+    assert "may be deliberate" in nic["verdict"]["summary"] and "rx 512" in nic["verdict"]["summary"]
