@@ -6,6 +6,7 @@ from typing import Any
 
 from esxdiag.windowing import counter, norm_mac, queue_sum, sample_time, window_seconds
 from esxdiag.specs import LINUX, WINDOWS
+from esxdiag.parsers.numbers import is_count
 
 _VMXNET3_DRIVERS = {"vmxnet3": "vmxnet3", "e1000": "e1000", "e1000e": "e1000e"}
 
@@ -132,7 +133,7 @@ def _windows(joiner, target: str, mac: str | None, out: dict[str, Any], missing:
             raw = prop.registry_value
             raw = raw[0] if isinstance(raw, tuple) and raw else raw
             for candidate in (raw, prop.display_value):
-                if isinstance(candidate, str) and candidate.strip().isdigit():
+                if isinstance(candidate, str) and is_count(candidate.strip()):
                     return int(candidate)
             return {"enabled": 1, "disabled": 0}.get(str(prop.display_value).strip().lower())
 
