@@ -68,7 +68,8 @@ def decide(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> RingVerdict:
     if not sig.windowed and nic.drop_symptoms:
         return _from_port_drops(vm, nic, sig, evidence, cpu, port_drops, t)
     if not sig.counters():
-        return RingVerdict("insufficient-evidence", "No ring or drop counters were collected for this vNIC.",
+        return RingVerdict("insufficient-evidence", "No ring or drop counter of this vNIC could be read (see "
+                           "missing, and the coverage section for captures that failed or could not be parsed).",
                            missing=nic.missing or ("vsish rxSummary / ethtool -S",))
     if not sig.windowed:
         totals = ", ".join(f"{c.what} {c.total:,}" for c in sig.counters())
