@@ -5,7 +5,7 @@ Every line goes through esxdiag.terminal as a whole, so no interpolated name rea
 from __future__ import annotations
 
 from esxdiag.result import AnalysisResult, Evidence
-from esxdiag.reports.text import counter_phrases, fmt, ring_phrases, verdict_words
+from esxdiag.reports.text import counter_phrases, cpu_source, fmt, ring_phrases, verdict_words
 from esxdiag.terminal import safe_lines
 
 
@@ -23,7 +23,7 @@ def render_rings(result: AnalysisResult) -> str:
     for vm in result.vms:
         cpu = vm.cpu
         cpu_line = (f"per-vCPU %RDY max {fmt(cpu.get('ready_pct_max'))}, %CSTP max {fmt(cpu.get('costop_pct_max'))}, "
-                    f"%MLMTD max {fmt(cpu.get('max_limited_pct_max'))} ({cpu.get('source')})" if cpu else "CPU not measured")
+                    f"%MLMTD max {fmt(cpu.get('max_limited_pct_max'))} ({cpu_source(cpu)})" if cpu else "CPU not measured")
         limit = f", CPU limit {vm.cpu_limit_mhz} MHz" if vm.cpu_limit_mhz else ""
         out.append(f"{vm.name}: {vm.vcpus or '?'} vCPUs{limit}; {cpu_line}")
         if not vm.vnics:

@@ -188,10 +188,16 @@ def _nic_facts(metrics: dict[str, Any]) -> list[str]:
     return facts + [f"{k}={fmt(v)}" for k, v in extra.items()]
 
 
+def cpu_source(cpu: dict[str, Any]) -> str:
+    """"esxtop", or "esxtop, lower bound" when the vCPU count was unknown (VmResult.cpu["bound"])."""
+    bound = cpu.get("bound")
+    return (cpu.get("source") or "no CPU source") + (f", {bound} bound" if bound not in (None, "exact") else "")
+
+
 def _cpu_line(vm: VmResult) -> str:
     metrics, rows = per_vcpu_table(vm)
     per_vcpu = ", ".join(f"{who} {fmt(row['%RDY'][0])}" for who, row in rows if "%RDY" in row)
-    source = vm.cpu.get("source") or "no CPU source"
+    source = cpu_source(vm.cpu)
     return (f"CPU ({source}): %RDY max {fmt(cpu_max(vm, 'ready_pct'))}"
             f"{f' [{per_vcpu}]' if per_vcpu else ''}, %MLMTD max {fmt(cpu_max(vm, 'max_limited_pct'))}, "
             f"%CSTP max {fmt(cpu_max(vm, 'costop_pct'))}")

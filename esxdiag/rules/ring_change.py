@@ -44,7 +44,7 @@ def change_ring(vm, nic, sig, evidence, cpu: CpuState, missing: list[str], t) ->
 
 
 def _raise(vm, nic, sig, ring, size, ring_max, size_ev, evidence, cpu, against, missing, t) -> RingVerdict:
-    target = int(t["ring.max_size"])
+    target = min(int(t["ring.max_size"]), ring_max)  # 4032 with jumbo frames on pre-v7 devices
     kb = t["ring.memory_kb_per_ring1_entry" if ring == 1 else "ring.memory_kb_per_ring2_entry"]
     remedies = []
     if vm.guest_os in (None, "linux"):

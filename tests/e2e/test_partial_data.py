@@ -372,3 +372,11 @@ def test_latency_sensitivity_from_the_inventory_reaches_the_verdict(hand, kit):
     nic = kit.vnic(report)
     assert nic["ring_verdict"] == "raise-ring1"
     assert "may be deliberate" in nic["verdict"]["summary"] and "rx 512" in nic["verdict"]["summary"]
+
+
+def test_terminal_outputs_say_the_cpu_figure_is_a_bound(hand, kit):
+    host = _host_only(hand, kit)
+    hand.add(host, "esxtop_batch", kit.esxtop("vm1", {"% Ready": [87.0] * 3, "% CoStop": [0.0] * 3,
+                                                     "% Max Limited": [0.0] * 3}, members=6))
+    for fmt in ("rings", "text"):
+        assert "(esxtop, lower bound)" in hand.render(fmt).stdout, fmt
