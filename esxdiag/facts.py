@@ -145,6 +145,7 @@ class CpuFacts:
     swap_wait_pct: dict[str, tuple[float | None, ...]] = field(default_factory=dict)
     normalisation: str = ""
     bound: str = "exact"  # "lower" (sum / Members: vCPU count unknown) or "upper" (sum as one vCPU)
+    bound_divisor: int = 1  # with a lower bound: Members (series x this = the sum, the most per vCPU)
     warnings: tuple[str, ...] = ()  # damaged values dropped
 
     @staticmethod

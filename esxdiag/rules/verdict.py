@@ -84,8 +84,24 @@ def decide(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> RingVerdict:
                 return first
         return _flat(sig.counters(), evidence, nic.missing)
     missing = list(nic.missing)
-    return _cpu_first(vm, cpu, evidence, missing, t, "Drops are rising") or \
-        change_ring(vm, nic, sig, evidence, cpu, missing, t)
+    first = _cpu_first(vm, cpu, evidence, missing, t, "Drops are rising")
+    if first is not None:
+        return first
+    if cpu.straddled:  # contention judged on the conservative side: no ring raise it might not justify
+        return _cpu_undecided(vm, cpu, evidence, missing)
+    return change_ring(vm, nic, sig, evidence, cpu, missing, t)
+
+
+def _cpu_undecided(vm: VmFacts, cpu: CpuState, evidence, missing: list[str]) -> RingVerdict:
+    figures = ", ".join(f"{s.what.split(' ')[0]} {s.range_words()}" for s in cpu.straddled)
+    missing.append("the VM's vCPU count (vCenter inventory, nproc / the CPU count in the guest, or esxtop with "
+                   "Vcpu columns): per-vCPU CPU figures are only bounds without it")
+    return RingVerdict(
+        "insufficient-evidence",
+        f"Drops are rising, but whether CPU contention causes them cannot be told: per vCPU {figures} "
+        f"({vm.cpu.normalisation if vm.cpu else 'bounds'}). Collect the vCPU count and analyze again before "
+        "raising rings: a bigger ring on a CPU-starved VM only delays the drops.",
+        evidence=evidence + cpu.healthy, evidence_against=cpu.undecided, missing=tuple(missing))
 
 
 def _flat(counters: list[CounterWindow], evidence: tuple[Evidence, ...], missing) -> RingVerdict:

@@ -172,17 +172,27 @@ def test_group_cpu_only_esxtop_contended_vm_is_cpu_contention_first(hand, kit):
     assert contention["severity"] == "critical" and "lower bound" in contention["summary"]
 
 
-def test_group_cpu_only_lower_bound_under_threshold_does_not_claim_healthy(hand, kit):
-    """Group % Ready 20 over 6 Members: at least 3.3 % per vCPU, but with 2 vCPUs it would be 10: the
-    raise-ring verdict must carry that against it and must not call CPU healthy."""
+def test_group_cpu_only_bounds_that_straddle_the_threshold_give_no_ring_raise(hand, kit):
+    """Group % Ready 40 over 6 Members: per vCPU between 6.7 % (40 / 6) and 40 % (one vCPU). Contention
+    can be neither confirmed nor ruled out: insufficient evidence naming the vCPU count, no raise."""
     host = _host_only(hand, kit)
-    hand.add(host, "esxtop_batch", kit.esxtop("vm1", {"% Ready": [20.0] * 3, "% CoStop": [0.0] * 3,
+    hand.add(host, "esxtop_batch", kit.esxtop("vm1", {"% Ready": [40.0] * 3, "% CoStop": [0.0] * 3,
                                                      "% Max Limited": [0.0] * 3}, members=6))
     _, report = hand.analyze()
     nic = kit.vnic(report)
-    assert nic["ring_verdict"] == "raise-ring1"
-    assert "healthy" not in nic["verdict"]["summary"]
-    assert any("lower bound" in e["what"] for e in nic["verdict"]["evidence_against"])
+    assert nic["ring_verdict"] == "insufficient-evidence", nic["verdict"]["summary"]
+    assert "between 6.67% and 40.00%" in nic["verdict"]["summary"]
+    assert any("vCPU count" in m for m in nic["verdict"]["missing"])
+    assert not nic["verdict"]["remediation"]
+
+
+def test_group_cpu_only_healthy_even_as_one_vcpu_raises_the_ring(hand, kit):
+    host = _host_only(hand, kit)
+    hand.add(host, "esxtop_batch", kit.esxtop("vm1", {"% Ready": [3.0] * 3, "% CoStop": [0.0] * 3,
+                                                     "% Max Limited": [0.0] * 3}, members=6))
+    _, report = hand.analyze()
+    nic = kit.vnic(report)
+    assert nic["ring_verdict"] == "raise-ring1" and "CPU is healthy" in nic["verdict"]["summary"]
 
 
 def test_group_cpu_only_limited_vm_is_cpu_limit_first(hand, kit):

@@ -196,12 +196,20 @@ def test_nan_cpu_figures_are_never_compared(make, thresholds):
     assert "healthy" not in verdict(make, thresholds, vm_kwargs={"cpu": inf}).summary
 
 
-def test_lower_bound_over_threshold_is_contention_under_is_not_healthy(make, thresholds):
+def test_cpu_bounds_decide_only_where_they_can(make, thresholds):
+    """Without a vCPU count, esxtop's group sum / Members is the least the per-vCPU figure can be and the
+    sum the most: over the threshold on the least is contention; under it on the most is healthy;
+    straddling it is neither, and drops rising then get no ring raise (conservative side)."""
     import dataclasses
-    lower = dataclasses.replace(make.cpu(ready=14.5), bound="lower")
-    assert verdict(make, thresholds, vm_kwargs={"cpu": lower}).verdict == "cpu-contention-first"
-    low = dataclasses.replace(make.cpu(ready=3.0), bound="lower")
-    v = verdict(make, thresholds, vm_kwargs={"cpu": low})
-    assert v.verdict == "raise-ring1" and "healthy" not in v.summary
-    upper = dataclasses.replace(make.cpu(ready=30.0), bound="upper")  # at most 30: cannot claim contention
-    assert verdict(make, thresholds, vm_kwargs={"cpu": upper}).verdict == "raise-ring1"
+
+    def bounded(ready, members=6, bound="lower"):
+        return dataclasses.replace(make.cpu(ready=ready), bound=bound, bound_divisor=members)
+
+    assert verdict(make, thresholds, vm_kwargs={"cpu": bounded(14.5)}).verdict == "cpu-contention-first"
+    healthy = verdict(make, thresholds, vm_kwargs={"cpu": bounded(0.5)})  # at most 3 %
+    assert healthy.verdict == "raise-ring1" and "CPU is healthy" in healthy.summary
+    straddled = verdict(make, thresholds, vm_kwargs={"cpu": bounded(3.0)})  # between 3 and 18 %
+    assert straddled.verdict == "insufficient-evidence"
+    assert "between 3.00% and 18.00%" in straddled.summary and any("vCPU count" in m for m in straddled.missing)
+    assert verdict(make, thresholds, vm_kwargs={"cpu": bounded(30.0, bound="upper")}).verdict == "insufficient-evidence"
+    assert verdict(make, thresholds, vm_kwargs={"cpu": bounded(4.0, bound="upper")}).verdict == "raise-ring1"
