@@ -390,3 +390,18 @@ def test_terminal_outputs_say_the_cpu_figure_is_a_bound(hand, kit):
                                                      "% Max Limited": [0.0] * 3}, members=6))
     for fmt in ("rings", "text"):
         assert "(esxtop, lower bound)" in hand.render(fmt).stdout, fmt
+
+
+def test_a_guest_that_names_no_vm_joins_the_vm_with_its_mac(hand, kit):
+    """Host port list with two VMs, one guest target without `vm`: the guest's permanent MAC says whose
+    guest it is."""
+    host = hand.target("esxi-esx0", "esxi")
+    hand.add(host, "net_stats_list", "PortNum Type SubType SwitchName MACAddress ClientName\n"
+                                     f"{kit.PORT} 5 9 vSwitch0 {kit.MAC} vm1\n"
+                                     f"{kit.PORT + 1} 5 9 vSwitch0 00:50:56:a6:00:02 vm2\n")
+    guest = _linux_guest(hand, kit, [100, 100], [900, 900])
+    hand.targets[guest]["vm"] = None
+    _, report = hand.analyze()
+    assert sorted(vm["name"] for vm in report["vms"]) == ["vm1", "vm2"]
+    nic = kit.vnic(report, "vm1")
+    assert nic["guest_interface"] == "eth0" and nic["metrics"]["guest_oob"]["delta"] == 1600
