@@ -138,8 +138,9 @@ def _cpu_first(vm: VmFacts, cpu: CpuState, evidence, missing: list[str], t, what
         return RingVerdict(
             "cpu-contention-first",
             f"{what} while vCPUs wait to be scheduled ("
-            + ", ".join(f"{name} {stat.qualifier}{stat.worst_avg:.1f}%" for name, stat in
-                        (("%RDY", cpu.ready), ("%CSTP", cpu.costop)) if stat)
+            + ", ".join(f"{name} {stat.qualifier}{stat.worst_avg:.1f}%" for name, stat, th in
+                        (("%RDY", cpu.ready, t["cpu.ready_pct_critical"]), ("%CSTP", cpu.costop, t["cpu.costop_pct"]))
+                        if stat and stat.judge(th) == "above")
             + "): relieve CPU contention first.",
             evidence=evidence + cpu.over(t),
             remediation=(fix.vsphere_relieve_contention(vm.name, costop_high),), missing=tuple(missing))
