@@ -173,10 +173,13 @@ def _from_port_drops(vm, nic, sig, evidence, cpu: CpuState, rising: bool, t) -> 
 
 
 def _what_to_collect(vm: VmFacts, nic: VnicFacts, cpu_measured: bool) -> list[str]:
-    where = f"/net/portsets/{nic.portset}/ports/{nic.port}" if nic.port else "/net/portsets/<portset>/ports/<port>"
-    out = [f"on the ESXi host, vsish -e get {where}/vmxnet3/rxSummary at the start and the end of a window"
-           + ("" if nic.port else " (net-stats -l gives the portset and port of MAC " + (nic.mac or "?") + ")")]
-    iface = nic.guest_interface or "<iface>"
+    """Commands in prose are still pasted: names from the host or guest are quoted like any shown command."""
+    where = (f"/net/portsets/{nic.portset}/ports/{nic.port}" if nic.port and nic.portset
+             else "/net/portsets/<portset>/ports/<port>")
+    out = [f"on the ESXi host, vsish -e get {fix.sh_arg(where + '/vmxnet3/rxSummary', '')} at the start and the "
+           "end of a window" + ("" if nic.port else f" (net-stats -l gives the portset and port of MAC "
+                                                    f"{fix.mac_text(nic.mac)})")]
+    iface = fix.sh_arg(nic.guest_interface, "iface")
     if vm.guest_os == "windows":
         out.append("or in the guest, Get-NetAdapterStatistics twice (ReceivedDiscardedPackets) and "
                    "Get-NetAdapterAdvancedProperty (Rx Ring #1 Size)")
