@@ -16,6 +16,7 @@ from collections import Counter
 from typing import Any
 
 from esxdiag.result import SEVERITIES, AnalysisResult, Remediation, Series, VmResult, VnicResult
+from esxdiag.terminal import safe_text
 
 VERDICT_WORDS = {
     "raise-ring1": "Raise RX ring 1",
@@ -42,7 +43,6 @@ CPU_METRICS = (("ready_pct", "%RDY"), ("costop_pct", "%CSTP"), ("max_limited_pct
 METRIC_TOKEN = re.compile(r"%[A-Za-z]+")
 ANSI = {"critical": "\x1b[1;31m", "warning": "\x1b[1;33m", "info": "\x1b[1;34m", "bold": "\x1b[1m"}
 ANSI_RESET = "\x1b[0m"
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # incl. tab/newline: a name cannot forge lines
 
 
 def verdict_words(verdict: str) -> str:
@@ -156,11 +156,6 @@ def first_remediation(vm: VmResult, vnic: VnicResult) -> Remediation | None:
     return (preferred or with_commands or [None])[0]
 
 
-def safe_text(value: Any) -> str:
-    """Untrusted text for a terminal: control characters (escape sequences) made visible."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(value))
-
-
 class _Writer:
     def __init__(self, width: int, color: bool):
         self.width, self.color, self.lines = max(width, 40), color, []
@@ -193,10 +188,16 @@ def _nic_facts(metrics: dict[str, Any]) -> list[str]:
     return facts + [f"{k}={fmt(v)}" for k, v in extra.items()]
 
 
+def cpu_source(cpu: dict[str, Any]) -> str:
+    """"esxtop", or "esxtop, lower bound" when the vCPU count was unknown (VmResult.cpu["bound"])."""
+    bound = cpu.get("bound")
+    return (cpu.get("source") or "no CPU source") + (f", {bound} bound" if bound not in (None, "exact") else "")
+
+
 def _cpu_line(vm: VmResult) -> str:
     metrics, rows = per_vcpu_table(vm)
     per_vcpu = ", ".join(f"{who} {fmt(row['%RDY'][0])}" for who, row in rows if "%RDY" in row)
-    source = vm.cpu.get("source") or "no CPU source"
+    source = cpu_source(vm.cpu)
     return (f"CPU ({source}): %RDY max {fmt(cpu_max(vm, 'ready_pct'))}"
             f"{f' [{per_vcpu}]' if per_vcpu else ''}, %MLMTD max {fmt(cpu_max(vm, 'max_limited_pct'))}, "
             f"%CSTP max {fmt(cpu_max(vm, 'costop_pct'))}")
@@ -218,6 +219,8 @@ def _vnic_block(out: _Writer, vm: VmResult, vnic: VnicResult) -> None:
     for missing in vnic.verdict.missing:
         out.line(f"missing: {missing}", indent=4)
     remedy = first_remediation(vm, vnic)
+    if remedy and vnic.ring_verdict == "insufficient-evidence":  # a change that is not about rings (e1000)
+        out.line(" ".join(p for p in (f"change: {remedy.title}.", remedy.disruption, *remedy.notes) if p), indent=4)
     if remedy:
         out.line(f"first command ({remedy.os}; shown, never run by esxdiag):", indent=4)
         out.raw(remedy.commands[0], indent=6)

@@ -58,8 +58,7 @@ def emulated_adapter(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
         f"{nic.type} is emulated: more host CPU per packet and small fixed rx rings. vmxnet3 is the adapter for "
         f"network-heavy VMs. Its 1 Gbps link speed is not a limit. {LINK_SPEED_FACTS}",
         evidence=(Evidence("adapter type", nic.type, None, "vmxnet3", "!=", None, "vnics[].type"),),
-        remediation=(fix.replace_emulated_nic(vm.name, nic.label, nic.mac, nic.type, nic.network, nic.device_key,
-                                              vm.guest_os),),
+        remediation=(fix.replace_emulated_nic(vm.name, nic.label, nic.mac, nic.type, nic.network, vm.guest_os),),
     )]
 
 
