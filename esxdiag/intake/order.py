@@ -16,7 +16,7 @@ from esxdiag.intake.found import Found, IntakeError
 from esxdiag.parsers.pdh import parse_stamp
 from esxdiag.specs import SPECS
 
-_TAIL = 64 * 1024
+_TAIL = 8 * 2**20
 
 
 def order_samples(found: list[Found], notes: list[str]) -> float | None:
@@ -93,15 +93,25 @@ def _window(found: list[Found], mtime_pairs: list[float], notes: list[str]) -> f
 
 
 def esxtop_span(item: Found) -> float | None:
-    """Seconds between the first and the last complete row of an esxtop batch CSV, read from its
-    head and tail only (the file can be hundreds of MB)."""
+    """Seconds between the first and the last complete row of an esxtop batch CSV, from the row
+    starts only: a real capture has 17,000 columns (100 KB+ per row) and can be hundreds of MB."""
     with open(item.path, "rb") as fh:
-        head = fh.read(_TAIL).decode("utf-8", "replace").splitlines()
+        fh.readline(64 * 2**20)  # the header
+        first = _stamp(fh.readline(4096).decode("utf-8", "replace"))
         fh.seek(0, 2)
-        fh.seek(max(0, fh.tell() - _TAIL))
-        tail = fh.read().decode("utf-8", "replace").split("\n")[1:-1]  # cut lines at both ends dropped
-    first = _stamp(head[1]) if len(head) > 2 else None
-    last = next((s for s in (_stamp(line) for line in reversed(tail)) if s), None)
+        size = fh.tell()
+        fh.seek(max(0, size - _TAIL))
+        tail = fh.read()
+    end = len(tail) - 1 if tail.endswith(b"\n") else tail.rfind(b"\n")  # the last row must be complete
+    last = None
+    for _ in range(1000):
+        start = tail.rfind(b"\n", 0, end)
+        if start < 0 or end <= 0:
+            break
+        last = _stamp(tail[start + 1: start + 80].decode("utf-8", "replace"))
+        if last:
+            break
+        end = start
     if first and last and last > first:
         return (last - first).total_seconds()
     return None
