@@ -133,6 +133,8 @@ def _deriver(folder: Path, workdir: Path | None):
 
 def _sniffed(rel: str, path: Path, group: str, skipped: list[str]) -> Found | None:
     sniffed = sniff_file(path)
+    if sniffed.why == "empty" and "persist" in rel.rsplit("/", 1)[-1].lower():
+        return Found(rel, path, "ring_persistence", group, origin="file name (empty grep output: nothing persists)")
     if sniffed.why:
         skipped.append(f"{rel}: {sniffed.why}")
         return None
