@@ -9,9 +9,9 @@ from pathlib import Path
 
 from esxdiag.bundle import FORMAT_VERSION, MANIFEST, inside, slug
 from esxdiag.intake import sosreport, vmsupport
-from esxdiag.intake.found import Found, IntakeError
+from esxdiag.intake.found import Found, IntakeError, read_head
 from esxdiag.intake.order import order_samples
-from esxdiag.intake.sniff import HEAD_BYTES, netstat_spec, sniff_file, text_spec
+from esxdiag.intake.sniff import netstat_spec, sniff_file, text_spec
 from esxdiag.intake.targets import assign_targets
 from esxdiag.specs import SPECS
 
@@ -145,8 +145,7 @@ def _sniffed(rel: str, path: Path, group: str, skipped: list[str]) -> Found | No
         skipped.append(f"{rel}: ambiguous, looks like {' and '.join(sniffed.kinds)}")
         return None
     kind = sniffed.kind
-    with open(path, "rb") as fh:
-        head = fh.read(min(HEAD_BYTES, 4096)).decode("utf-8", "replace")
+    head = read_head(path, 4096).decode("utf-8", "replace")
     if kind == "text":
         spec = text_spec(head, windows=False)
     elif kind == "netstat":

@@ -14,7 +14,8 @@ from esxdiag.specs import SPECS
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "tests" / "fixtures"
-SAMPLES = Path("/work/shared/samples2")
+SAMPLES = next((p for p in (ROOT.parent / "shared" / "samples2", Path("/work/shared/samples2")) if p.is_dir()),
+               Path("/work/shared/samples2"))
 
 
 def _example_captures():
