@@ -146,7 +146,7 @@ def test_empty_folder_and_missing_path_are_bad_input(tmp_path, kit):
 
 
 EXAMPLES = ("iperf-test1-ring-exhaustion", "iperf-cpu-limited", "iperf-test1-ring4096", "windows-single-queue",
-            "e1000-adapter", "healthy-vm", "iperf-test2-sender")
+            "e1000-adapter", "healthy-vm", "iperf-test2-sender", "seed-by-hand/iperf-test1")
 
 
 def _findings(doc):
