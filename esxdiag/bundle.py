@@ -28,7 +28,7 @@ MANIFEST = "manifest.json"
 MANIFEST_MAX_BYTES = 32 * 2**20
 ERROR_KINDS = (
     "timeout", "auth", "host-key", "tls", "refused", "unreachable", "not-found", "ambiguous", "permission",
-    "nonzero-exit", "disabled", "powered-off", "interrupted", "skipped", "error",
+    "nonzero-exit", "disabled", "powered-off", "interrupted", "skipped", "truncated", "connection-lost", "error",
 )
 _SLUG = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -166,12 +166,23 @@ class BundleWriter:
         self.manifest[key] = value
         self._flush()
 
+    def output_file(self, spec: str, target: str, params: dict[str, str] | None = None,
+                    sample: int | None = None) -> tuple[str, Path]:
+        """(relative name, path) where a capture's output is streamed before ``record(written=...)``."""
+        if spec not in SPECS:
+            raise BundleError(f"unknown spec {spec!r}")
+        rel = f"{slug(target)}/{capture_filename(spec, {k: str(v) for k, v in (params or {}).items()}, sample)}"
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return rel, path
+
     def record(
         self,
         spec: str,
         target: str,
         output: str | bytes | None,
         *,
+        written: str | None = None,
         params: dict[str, str] | None = None,
         sample: int | None = None,
         command: str | None = None,
@@ -186,7 +197,7 @@ class BundleWriter:
         if error_kind is not None and error_kind not in ERROR_KINDS:
             raise BundleError(f"unknown error kind {error_kind!r}")
         params = {k: str(v) for k, v in (params or {}).items()}
-        rel = None
+        rel = written  # already streamed to output_file()
         if output is not None:
             rel = f"{slug(target)}/{capture_filename(spec, params, sample)}"
             path = self.root / rel

@@ -50,6 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
             raise
     else:
         register(sub, add_report_options)
+    from esxdiag.fleet.cli import register as register_fleet
+
+    register_fleet(sub)  # scan, history
     return parser
 
 
@@ -81,7 +84,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
             raise EsxdiagError("--vm/--vcpus apply to the esxtop kind only")
         options = {k: v for k, v in (("vm", args.vm), ("vcpus", args.vcpus)) if v is not None}
     record = parse_file(args.kind, args.file, **options)
-    json.dump(to_jsonable(record), sys.stdout, indent=2, ensure_ascii=False)
+    json.dump(to_jsonable(record), sys.stdout, indent=2, ensure_ascii=False, allow_nan=False)
     sys.stdout.write("\n")
     return EXIT_OK
 

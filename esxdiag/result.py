@@ -99,6 +99,7 @@ class CoverageItem:
     why: str | None = None
     file: str | None = None
     error_kind: str | None = None
+    warnings: tuple[str, ...] = ()  # what the parser dropped or doubted in a collected capture
 
 
 @dataclass(frozen=True)
