@@ -15,7 +15,7 @@ from esxdiag.errors import EXIT_OK, BundleError
 MAX_REPORT_BYTES = 256 * 2**20
 
 
-def register(sub, add_threshold_options) -> None:
+def register(sub) -> None:
     d = sub.add_parser("diff", help="compare two captures of the same VM (before and after a change)")
     d.add_argument("before", help="bundle, folder, sosreport, vm-support bundle or report JSON")
     d.add_argument("after")
