@@ -40,10 +40,10 @@ def _wanted(inner: PurePosixPath) -> bool:
         or text in _DATE_FILES or text in ("hostname", "sos_commands/host/hostname") or any(text == c or text.startswith(c + "/") for c in _CONFIG)
 
 
-def unpack(path: Path, dest: Path, skipped: list[str]) -> Path:
+def unpack(path: Path, dest: Path, skipped: list[tuple[str, str]]) -> Path:
     tree = archive.unpack(path, dest, _wanted, skipped)
     if not (tree / NET).is_dir():
-        why = f" ({'; '.join(skipped[-3:])})" if skipped else ""
+        why = f" ({'; '.join(f'{w}: {y}' for w, y in skipped[-3:])})" if skipped else ""
         raise IntakeError(f"{path}: no readable {NET}/ inside: not a sosreport with the networking plugin{why}")
     return tree
 

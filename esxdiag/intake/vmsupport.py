@@ -39,7 +39,7 @@ def _wanted(inner: PurePosixPath) -> bool:
     return len(inner.parts) == 2 and inner.parts[0] == "commands" and _base(inner.name) in (*COMMANDS, *NOT_USED)
 
 
-def unpack(path: Path, dest: Path, skipped: list[str]) -> Path:
+def unpack(path: Path, dest: Path, skipped: list[tuple[str, str]]) -> Path:
     tree = archive.unpack(path, dest, _wanted, skipped)
     if not is_tree(tree):
         raise IntakeError(f"{path}: no commands/net-stats_-l.txt or commands/vmware_-vl.txt inside: "

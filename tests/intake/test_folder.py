@@ -122,9 +122,12 @@ def test_unknown_and_ambiguous_files_are_named(seed_folder, kit):
     (seed_folder / "notes.txt").write_text("ran iperf with 12 streams\n")
     (seed_folder / "both.txt").write_text((kit.HOST / "vsish_rxqueue_status@port=33554464,portset=vSwitch0,queue=0.txt")
                                           .read_text() + (seed_folder / "rxSummary-before.txt").read_text())
-    notes = " ".join(kit.analyze(seed_folder)["notes"])
-    assert "not used: notes.txt: not a capture esxdiag reads" in notes
-    assert "not used: both.txt: ambiguous, looks like vsish-rxsummary and vsish-rxqueue-status" in notes
+    doc = kit.analyze(seed_folder)
+    unused = {c["file"]: c["why"] for c in doc["coverage"] if c["status"] == "unparsed"}
+    assert unused["notes.txt"].startswith("not a capture esxdiag reads")
+    assert unused["both.txt"] == "ambiguous, looks like vsish-rxsummary and vsish-rxqueue-status"
+    text = kit.run("analyze", seed_folder, "--format", "text").stdout
+    assert "notes.txt" in text and "both.txt" in text
 
 
 def test_one_subfolder_per_machine(seed_folder, kit):
