@@ -4,7 +4,7 @@ order.py). Nothing is written into the folder; unpacked or derived files go to `
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from esxdiag.bundle import FORMAT_VERSION, MANIFEST, inside, slug
@@ -26,10 +26,9 @@ _BY_KIND = {spec.parser: name for name, spec in reversed(SPECS.items())}  # kind
 class Inference:
     manifest: dict
     locations: dict[str, Path]  # logical file -> real path, for files not under the folder itself
-    skipped: list[tuple[str, str]] = field(default_factory=list)  # (file, why) for every file not used
 
 
-def infer(folder: Path, workdir: Path | None, archives: list[Path] = ()) -> Inference:
+def infer(folder: Path, workdir: Path | None, archives: tuple[Path, ...] = ()) -> Inference:
     folder = Path(folder)
     if not folder.is_dir():
         raise IntakeError(f"{folder}: not a directory")
@@ -49,8 +48,8 @@ def infer(folder: Path, workdir: Path | None, archives: list[Path] = ()) -> Infe
         if item is not None:
             found.append(item)
     for tree, module in trees.items():
-        found += module.captures(tree, tree.relative_to(folder).as_posix().strip("."), _deriver(folder, workdir),
-                                 notes)
+        prefix = "" if tree == folder else tree.relative_to(folder).as_posix()
+        found += module.captures(tree, prefix, _deriver(folder, workdir), notes)
     if not found:
         raise IntakeError(f"{archives[0] if archives else folder}: no manifest.json and no recognisable captures"
                           + (f" ({'; '.join(f'{w}: {y}' for w, y in skipped[:5])})" if skipped else "")
@@ -69,7 +68,7 @@ def infer(folder: Path, workdir: Path | None, archives: list[Path] = ()) -> Infe
         "unused_files": [{"file": where, "why": why} for where, why in skipped],  # shown in the coverage
     }
     locations = {f.rel: f.path for f in found if f.path != folder / f.rel}
-    return Inference(manifest, locations, skipped)
+    return Inference(manifest, locations)
 
 
 def _capture(f: Found) -> dict:
