@@ -23,6 +23,8 @@ def analyze(bundle_root: str | Path, thresholds: dict[str, float], bundle: Bundl
     facts = build_facts(bundle, readings)
     vms = tuple(_vm_result(vm, thresholds) for vm in facts)
     coverage = readings.coverage() + [item for vm in facts for item in _missing(vm)]
+    coverage += [CoverageItem(f"{u['file']} (file not used)", "-", None, "unparsed", u["why"], u["file"])
+                 for u in bundle.manifest.get("unused_files", ())]  # files an inferred manifest could not use
     notes = tuple(bundle.manifest.get("notes") or ())
     if not facts:
         notes += ("No VM found in the bundle: name one in manifest subject.vms, or collect a vsphere_vm "
