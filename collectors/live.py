@@ -12,10 +12,10 @@ import signal
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import TextIO
+from typing import Callable, TextIO
 
 from esxdiag.bundle import ERROR_KINDS, BundleWriter, Target, slug, utcnow
 from esxdiag.errors import CollectionError
@@ -45,6 +45,16 @@ class LiveOptions:
     no_host_ssh: bool = False
     no_guest: bool = False
     env: dict[str, str] = field(default_factory=lambda: dict(os.environ), repr=False)
+    prompt: Callable[[str], str] | None = field(default_factory=lambda: _terminal_prompt(), repr=False)
+
+
+def _terminal_prompt() -> Callable[[str], str] | None:
+    """getpass when a person is at a terminal (SSH passwords, as ssh itself asks), else None."""
+    if not sys.stdin.isatty():
+        return None
+    import getpass
+
+    return getpass.getpass
 
 
 @dataclass(frozen=True)
@@ -197,8 +207,16 @@ class LiveRun:
                                error=f"no address for the {kind} target: pass --{'host' if kind == ESXI else 'guest'}-ssh")
             return None
         self.progress.step(f"{kind} {target}: connecting")
+        options = self.ssh_options(password_env)
         try:
-            return SshConnection(target, kind, self.ssh_options(password_env)).connect()
+            try:
+                return SshConnection(target, kind, options).connect()
+            except CollectionError as exc:
+                if exc.kind != "auth" or options.password is not None or self.opts.prompt is None:
+                    raise
+                self.progress.step(f"{target}: no key was accepted")  # ask, as ssh does on a terminal
+                password = self.opts.prompt(f"Password for {target}: ")
+                return SshConnection(target, kind, replace(options, password=password)).connect()
         except CollectionError as exc:
             now = utcnow()
             self.writer.record(first_spec, target_id, None, started=now, ended=now, error_kind=error_kind(exc),

@@ -127,11 +127,12 @@ class _UnknownHostKey(paramiko.MissingHostKeyPolicy):
     def missing_host_key(self, client: paramiko.SSHClient, hostname: str, key: paramiko.PKey) -> None:
         offered = f"{key.get_name()} {fingerprint(key)}"
         if not self.accept:
-            files = ", ".join(str(p) for p in self.searched) or "no known_hosts file"
+            where = (f"not in {', '.join(str(p) for p in self.searched)}" if self.searched
+                     else "no known_hosts file exists")
             raise CollectionError(
-                f"{self.label}: unknown host key {offered} (not in {files}); nothing was run. "
-                "Check the fingerprint on the host, then opt in to accepting new host keys "
-                f"(stored in {self.store})", kind="host-key")
+                f"{self.label}: unknown host key {offered} ({where}); nothing was run. Check the fingerprint "
+                "on the host (ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub), then "
+                f"run again with --accept-new-host-keys (stored in {self.store})", kind="host-key")
         self.store.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd = os.open(self.store, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         with os.fdopen(fd, "a", encoding="ascii") as fh:
@@ -180,7 +181,7 @@ class SshConnection:
             client.connect(
                 self.target.host, self.target.port, username=self.target.user, sock=sock,
                 password=opts.password, key_filename=str(opts.key_file) if opts.key_file else None,
-                allow_agent=False, look_for_keys=opts.key_file is None and opts.password is None,
+                allow_agent=opts.key_file is None, look_for_keys=opts.key_file is None and opts.password is None,
                 timeout=opts.connect_timeout_s, banner_timeout=opts.connect_timeout_s,
                 auth_timeout=opts.connect_timeout_s, channel_timeout=opts.connect_timeout_s,
             )
@@ -196,15 +197,29 @@ class SshConnection:
                 f"remove its old entry from {', '.join(str(p) for p in searched)}", kind="host-key") from None
         except paramiko.AuthenticationException as exc:
             client.close()
-            how = "key " + str(opts.key_file) if opts.key_file else ("password" if opts.password else "default keys")
-            raise CollectionError(f"{label}: authentication failed with {how} ({type(exc).__name__})",
-                                  kind="auth") from None
-        except (paramiko.SSHException, EOFError, OSError) as exc:
+            how = "key " + str(opts.key_file) if opts.key_file else ("password" if opts.password else
+                                                                       "ssh-agent and ~/.ssh keys")
+            raise CollectionError(f"{label}: authentication failed with {how} ({type(exc).__name__}); "
+                                  f"{self._auth_hint()}", kind="auth") from None
+        except paramiko.SSHException as exc:
+            client.close()
+            if "No authentication methods available" in str(exc):
+                raise CollectionError(f"{label}: no SSH key or password to log in with; {self._auth_hint()}",
+                                      kind="auth") from None
+            kind = "timeout" if "timeout" in str(exc).lower() else "error"
+            raise CollectionError(f"{label}: SSH handshake failed: {exc or type(exc).__name__}", kind=kind) from None
+        except (EOFError, OSError) as exc:
             client.close()
             kind = "timeout" if isinstance(exc, socket.timeout) or "timeout" in str(exc).lower() else "error"
             raise CollectionError(f"{label}: SSH handshake failed: {exc or type(exc).__name__}", kind=kind) from None
         self._client = client
         return self
+
+    def _auth_hint(self) -> str:
+        variable = "ESXDIAG_HOST_PASSWORD" if self.kind == specs.ESXI else "ESXDIAG_GUEST_PASSWORD"
+        flag = "--host-ssh" if self.kind == specs.ESXI else "--guest-ssh"
+        return (f"pass --ssh-key, load a key into ssh-agent, set {variable}, or run on a terminal to be "
+                f"prompted; check the user name in {flag}")
 
     def _open_socket(self) -> socket.socket:
         label, timeout = str(self.target), self.options.connect_timeout_s
