@@ -29,9 +29,9 @@ _VM_PATHS = [
     "config.hardware.numCoresPerSocket", "config.hardware.memoryMB", "config.cpuAllocation",
     "config.guestId", "config.guestFullName", "config.hardware.device", "guest.guestId",
     "guest.guestFullName", "guest.guestFamily", "guest.toolsStatus", "guest.toolsRunningStatus",
-    "guest.hostName", "guest.ipAddress", "guest.net",
+    "guest.hostName", "guest.ipAddress", "guest.net", "config.latencySensitivity",
 ]
-_NIC_TYPES = {
+NIC_TYPES = {
     vim.vm.device.VirtualVmxnet3: "vmxnet3", vim.vm.device.VirtualE1000: "e1000",
     vim.vm.device.VirtualE1000e: "e1000e", vim.vm.device.VirtualVmxnet2: "vmxnet2",
     vim.vm.device.VirtualVmxnet: "vmxnet", vim.vm.device.VirtualPCNet32: "pcnet32",
@@ -161,7 +161,7 @@ def _inventory(session: VsphereSession, vm_ref: VmRef) -> dict:
         "num_cpu": vm.get("config.hardware.numCPU"),
         "cores_per_socket": vm.get("config.hardware.numCoresPerSocket"),
         "memory_mb": vm.get("config.hardware.memoryMB"),
-        "cpu_allocation": _allocation(alloc),
+        "cpu_allocation": allocation_record(alloc),
         "guest": _guest(vm, guest_net),
         "vnics": [_vnic(dev, networks) for dev in vm.get("config.hardware.device") or []
                   if isinstance(dev, vim.vm.device.VirtualEthernetCard)],
@@ -169,7 +169,14 @@ def _inventory(session: VsphereSession, vm_ref: VmRef) -> dict:
                         "ip_addresses": list(n.ipAddress or []), "connected": n.connected,
                         "device_config_id": n.deviceConfigId} for n in guest_net],
         "missing": missing,
+        "latency_sensitivity": _latency_level(vm.get("config.latencySensitivity")),
     }
+
+
+def _latency_level(setting: Any) -> str | None:
+    """config.latencySensitivity.level (low, normal, medium, high, custom), or None when not set."""
+    level = getattr(setting, "level", None)
+    return str(level) if level else None
 
 
 def _fetch(session: VsphereSession, vm_obj: Any, host_moid: str | None) -> tuple[dict, dict, list[dict]]:
@@ -220,7 +227,7 @@ def _match(vms: list[VmRef], ref: str) -> list[VmRef]:
     return [v for v in vms if v.name == ref]
 
 
-def _allocation(alloc: Any) -> dict:
+def allocation_record(alloc: Any) -> dict:
     if alloc is None:
         return {"limit_mhz": None, "reservation_mhz": None, "shares": None, "shares_level": None}
     limit = alloc.limit
@@ -257,7 +264,7 @@ def _vnic(dev: Any, networks: dict[str, dict]) -> dict:
         network = backing.opaqueNetworkId
     conn = dev.connectable
     return {"label": dev.deviceInfo.label if dev.deviceInfo else None,
-            "type": _NIC_TYPES.get(type(dev), "unknown"),
+            "type": NIC_TYPES.get(type(dev), "unknown"),
             "mac": (dev.macAddress or "").lower() or None, "device_key": dev.key, "network": network,
             "dvs_uuid": dvs_uuid, "dvs_portgroup_key": pg_key, "dvs_port_key": port_key,
             "connected": conn.connected if conn else None,

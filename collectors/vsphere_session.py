@@ -36,6 +36,7 @@ class VsphereSession:
     perf_counters: dict[str, Any] | None = field(default=None, repr=False)  # name -> PerfCounterInfo
     _content: Any = field(default=None, repr=False)
     context: "_SessionContext | None" = field(default=None, repr=False)
+    _count_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)  # fleet scans query in threads
 
     @contextlib.contextmanager
     def within(self, seconds: float, what: str) -> Iterator[None]:
@@ -70,7 +71,8 @@ class VsphereSession:
         invoke = stub.InvokeMethod
 
         def counted(mo: Any, info: Any, args: Any, *rest: Any) -> Any:
-            self.request_count += 1
+            with self._count_lock:
+                self.request_count += 1
             return invoke(mo, info, args, *rest)
 
         stub.InvokeMethod = counted  # property reads (Fetch) go through InvokeMethod too

@@ -134,8 +134,8 @@ SPECS: dict[str, Spec] = {
         Spec("win_cpu", WINDOWS, "text",
              (f"{_PS} \"(Get-CimInstance Win32_ComputerSystem).NumberOfLogicalProcessors\"",), max_bytes=4 * KIB),
         # --- vCenter API captures (written as JSON by esxdiag.collectors.vsphere) ---
-        Spec("vsphere_vm", VCENTER, "vsphere-vm", about="VM inventory: vNICs, CPU allocation, host, guest"),
-        Spec("vsphere_perf", VCENTER, "vsphere-perf", about="per-vCPU cpu.ready/costop/maxlimited, per-vNIC drops"),
+        Spec("vsphere_vm", VCENTER, "vsphere-vm", params=("vm",), about="VM inventory: vNICs, CPU allocation, host, guest"),
+        Spec("vsphere_perf", VCENTER, "vsphere-perf", params=("vm",), about="per-vCPU cpu.ready/costop/maxlimited, per-vNIC drops"),
     ]
 }
 

@@ -121,6 +121,13 @@ def test_powered_off_vm_inventory(session, extra_vms):
     assert parse_vm(json.dumps(inv)).power_state == "poweredOff"
 
 
+def test_latency_sensitivity_level_is_read(session, extra_vms, vcsim_lab):
+    vcsim_lab.govc("vm.change", "-vm", "stopped-vm", "-latency", "high")
+    inv = collect_inventory(session, find_vm(session, "stopped-vm"))
+    assert inv["latency_sensitivity"] == "high"
+    assert parse_vm(json.dumps(inv)).latency_sensitivity == "high"
+
+
 def _requests_for(session, name: str) -> tuple[int, int, dict]:
     start = session.request_count
     ref = find_vm(session, name)

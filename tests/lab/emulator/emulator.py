@@ -159,7 +159,8 @@ def main() -> int:
     renamed = _fault(lab, "ifname", address, None) if vm else None
     if renamed:
         vm["nics"][0]["iface"] = renamed["name"]
-    entry = {"time": time.time(), "address": address, "target": vm["name"] if vm else kind,
+    client = " ".join(os.environ.get("SSH_CONNECTION", "- -").split()[:2])  # one per TCP connection
+    entry = {"time": time.time(), "address": address, "client": client, "target": vm["name"] if vm else kind,
              "command": command, "accepted": False}
     try:
         argv = shlex.split(command) if kind != "windows" else [command]
