@@ -198,7 +198,7 @@ class LiveRun:
 
     def open(self, kind: str, target_text: str | None, default_user: str, default_host: str | None,
              target_id: str, first_spec: str, password_env: str, vm: str | None = None):
-        from esxdiag.collectors.ssh import SshConnection
+        from esxdiag.collectors.ssh import SshConnection, record_failure
 
         target = parse_ssh(target_text, default_user, default_host)
         self.writer.add_target(Target(target_id, kind, str(target) if target else None, vm))
@@ -218,9 +218,7 @@ class LiveRun:
                 password = self.opts.prompt(f"Password for {target}: ")
                 return SshConnection(target, kind, replace(options, password=password)).connect()
         except CollectionError as exc:
-            now = utcnow()
-            self.writer.record(first_spec, target_id, None, started=now, ended=now, error_kind=error_kind(exc),
-                               error=exc.one_line())
+            record_failure(self.writer, target_id, first_spec, None, exc)
             self.unreached.append(str(target))
             self.announce_failures()
             return None

@@ -25,7 +25,7 @@ from typing import BinaryIO, Callable
 import paramiko
 
 from esxdiag import specs
-from esxdiag.bundle import BundleWriter, Capture, utcnow
+from esxdiag.bundle import ERROR_KINDS, BundleWriter, Capture, utcnow
 from esxdiag.errors import CollectionError
 
 DEFAULT_COMMAND_TIMEOUT_S = 60.0
@@ -396,20 +396,10 @@ def run_capture(conn: SshConnection, writer: BundleWriter, target_id: str, spec_
     return capture, (path.read_bytes() if keep else b"")
 
 
-def record(writer: BundleWriter, target_id: str, spec_name: str, params: dict | None,
-           result: CommandResult, sample: int | None = None) -> Capture:
-    """Store one command's outcome; stdout is written whenever there is any, even on failure."""
-    output = result.stdout if (result.stdout or result.ok) else None
-    return writer.record(
-        spec_name, target_id, output, params=params, sample=sample, command=result.command,
-        started=result.started, ended=result.ended, rc=result.rc,
-        error_kind=result.error_kind, error=result.error,
-    )
-
-
 def record_failure(writer: BundleWriter, target_id: str, spec_name: str, params: dict | None,
                    error: CollectionError, sample: int | None = None) -> Capture:
     """Store a capture that never ran because the connection failed (kind from the error)."""
     now = utcnow()
+    kind = error.kind if error.kind in ERROR_KINDS else "error"
     return writer.record(spec_name, target_id, None, params=params, sample=sample, started=now, ended=now,
-                         error_kind=error.kind, error=error.one_line())
+                         error_kind=kind, error=error.one_line())
