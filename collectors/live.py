@@ -305,7 +305,7 @@ class LiveRun:
 
                 cap = esxi.run_esxtop(conn, self.writer, tid, o.window_s, o.esxtop_delay_s, on_wait=on_wait)
                 self.announce_failures()
-                if cap.ok or cap.error_kind == "interrupted":
+                if cap.ok:
                     return self.ended_early(ctrl_c, deadline)
             # no esxtop (or it failed): still let the window pass, so the two samples differ
             while (left := deadline - time.monotonic()) > 0 and not ctrl_c.pressed:
@@ -316,7 +316,8 @@ class LiveRun:
     def ended_early(self, ctrl_c: "_FirstCtrlC", deadline: float) -> None:
         if ctrl_c.pressed:
             short = self.opts.window_s - max(0.0, deadline - time.monotonic())
-            self.writer.note(f"window ended early by Ctrl-C after {short:.0f} of {self.opts.window_s:g} s")
+            self.writer.note(f"window ended early by Ctrl-C after {short:.0f} of {self.opts.window_s:g} s "
+                             "(esxtop stopped there: its rows until then are used)")
 
     def announce_costs(self) -> None:
         """Say at once what the targets that cannot be sampled cost."""

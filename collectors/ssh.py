@@ -34,7 +34,8 @@ _KINDS = (specs.ESXI, specs.LINUX, specs.WINDOWS)
 _ESXI_SSH_HINT = ("SSH is disabled by default on ESXi: enable the SSH service on the host "
                   "(Host > Actions > Services > Enable Secure Shell) for the collection window")
 
-OnWait = Callable[[float, float], "bool | None"]  # (elapsed, timeout) -> True to stop the command now
+# (elapsed, timeout) -> True to stop the command now: its output so far is the result (rc None)
+OnWait = Callable[[float, float], "bool | None"]
 
 
 def default_own_known_hosts() -> Path:
@@ -301,9 +302,9 @@ class SshConnection:
                 if chan.closed or not transport.is_active():
                     return failed("connection-lost", "connection lost while the command ran")
                 if on_wait is not None and now >= next_wait:
-                    if on_wait(now - t0, timeout_s):
-                        return failed("interrupted", f"stopped after {now - t0:.0f} s (Ctrl-C); output until "
-                                      "then kept")
+                    if on_wait(now - t0, timeout_s):  # the caller has what it needs (esxtop: a shortened window)
+                        _drain(chan, sink, err)
+                        return CommandResult(command, sink.kept(), bytes(err), None, started, utcnow(), size=sink.size)
                     next_wait = now + 0.5
             rc = chan.recv_exit_status()
         finally:
