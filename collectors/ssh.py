@@ -219,6 +219,8 @@ class SshConnection:
     def _auth_hint(self) -> str:
         variable = "ESXDIAG_HOST_PASSWORD" if self.kind == specs.ESXI else "ESXDIAG_GUEST_PASSWORD"
         flag = "--host-ssh" if self.kind == specs.ESXI else "--guest-ssh"
+        if self.options.password is not None:
+            return f"check the password in {variable} and the user name in {flag}"
         return (f"pass --ssh-key, load a key into ssh-agent, set {variable}, or run on a terminal to be "
                 f"prompted; check the user name in {flag}")
 
