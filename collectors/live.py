@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import sys
-import threading
 import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Callable, TextIO
+from typing import Callable
 
 from esxdiag.bundle import ERROR_KINDS, BundleWriter, Target, slug, utcnow
+from esxdiag.collectors.terminal import FirstCtrlC, Progress, terminal_prompt
 from esxdiag.errors import CollectionError
 from esxdiag.specs import ESXI, LINUX, VCENTER, WINDOWS
 
@@ -45,16 +43,7 @@ class LiveOptions:
     no_host_ssh: bool = False
     no_guest: bool = False
     env: dict[str, str] = field(default_factory=lambda: dict(os.environ), repr=False)
-    prompt: Callable[[str], str] | None = field(default_factory=lambda: _terminal_prompt(), repr=False)
-
-
-def _terminal_prompt() -> Callable[[str], str] | None:
-    """getpass when a person is at a terminal (SSH passwords, as ssh itself asks), else None."""
-    if not sys.stdin.isatty():
-        return None
-    import getpass
-
-    return getpass.getpass
+    prompt: Callable[[str], str] | None = field(default_factory=terminal_prompt, repr=False)
 
 
 @dataclass(frozen=True)
@@ -68,29 +57,6 @@ class Outcome:
     @property
     def incomplete(self) -> bool:
         return bool(self.fatal or self.unreached or self.lost)
-
-
-class Progress:
-    """What is being collected and how long the window has left, on stderr."""
-
-    def __init__(self, stream: TextIO = sys.stderr):
-        self.stream = stream
-        self.tty = stream.isatty()
-        self._last = 0.0
-
-    def step(self, text: str) -> None:
-        if self.tty:
-            self.stream.write("\r\033[K")
-        print(f"esxdiag: {text}", file=self.stream, flush=True)
-
-    def wait(self, what: str, elapsed: float, total: float) -> None:
-        left = max(0.0, total - elapsed)
-        if self.tty:
-            self.stream.write(f"\r\033[Kesxdiag: {what}: {left:.0f} s left")
-            self.stream.flush()
-        elif elapsed - self._last >= 10 or elapsed < self._last:
-            self._last = elapsed
-            print(f"esxdiag: {what}: {left:.0f} s left", file=self.stream, flush=True)
 
 
 def error_kind(exc: CollectionError) -> str:
@@ -198,7 +164,8 @@ class LiveRun:
 
     def open(self, kind: str, target_text: str | None, default_user: str, default_host: str | None,
              target_id: str, first_spec: str, password_env: str, vm: str | None = None):
-        from esxdiag.collectors.ssh import SshConnection, record_failure
+        from esxdiag.collectors.captures import record_failure
+        from esxdiag.collectors.ssh import SshConnection
 
         target = parse_ssh(target_text, default_user, default_host)
         self.writer.add_target(Target(target_id, kind, str(target) if target else None, vm))
@@ -293,7 +260,7 @@ class LiveRun:
 
         o = self.opts
         deadline = time.monotonic() + o.window_s
-        with _FirstCtrlC(self.progress) as ctrl_c:
+        with FirstCtrlC(self.progress) as ctrl_c:
             if self.host and self.alive(self.host, "esxtop"):
                 conn, tid = self.host
                 self.progress.step(f"host: esxtop batch for {o.window_s:g} s (every {o.esxtop_delay_s} s; "
@@ -313,7 +280,7 @@ class LiveRun:
                 time.sleep(min(0.5, left))
             self.ended_early(ctrl_c, deadline)
 
-    def ended_early(self, ctrl_c: "_FirstCtrlC", deadline: float) -> None:
+    def ended_early(self, ctrl_c: FirstCtrlC, deadline: float) -> None:
         if ctrl_c.pressed:
             short = self.opts.window_s - max(0.0, deadline - time.monotonic())
             self.writer.note(f"window ended early by Ctrl-C after {short:.0f} of {self.opts.window_s:g} s "
@@ -368,29 +335,6 @@ class LiveRun:
                 pair[0].close()
         if self.session is not None:
             self.session.close()
-
-
-class _FirstCtrlC:
-    """Inside the block the first SIGINT only sets ``pressed`` (the window ends early, the end
-    samples are still taken); a second one raises KeyboardInterrupt as usual. Outside the main
-    thread (a fleet worker) signals cannot be caught here and nothing changes."""
-
-    def __init__(self, progress: Progress):
-        self.progress, self.pressed, self._old = progress, False, None
-
-    def __enter__(self) -> "_FirstCtrlC":
-        if threading.current_thread() is threading.main_thread():
-            self._old = signal.signal(signal.SIGINT, self._first)
-        return self
-
-    def _first(self, signum: int, frame: object) -> None:
-        self.pressed = True
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        self.progress.step("Ctrl-C: ending the window now and taking the end samples (Ctrl-C again aborts)")
-
-    def __exit__(self, *exc: object) -> None:
-        if self._old is not None:
-            signal.signal(signal.SIGINT, self._old)
 
 
 def collect(opts: LiveOptions, progress: Progress | None = None) -> Outcome:

@@ -9,7 +9,8 @@ import time
 import pytest
 
 from esxdiag.bundle import Bundle
-from esxdiag.collectors.ssh import SshConnection, SshOptions, SshTarget, record_failure, run_capture
+from esxdiag.collectors.captures import record_failure, run_capture
+from esxdiag.collectors.ssh import SshConnection, SshOptions, SshTarget
 from esxdiag.errors import CollectionError
 
 pytestmark = pytest.mark.lab
