@@ -72,7 +72,10 @@ def fmt(value: Any) -> str:
 
 
 def cpu_limit_words(vm: VmResult) -> str:
-    return "none (unlimited)" if vm.cpu_limit_mhz is None else f"{vm.cpu_limit_mhz:,} MHz"
+    if vm.cpu_limit_mhz is not None:
+        return f"{vm.cpu_limit_mhz:,} MHz"
+    # no power state means no vCenter inventory was read: the limit is unknown, not absent
+    return "unknown (no vCenter inventory)" if vm.power_state is None else "none (unlimited)"
 
 
 def split_cpu_label(series: Series) -> tuple[str, str]:
@@ -234,6 +237,14 @@ def _vm_block(out: _Writer, vm: VmResult) -> None:
     out.line(_cpu_line(vm), indent=2)
     for vnic in vm.vnics:
         _vnic_block(out, vm, vnic)
+    for finding in vm.findings:
+        if finding.severity == "info":
+            continue
+        out.line(f"{finding.severity.upper()}: {finding.title}", indent=2, style=finding.severity)
+        remedy = next((r for r in finding.remediation if r.os in (vm.guest_os, "vsphere", "any")),
+                      finding.remediation[0] if finding.remediation else None)
+        if remedy:
+            out.line(f"remedy ({remedy.os}): {remedy.title}", indent=4)
     for note in vm.notes:
         out.line(f"note: {note}", indent=2)
     for check in vm.checks:

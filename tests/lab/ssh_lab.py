@@ -330,15 +330,20 @@ def main(argv: list[str]) -> int:
     print(f"ESXi host: {lab.host_address}; guests: " + ", ".join(f"{n}={a}" for n, a in lab.guest_addresses.items()))
     print(f"try: ssh -p {lab.port} -i {lab.key_file} -o UserKnownHostsFile={lab.known_hosts} "
           f"{lab.user}@{lab.host_address} net-stats -l")
-    print("Ctrl-C stops the lab.")
+    print("Ctrl-C or SIGTERM stops the lab (tests/lab/lab.py up/down runs it with vcsim).")
+    signal.signal(signal.SIGTERM, _exit_on_signal)
     try:
         while lab.process.poll() is None:
             time.sleep(1)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemExit):
         pass
     finally:
         lab.stop()
     return 0
+
+
+def _exit_on_signal(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 if __name__ == "__main__":
