@@ -67,7 +67,11 @@ def _vnic_result(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> VnicResult
                    ("guest_oob", nic.guest_oob), ("guest_discards", nic.guest_discards)):
         if c is not None:
             metrics[key] = {"delta": c.delta, "total": c.total, "seconds": c.seconds,
-                            "per_s": None if c.rate_per_s is None else round(c.rate_per_s, 3), "reset": c.reset}
+                            "per_s": None if c.rate_per_s is None else round(c.rate_per_s, 3), "reset": c.reset,
+                            "source": c.source}
+    vcenter = [v for v in nic.vcenter_dropped_rx if v is not None]
+    if vcenter:
+        metrics["vcenter_dropped_rx"] = {"delta": round(sum(vcenter)), "samples": len(vcenter)}
     return VnicResult(
         mac=nic.mac, label=nic.label, type=nic.type, portset=nic.portset, port=nic.port,
         guest_interface=nic.guest_interface, ring_verdict=verdict.verdict, verdict=verdict, metrics=metrics,
@@ -79,7 +83,8 @@ def _cpu_charts(vm: VmFacts) -> tuple[Series, ...]:
     if vm.cpu is None:
         return ()
     charts = []
-    for field, name in (("ready_pct", "%RDY"), ("costop_pct", "%CSTP"), ("max_limited_pct", "%MLMTD")):
+    for field, name in (("ready_pct", "%RDY"), ("costop_pct", "%CSTP"), ("max_limited_pct", "%MLMTD"),
+                        ("swap_wait_pct", "%SWPWT")):
         for label, values in getattr(vm.cpu, field).items():
             charts.append(Series(f"{name} {label}", "%", vm.cpu.times, tuple(values), vm.cpu.file))
     return tuple(charts)

@@ -15,6 +15,7 @@ import textwrap
 from collections import Counter
 from typing import Any
 
+from esxdiag.reports.words import count, utc_time, vcpu_words
 from esxdiag.result import SEVERITIES, AnalysisResult, Remediation, Series, VmResult, VnicResult
 
 VERDICT_WORDS = {
@@ -138,15 +139,15 @@ def ring_phrases(metrics: dict[str, Any]) -> list[str]:
     phrases = []
     for ring in ("ring1", "ring2"):
         if metrics.get(f"{ring}_size") is not None:
-            phrases.append(f"ring {ring[-1]} {metrics[f'{ring}_size']}/{metrics.get(f'{ring}_max') or 'n/a'}")
+            phrases.append(f"ring {ring[-1]} {fmt(metrics[f'{ring}_size'])} of {fmt(metrics.get(f'{ring}_max'))}")
     if metrics.get("rx_queues") is not None:
-        phrases.append(f"rx queues {metrics['rx_queues']}")
+        phrases.append(f"rx queues {fmt(metrics['rx_queues'])}")
     return phrases
 
 
 def other_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
     known = set(RING_KEYS) | {key for key, _ in COUNTERS}
-    return {k: v for k, v in metrics.items() if k not in known and v is not None}
+    return {k: v for k, v in metrics.items() if k not in known and v is not None and not isinstance(v, dict)}
 
 
 def first_remediation(vm: VmResult, vnic: VnicResult) -> Remediation | None:
@@ -183,7 +184,7 @@ def _nic_facts(metrics: dict[str, Any]) -> list[str]:
     extra = other_metrics(metrics)
     facts = []
     if "mtu" in extra:
-        facts.append(f"MTU {extra.pop('mtu')}")
+        facts.append(f"MTU {fmt(extra.pop('mtu'))} bytes")
     if "rss_enabled" in extra:
         facts.append(f"RSS {'on' if extra.pop('rss_enabled') else 'off'}")
     driver = " ".join(str(extra.pop(k)) for k in ("driver", "driver_version") if k in extra)
@@ -195,7 +196,7 @@ def _nic_facts(metrics: dict[str, Any]) -> list[str]:
 
 def _cpu_line(vm: VmResult) -> str:
     metrics, rows = per_vcpu_table(vm)
-    per_vcpu = ", ".join(f"{who} {fmt(row['%RDY'][0])}" for who, row in rows if "%RDY" in row)
+    per_vcpu = ", ".join(f"{vcpu_words(who)} {fmt(row['%RDY'][0])}" for who, row in rows if "%RDY" in row)
     source = vm.cpu.get("source") or "no CPU source"
     return (f"CPU ({source}): %RDY max {fmt(cpu_max(vm, 'ready_pct'))}"
             f"{f' [{per_vcpu}]' if per_vcpu else ''}, %MLMTD max {fmt(cpu_max(vm, 'max_limited_pct'))}, "
@@ -212,7 +213,7 @@ def _vnic_block(out: _Writer, vm: VmResult, vnic: VnicResult) -> None:
     if numbers:
         out.line("; ".join(numbers) + (f" in {fmt(window)} s" if window else ""), indent=4)
     if ring_phrases(vnic.metrics):
-        out.line("rings current/max: " + ", ".join(ring_phrases(vnic.metrics)), indent=4)
+        out.line("rings: " + ", ".join(ring_phrases(vnic.metrics)), indent=4)
     if _nic_facts(vnic.metrics):
         out.line("adapter: " + ", ".join(_nic_facts(vnic.metrics)), indent=4)
     for missing in vnic.verdict.missing:
@@ -227,7 +228,7 @@ def _vm_block(out: _Writer, vm: VmResult) -> None:
     worst = worst_severity(vm)
     out.line(f"VM {vm.name}  [{(worst or 'no findings').upper()}]", style=worst or "bold")
     out.line(f"host {vm.host or 'n/a'}, guest {vm.guest_os or 'unknown'}, {vm.power_state or 'power n/a'}, "
-             f"vCPUs {fmt(vm.vcpus)}, CPU limit {cpu_limit_words(vm)}", indent=2)
+             f"{count(vm.vcpus, 'vCPU')}, CPU limit {cpu_limit_words(vm)}", indent=2)
     out.line(_cpu_line(vm), indent=2)
     for vnic in vm.vnics:
         _vnic_block(out, vm, vnic)
@@ -241,7 +242,8 @@ def _vm_block(out: _Writer, vm: VmResult) -> None:
 def render_text(result: AnalysisResult, width: int = 100, color: bool = False) -> str:
     """The terminal summary: per VM and vNIC verdict, numbers and first command; then counts and gaps."""
     out = _Writer(width, color)
-    out.line(f"{result.tool} summary: bundle {result.bundle.get('path', 'n/a')}, "
+    created = f", collected {utc_time(result.bundle['created'])}" if result.bundle.get("created") else ""
+    out.line(f"{result.tool} summary: bundle {result.bundle.get('path', 'n/a')}{created}, "
              f"window {fmt(result.bundle.get('window_s'))} s", style="bold")
     if not result.vms:
         out.line("No VMs in this bundle.")
@@ -250,14 +252,14 @@ def render_text(result: AnalysisResult, width: int = 100, color: bool = False) -
         _vm_block(out, vm)
     counts = Counter(f.severity for f in result.all_findings())
     out.lines.append("")
-    out.line("Findings: " + ", ".join(f"{counts.get(s, 0)} {s}" for s in SEVERITIES))
+    out.line("Findings: " + ", ".join(f"{fmt(counts.get(s, 0))} {s}" for s in SEVERITIES))
     gaps = [c for c in result.coverage if c.status != "collected"]
     for gap in gaps:
         kind = f" ({gap.error_kind})" if gap.error_kind else ""
         target = f" on {gap.target}" if gap.target else ""
         out.line(f"not collected: {gap.what}{target}: {gap.status}{kind}: {gap.why or 'no reason recorded'}")
     collected = len(result.coverage) - len(gaps)
-    out.line(f"Coverage: {collected} of {len(result.coverage)} inputs collected.")
+    out.line(f"Coverage: {fmt(collected)} of {fmt(len(result.coverage))} inputs collected.")
     for note in result.notes:
         out.line(f"note: {note}")
     return "\n".join(out.lines) + "\n"

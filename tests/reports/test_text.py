@@ -19,7 +19,7 @@ def test_ring_exhaustion_vm_shows_verdict_numbers_and_first_command(analysis_res
     assert "ring-1-full +4,248 (23.6/s)" in ring
     assert "out-of-buffer drops +6,228 (34.6/s)" in ring
     assert "in 180 s" in ring
-    assert "ring 1 256/4096, ring 2 256/4096, rx queues 2" in ring
+    assert "ring 1 256 of 4,096, ring 2 256 of 4,096, rx queues 2" in ring
     assert "%RDY max 1.9 [vCPU 0 1.9, vCPU 1 1.7]" in ring and "%MLMTD max 0" in ring
     assert "CPU limit none (unlimited)" in ring
     assert "\n      ethtool -G eth0 rx 4096" in ring  # unwrapped, copyable
@@ -87,3 +87,18 @@ def test_per_vcpu_table_comes_from_the_chart_series(analysis_result):
     (who, row), = rows
     assert who == "vCPU 0" and row["%RDY"][0] == 69.6 and row["%MLMTD"][0] == 69.52
     assert row["%MLMTD"][1] < row["%MLMTD"][0]  # average over the samples, gaps skipped
+
+
+def test_counts_are_pluralised_with_separators_and_times_name_their_zone(analysis_result):
+    report = render_text(analysis_result, width=200)
+    assert "collected 2024-05-01 12:03:05 UTC" in report
+    assert ", 1 vCPU, CPU limit 800 MHz" in block(report, "iperf-cpu-limited")
+    assert ", 2 vCPUs, " in block(report, "iperf-test1") and "1 vCPUs" not in report
+    assert "MTU 1,500 bytes" in report
+
+
+def test_rings_screen_says_1_vcpu(analysis_result):
+    from esxdiag.reports.rings import render_rings
+
+    screen = render_rings(analysis_result)
+    assert "iperf-cpu-limited: 1 vCPU, CPU limit 800 MHz;" in screen and "1 vCPUs" not in screen
