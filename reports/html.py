@@ -92,7 +92,8 @@ def vm_charts(vm: VmResult, thresholds: dict[str, float]) -> list[Markup]:
     for one in vm.charts:
         if any(v is not None for v in one.values):
             metric, who = text.split_cpu_label(one)
-            groups[metric].append(Series(words.vcpu_words(who), one.unit, one.times, one.values, one.source))
+            label = "VM total / vCPUs" if who == "per-vCPU average" else words.vcpu_words(who)
+            groups[metric].append(Series(label, one.unit, one.times, one.values, one.source))
     rendered = []
     for metric, series in groups.items():
         if metric != "%RDY" and not any(v for one in series for v in one.values):
