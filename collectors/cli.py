@@ -4,10 +4,12 @@ guest. Network libraries are imported only when one of these commands runs."""
 from __future__ import annotations
 
 import argparse
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
 from esxdiag.errors import EXIT_COLLECTION, EXIT_INTERRUPTED, EXIT_OK, EsxdiagError
+from esxdiag.result import SEVERITIES
 
 
 def register(sub, add_report_options) -> None:
@@ -18,56 +20,89 @@ def register(sub, add_report_options) -> None:
 
     r = sub.add_parser("report", help="collect for one VM, then analyze: report.html + terminal summary")
     _live_options(r)
-    r.add_argument("--bundle", help="where to keep the bundle (default ./esxdiag-VM-TIMESTAMP)")
+    r.add_argument("--bundle", help="where to keep the bundle (default: ./esxdiag-VM-TIMESTAMP)")
     add_report_options(r, config=False)
     r.set_defaults(func=cmd_report)
 
     g = sub.add_parser("rings", help="collect for one VM and answer: should the rx rings be raised?")
     _live_options(g)
-    g.add_argument("--bundle", help="where to keep the bundle (default ./esxdiag-VM-TIMESTAMP)")
+    g.add_argument("--bundle", help="where to keep the bundle (default: ./esxdiag-VM-TIMESTAMP)")
+    g.add_argument("--format", choices=("text", "json"), default="text",
+                   help="text: the per-vNIC ring verdicts with their numbers and commands; json: the full "
+                   "report document (default: %(default)s)")
+    g.add_argument("-o", "--output", help="write the answer to this file instead of stdout")
+    g.add_argument("--fail-on", choices=SEVERITIES, help="exit 1 when a finding of this severity or worse exists")
     g.add_argument("--set", action="append", default=[], metavar="RULE.KEY=VALUE", help="override a threshold")
-    g.set_defaults(func=cmd_report, format="rings", output=None, fail_on=None)  # report, rings view only
+    g.set_defaults(func=cmd_report, rings=True)
 
 
 def _live_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--vm", required=True, help="VM name, MOID (vm-123) or instance UUID")
-    p.add_argument("--vcenter", help="vCenter or ESXi URL/host (else ESXDIAG_VCENTER, GOVC_URL, config file)")
-    p.add_argument("--user", help="vCenter user (else ESXDIAG_USERNAME, GOVC_USERNAME, config); the password "
-                   "comes from ESXDIAG_PASSWORD / GOVC_PASSWORD, the config file or a prompt, never argv")
+    from esxdiag.collectors.credentials import DEFAULT_CONFIG
+    from esxdiag.collectors.ssh import DEFAULT_COMMAND_TIMEOUT_S
+
+    p.add_argument("--vm", required=True, action="append",
+                   help="VM name, inventory path (/DC/vm/folder/name), MOID (vm-123) or instance UUID; once")
+    p.add_argument("--vcenter", help="vCenter or ESXi URL/host (default: $ESXDIAG_VCENTER, then $GOVC_URL, then "
+                   "url= in the config file)")
+    p.add_argument("--user", help="vCenter user (default: $ESXDIAG_USERNAME, $GOVC_USERNAME, then the config "
+                   "file); the password comes from $ESXDIAG_PASSWORD / $GOVC_PASSWORD, the config file or a prompt, "
+                   "never argv")
     p.add_argument("--insecure", action="store_true", default=None,
-                   help="do not verify vCenter's TLS certificate (explicit opt-out)")
-    p.add_argument("--thumbprint", help="pin vCenter's certificate SHA-1/SHA-256 thumbprint")
-    p.add_argument("--config", type=Path, help="INI file: [vcenter] url/username/password/insecure/thumbprint, "
-                   "[thresholds]")
+                   help="do not verify vCenter's TLS certificate (also $ESXDIAG_INSECURE=1 or $GOVC_INSECURE=1; a "
+                   "warning is printed whenever verification is off)")
+    p.add_argument("--thumbprint", help="pin vCenter's certificate SHA-1/SHA-256 thumbprint (default: "
+                   "$ESXDIAG_THUMBPRINT)")
+    p.add_argument("--config", type=Path, help=f"INI file: [vcenter] url/username/password/insecure/thumbprint, "
+                   f"[thresholds] (default: {DEFAULT_CONFIG})")
     p.add_argument("--host-ssh", metavar="USER@HOST[:PORT]",
-                   help="ESXi SSH login (default root@<the VM's host>); password from ESXDIAG_HOST_PASSWORD")
+                   help="ESXi SSH login (default: root@<the VM's host>:22); password from $ESXDIAG_HOST_PASSWORD, "
+                   "else a key, else a prompt on a terminal")
     p.add_argument("--guest-ssh", metavar="USER@HOST[:PORT]",
-                   help="guest SSH login (default root@<IP from VMware Tools>, Administrator on Windows; HOST may "
-                   "be left out: USER@:PORT); password from ESXDIAG_GUEST_PASSWORD")
+                   help="guest SSH login (default: root@<IP from VMware Tools>:22, user $ESXDIAG_GUEST_USER or "
+                   "Administrator on Windows; HOST may be left out: USER@:PORT); password from "
+                   "$ESXDIAG_GUEST_PASSWORD, else a key, else a prompt on a terminal")
     p.add_argument("--guest-os", choices=("linux", "windows"), help="override the guest family from vCenter")
-    p.add_argument("--ssh-key", type=Path, help="private key for host and guest SSH")
-    p.add_argument("--known-hosts", type=Path, help="known_hosts file to trust (default ~/.ssh/known_hosts)")
+    p.add_argument("--ssh-key", type=Path, help="private key for host and guest SSH (default: the keys in "
+                   "ssh-agent ($SSH_AUTH_SOCK), then ~/.ssh/id_*)")
+    p.add_argument("--known-hosts", type=Path, help="known_hosts file to trust (default: ~/.ssh/known_hosts); "
+                   "esxdiag's own file ($ESXDIAG_KNOWN_HOSTS, default: $XDG_CONFIG_HOME/esxdiag/known_hosts, "
+                   "~/.config/esxdiag/known_hosts) is read too")
     p.add_argument("--accept-new-host-keys", action="store_true",
                    help="trust unknown SSH host keys and store them in esxdiag's own known_hosts")
-    p.add_argument("--no-host-ssh", action="store_true", help="do not SSH to the ESXi host")
+    p.add_argument("--no-host-ssh", action="store_true",
+                   help="do not SSH to the ESXi host (CPU from vCenter's 20 s statistics; no ring counters)")
     p.add_argument("--no-guest", action="store_true", help="do not SSH to the guest")
-    p.add_argument("--command-timeout", type=float, default=60.0, metavar="SECONDS",
-                   help="give up on one host/guest command after this long (default 60; esxtop gets the window "
-                   "plus a margin)")
+    p.add_argument("--command-timeout", type=float, default=DEFAULT_COMMAND_TIMEOUT_S, metavar="SECONDS",
+                   help="give up on one host/guest command after this long (default: %(default)g; esxtop gets "
+                   "the window plus a margin)")
+    p.add_argument("--vcenter-timeout", type=float, default=60.0, metavar="SECONDS",
+                   help="overall limit for the vCenter login and VM lookup, and again for the performance "
+                   "query (default: %(default)g)")
+    p.add_argument("--output-cap", type=float, metavar="MIB",
+                   help="cap every command's output at MIB mebibytes (default: per command, 1-32 MiB; esxtop "
+                   "16 MiB + 4 MiB per sample); output past the cap is cut and marked truncated")
     p.add_argument("--window", type=float, default=60.0, metavar="SECONDS",
-                   help="observation window between the two counter samples (default 60)")
-    p.add_argument("--esxtop-delay", type=int, default=5, metavar="SECONDS", help="esxtop sample interval")
+                   help="observation window between the two counter samples; without host and guest SSH, "
+                   "how far back vCenter's statistics are read (default: %(default)g)")
+    p.add_argument("--esxtop-delay", type=int, default=5, metavar="SECONDS",
+                   help="esxtop sample interval (default: %(default)s)")
 
 
 def _options(args: argparse.Namespace, output: Path):
     from esxdiag.collectors.live import LiveOptions
 
+    if len(args.vm) > 1:
+        raise EsxdiagError(f"--vm given {len(args.vm)} times ({', '.join(map(repr, args.vm))}): one VM per run")
     if not 1 <= args.window <= 3600:
         raise EsxdiagError("--window must be between 1 and 3600 seconds")
     if not 1 <= args.esxtop_delay <= 60:
         raise EsxdiagError("--esxtop-delay must be between 1 and 60 seconds")
     if not 1 <= args.command_timeout <= 600:
         raise EsxdiagError("--command-timeout must be between 1 and 600 seconds")
+    if not 1 <= args.vcenter_timeout <= 3600:
+        raise EsxdiagError("--vcenter-timeout must be between 1 and 3600 seconds")
+    if args.output_cap is not None and not 0.001 <= args.output_cap <= 65536:
+        raise EsxdiagError("--output-cap must be between 0.001 and 65536 MiB")
     from esxdiag.collectors.live import parse_ssh
 
     for flag, text in (("--host-ssh", args.host_ssh), ("--guest-ssh", args.guest_ssh)):
@@ -76,11 +111,12 @@ def _options(args: argparse.Namespace, output: Path):
         except ValueError as exc:
             raise EsxdiagError(f"{flag}: {exc}") from None
     return LiveOptions(
-        vm=args.vm, output=output, window_s=args.window, esxtop_delay_s=args.esxtop_delay,
+        vm=args.vm[0], output=output, window_s=args.window, esxtop_delay_s=args.esxtop_delay,
         vcenter=args.vcenter, username=args.user, insecure=args.insecure, thumbprint=args.thumbprint,
         config=args.config, host_ssh=args.host_ssh, guest_ssh=args.guest_ssh, guest_os=args.guest_os,
         ssh_key=args.ssh_key, known_hosts=args.known_hosts, accept_new_host_keys=args.accept_new_host_keys,
-        command_timeout_s=args.command_timeout,
+        command_timeout_s=args.command_timeout, vcenter_timeout_s=args.vcenter_timeout,
+        output_cap_bytes=int(args.output_cap * (1 << 20)) if args.output_cap else None,
         no_host_ssh=args.no_host_ssh, no_guest=args.no_guest,
     )
 
@@ -98,8 +134,8 @@ def _collect(args: argparse.Namespace, output: Path):
 
 
 def _exit(outcome, code: int) -> int:
-    """130 on Ctrl-C; 3 when vCenter, the VM, the host or the guest could not be reached (the
-    report is partial); else the report's own code."""
+    """130 on Ctrl-C; 3 when vCenter, the VM, the host or the guest could not be reached or a
+    connection was lost (the report is partial); else the report's own code."""
     if outcome.interrupted:
         return EXIT_INTERRUPTED
     return EXIT_COLLECTION if outcome.incomplete else code
@@ -112,13 +148,24 @@ def cmd_collect(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    """`report` and `rings`: collect, analyze, render in args.format."""
+    """`report` and `rings`: collect, analyze, render. When vCenter, the VM lookup or its power
+    state stops the run there is no report (it would read like one of a VM with nothing wrong):
+    one line, the partial bundle's path, exit 3."""
     from esxdiag.cli import emit_report
     from esxdiag.config import load_thresholds
     from esxdiag.engine import analyze
 
     thresholds = load_thresholds(args.config, args.set)  # bad --set fails before any collection
-    outcome = _collect(args, Path(args.bundle) if args.bundle else _default_bundle(args.vm))
+    bundle = Path(args.bundle) if args.bundle else _default_bundle(args.vm[0])
+    outcome = _collect(args, bundle)
+    if outcome.fatal or outcome.interrupted:
+        print("esxdiag: no report written (the error above stopped the run)", file=sys.stderr)
+        print(f"bundle: {outcome.bundle.resolve()}")
+        return _exit(outcome, EXIT_COLLECTION)
+    if getattr(args, "rings", False) and args.format == "text":
+        args.format = "rings"
+    if args.format == "html" and not args.output:
+        args.output = str(outcome.bundle / "report.html")  # beside its bundle: never over the last good one
     code = emit_report(analyze(outcome.bundle, thresholds), args, outcome.bundle)
     print(f"bundle: {outcome.bundle.resolve()}")
     return _exit(outcome, code)

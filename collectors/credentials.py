@@ -82,13 +82,13 @@ def resolve_credentials(
 
     raw_url = first(arg_url, esxdiag_url, govc_url, config.get("url"))
     if raw_url is None:
-        raise CredentialsError("no vCenter URL: pass one, set ESXDIAG_VCENTER or GOVC_URL, or add "
+        raise CredentialsError("no vCenter URL: pass --vcenter, set ESXDIAG_VCENTER or GOVC_URL, or add "
                                f"url= under [vcenter] in {DEFAULT_CONFIG}")
     user = first(username, arg_user, env.get("ESXDIAG_USERNAME"), esxdiag_user,
                  env.get("GOVC_USERNAME"), govc_user, config.get("username"))
     if user is None:
-        raise CredentialsError("no user name: pass one, set ESXDIAG_USERNAME or GOVC_USERNAME, or "
-                               "add username= to the config file")
+        raise CredentialsError("no user name: pass --user, set ESXDIAG_USERNAME or GOVC_USERNAME, or "
+                               "add username= under [vcenter] in the config file (--config)")
     password = first(env.get("ESXDIAG_PASSWORD"), esxdiag_password, env.get("GOVC_PASSWORD"),
                      govc_password, config.get("password"))
     normalised = _normalise_url(raw_url)
@@ -107,7 +107,11 @@ def _split_userinfo(url: str) -> tuple[str, str | None, str | None]:
     """'https://u:p@h/sdk' -> ('https://h/sdk', 'u', 'p'); also accepts govc's bare 'u:p@h'."""
     if not url:
         return "", None, None
-    parts = urlsplit(url if "://" in url else f"https://{url}")
+    try:
+        parts = urlsplit(url if "://" in url else f"https://{url}")
+    except ValueError:  # a broken IPv6 literal: say so without echoing what may hold a password
+        raise CredentialsError("not a vCenter URL: a bracketed IPv6 address is not closed (expected "
+                               "https://[ADDR]:PORT/sdk; pass --vcenter)") from None
     if "@" not in parts.netloc:
         return url, None, None
     userinfo, hostport = parts.netloc.rsplit("@", 1)
@@ -117,9 +121,15 @@ def _split_userinfo(url: str) -> tuple[str, str | None, str | None]:
 
 
 def _normalise_url(url: str) -> str:
-    parts = urlsplit(url if "://" in url else f"https://{url}")
-    if parts.scheme not in ("https", "http") or not parts.hostname:
-        raise CredentialsError(f"not a vCenter URL: {url!r} (expected https://host[:port][/sdk])")
+    bad = CredentialsError(f"not a vCenter URL: {url!r} (expected https://host[:port][/sdk], an IPv6 address "
+                           "in brackets; pass --vcenter)")
+    try:
+        parts = urlsplit(url if "://" in url else f"https://{url}")
+        hostname, port = parts.hostname, parts.port  # both raise ValueError on a broken host or port
+    except ValueError:
+        raise bad from None
+    if parts.scheme not in ("https", "http") or not hostname or port == 0:
+        raise bad
     hostport = parts.netloc.rsplit("@", 1)[-1]
     return urlunsplit((parts.scheme, hostport, parts.path if parts.path not in ("", "/") else "/sdk", "", ""))
 

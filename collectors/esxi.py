@@ -8,9 +8,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from esxdiag.bundle import BundleWriter, Capture, utcnow
+from esxdiag.bundle import BundleWriter, Capture
 from esxdiag.errors import NoData, ParseError
-from esxdiag.collectors.ssh import OnWait, SshConnection, record
+from esxdiag.collectors.ssh import OnWait, SshConnection, run_capture
+from esxdiag.specs import esxtop_max_bytes
 from esxdiag.parsers.netstats import normalize_mac, parse_net_stats_list
 from esxdiag.parsers.vsish import parse_ls
 
@@ -32,21 +33,9 @@ class HostPort:
         return {"portset": self.portset, "port": str(self.port)}
 
 
-def _run(conn: SshConnection, writer: BundleWriter, target_id: str, spec_name: str,
-         params: dict | None = None, sample: int | None = None, timeout_s: float | None = None,
-         on_wait: OnWait | None = None) -> tuple[Capture, bytes]:
-    try:
-        result = conn.run_spec(spec_name, params or {}, timeout_s, on_wait)
-    except ValueError as exc:  # a host-supplied name failed validation: nothing was sent
-        now = utcnow()
-        return writer.record(spec_name, target_id, None, params=params, sample=sample, started=now, ended=now,
-                             error_kind="skipped", error=f"not sent: {exc}"), b""
-    return record(writer, target_id, spec_name, params, result, sample), result.stdout
-
-
 def discover_ports(conn: SshConnection, writer: BundleWriter, target_id: str, macs: list[str]) -> list[HostPort]:
     """The host ports whose MAC is one of ``macs`` (the subject VMs' vNICs), with their rx queues."""
-    capture, out = _run(conn, writer, target_id, "net_stats_list")
+    capture, out = run_capture(conn, writer, target_id, "net_stats_list")
     if not capture.ok:
         return []
     try:
@@ -68,7 +57,7 @@ def discover_ports(conn: SshConnection, writer: BundleWriter, target_id: str, ma
 
 
 def _rx_queues(conn: SshConnection, writer: BundleWriter, target_id: str, port: HostPort) -> list[str]:
-    capture, out = _run(conn, writer, target_id, "vsish_rxqueues", port.params)
+    capture, out = run_capture(conn, writer, target_id, "vsish_rxqueues", port.params)
     if not capture.ok:
         return []
     try:
@@ -84,12 +73,12 @@ def sample_ports(conn: SshConnection, writer: BundleWriter, target_id: str, port
     captures = []
     for port in ports:
         if port.vmxnet3:
-            captures.append(_run(conn, writer, target_id, "vsish_rxsummary", port.params, sample)[0])
-        captures.append(_run(conn, writer, target_id, "vsish_clientstats", port.params, sample)[0])
+            captures.append(run_capture(conn, writer, target_id, "vsish_rxsummary", port.params, sample)[0])
+        captures.append(run_capture(conn, writer, target_id, "vsish_clientstats", port.params, sample)[0])
         if sample == 0:
             for queue in port.queues:
                 params = {**port.params, "queue": queue}
-                captures.append(_run(conn, writer, target_id, "vsish_rxqueue_status", params)[0])
+                captures.append(run_capture(conn, writer, target_id, "vsish_rxqueue_status", params)[0])
     return captures
 
 
@@ -100,8 +89,9 @@ def run_esxtop(conn: SshConnection, writer: BundleWriter, target_id: str, window
     iterations = max(1, math.ceil(window_s / delay))
     timeout = delay * iterations + ESXTOP_MARGIN_S
     params = {"delay": str(delay), "iterations": str(iterations)}
-    return _run(conn, writer, target_id, "esxtop_batch", params, timeout_s=timeout, on_wait=on_wait)[0]
+    return run_capture(conn, writer, target_id, "esxtop_batch", params, timeout_s=timeout, on_wait=on_wait,
+                max_bytes=esxtop_max_bytes(iterations))[0]
 
 
 def host_facts(conn: SshConnection, writer: BundleWriter, target_id: str) -> Capture:
-    return _run(conn, writer, target_id, "esxi_version")[0]
+    return run_capture(conn, writer, target_id, "esxi_version")[0]

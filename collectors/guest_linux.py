@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from esxdiag import specs
 from esxdiag.bundle import BundleWriter
-from esxdiag.collectors.ssh import SshConnection, record
+from esxdiag.collectors.ssh import SshConnection, run_capture
 from esxdiag.errors import NoData, ParseError
 from esxdiag.parsers.ethtool import parse_permaddr
 from esxdiag.parsers.netstats import normalize_mac
@@ -33,12 +33,11 @@ def _links(text: str) -> dict[str, str]:
 
 def _permaddr(conn: SshConnection, writer: BundleWriter, target_id: str, iface: str,
               sample: int | None) -> str | None:
-    result = conn.run_spec("ethtool_permaddr", {"iface": iface})
-    capture = record(writer, target_id, "ethtool_permaddr", {"iface": iface}, result, sample)
+    capture, out = run_capture(conn, writer, target_id, "ethtool_permaddr", {"iface": iface}, sample)
     if not capture.ok:
         return None
     try:
-        return parse_permaddr(result.stdout.decode("utf-8", "replace")).mac
+        return parse_permaddr(out.decode("utf-8", "replace")).mac
     except (ParseError, NoData):
         return None
 
@@ -48,10 +47,10 @@ def find_ifaces(conn: SshConnection, writer: BundleWriter, target_id: str, macs:
     """Match on the current MAC, confirmed by ethtool -P; where nothing matches (a bond rewrote
     the MAC), fall back to the permanent MAC of every Ethernet interface."""
     wanted = {normalize_mac(m) for m in macs}
-    result = conn.run_spec("ip_link", {})
-    if not record(writer, target_id, "ip_link", {}, result, sample).ok:
+    capture, out = run_capture(conn, writer, target_id, "ip_link", {}, sample)
+    if not capture.ok:
         return ()
-    links = _links(result.stdout.decode("utf-8", "replace"))
+    links = _links(out.decode("utf-8", "replace"))
     candidates = [name for name, mac in links.items() if mac in wanted]
     found = [name for name in candidates if _permaddr(conn, writer, target_id, name, sample) in wanted]
     if not found:
@@ -65,11 +64,10 @@ def find_ifaces(conn: SshConnection, writer: BundleWriter, target_id: str, macs:
 def _tcp_counters(conn: SshConnection, writer: BundleWriter, target_id: str, sample: int,
                   preferred: str | None) -> str | None:
     for name in ([preferred] if preferred else ["netstat_s", "nstat"]):
-        result = conn.run_spec(name, {})
-        capture = record(writer, target_id, name, {}, result, sample)
+        capture = run_capture(conn, writer, target_id, name, {}, sample)[0]
         if capture.ok:
             return name
-        if result.error_kind != "not-found":
+        if capture.error_kind != "not-found":
             return None
     return None
 
@@ -81,11 +79,10 @@ def collect_linux(conn: SshConnection, writer: BundleWriter, target_id: str, mac
     for iface in ifaces:
         for name in PER_IFACE:
             if sample == 0 or specs.spec(name).sampled:
-                result = conn.run_spec(name, {"iface": iface})
-                record(writer, target_id, name, {"iface": iface}, result,
-                       sample if specs.spec(name).sampled else None)
+                run_capture(conn, writer, target_id, name, {"iface": iface},
+                            sample if specs.spec(name).sampled else None)
     tcp_spec = _tcp_counters(conn, writer, target_id, sample, previous.tcp_spec if previous else None)
     if sample == 0:
-        record(writer, target_id, "nproc", {}, conn.run_spec("nproc", {}))
-        record(writer, target_id, "ring_persistence", {}, conn.run_spec("ring_persistence", {}))
+        run_capture(conn, writer, target_id, "nproc")
+        run_capture(conn, writer, target_id, "ring_persistence")
     return LinuxGuest(ifaces, tcp_spec)

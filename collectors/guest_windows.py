@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from esxdiag import specs
 from esxdiag.bundle import BundleWriter, Capture
-from esxdiag.collectors.ssh import SshConnection, record
+from esxdiag.collectors.ssh import SshConnection, run_capture
 
 WINDOWS_SPECS = ("win_netadapter", "win_advprops", "win_rss", "win_stats", "win_cpu")
 
@@ -16,6 +16,5 @@ def collect_windows(conn: SshConnection, writer: BundleWriter, target_id: str, s
     for name in WINDOWS_SPECS:
         if sample > 0 and not specs.spec(name).sampled:
             continue
-        result = conn.run_spec(name, {})
-        captures.append(record(writer, target_id, name, {}, result, sample if specs.spec(name).sampled else None))
+        captures.append(run_capture(conn, writer, target_id, name, {}, sample if specs.spec(name).sampled else None)[0])
     return captures

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TextIO
 
@@ -38,6 +40,8 @@ class LiveOptions:
     known_hosts: Path | None = None
     accept_new_host_keys: bool = False
     command_timeout_s: float = 60.0
+    vcenter_timeout_s: float = 60.0  # overall, for the lookup and again for the performance query
+    output_cap_bytes: int | None = None  # replaces every command's own output cap
     no_host_ssh: bool = False
     no_guest: bool = False
     env: dict[str, str] = field(default_factory=lambda: dict(os.environ), repr=False)
@@ -49,10 +53,11 @@ class Outcome:
     fatal: str | None  # why the VM could not be covered (vCenter unreachable, VM not found, off)
     interrupted: bool = False
     unreached: tuple[str, ...] = ()  # host/guest targets that could not be connected to
+    lost: tuple[str, ...] = ()  # host/guest targets whose connection died during the run
 
     @property
     def incomplete(self) -> bool:
-        return bool(self.fatal or self.unreached)
+        return bool(self.fatal or self.unreached or self.lost)
 
 
 class Progress:
@@ -105,6 +110,7 @@ class LiveRun:
         self.ports: list = []
         self.linux_state = None
         self.unreached: list[str] = []
+        self.lost: list[str] = []
         self._announced = 0
 
     def announce_failures(self) -> None:
@@ -116,20 +122,24 @@ class LiveRun:
         self._announced = len(captures)
 
     # --- vCenter --------------------------------------------------------------------------
-    def vcenter(self) -> None:
-        from esxdiag.collectors.credentials import resolve_credentials
+    def vcenter(self, creds) -> None:
         from esxdiag.collectors.vsphere import collect_inventory, connect, find_vm
 
         o = self.opts
-        creds = resolve_credentials(o.vcenter, o.username, insecure=o.insecure, thumbprint=o.thumbprint,
-                                    env=o.env, config_path=o.config)  # bad usage: exit 2, nothing recorded
         self.writer.add_target(Target("vcenter", VCENTER, f"{creds.host}:{creds.port}"))  # never the raw URL
+        if creds.insecure and not creds.thumbprint:
+            why = "--insecure" if o.insecure else next(
+                (f"{k}={o.env[k]}" for k in ("ESXDIAG_INSECURE", "GOVC_INSECURE") if o.env.get(k)),
+                "insecure= in the config file")
+            self.progress.step(f"warning: TLS certificate verification is OFF for {creds.host}:{creds.port} "
+                               f"({why}): anyone on the path can read the vCenter password")
         started = utcnow()
         try:
             self.progress.step(f"vCenter {creds.host}: finding VM {o.vm!r}")
-            self.session = connect(creds)
-            self.vm_ref = find_vm(self.session, o.vm)
-            self.inventory = collect_inventory(self.session, self.vm_ref)
+            self.session = connect(creds, timeout_s=min(30.0, o.vcenter_timeout_s), deadline_s=o.vcenter_timeout_s)
+            with self.session.within(o.vcenter_timeout_s, f"finding VM {o.vm!r}"):
+                self.vm_ref = find_vm(self.session, o.vm)
+                self.inventory = collect_inventory(self.session, self.vm_ref)
         except CollectionError as exc:
             self.fatal = exc.one_line()
             self.writer.record("vsphere_vm", "vcenter", None, params={"vm": o.vm}, started=started,
@@ -152,16 +162,19 @@ class LiveRun:
             return
         from esxdiag.collectors.vsphere import collect_perf
 
-        self.progress.step("vCenter: performance counters for the window")
+        self.progress.step(f"vCenter: performance counters from {start:%H:%M:%S} to {end:%H:%M:%S} UTC")
         started = utcnow()
         try:
-            data = collect_perf(self.session, self.vm_ref, self.inventory, start, end)
+            with self.session.within(self.opts.vcenter_timeout_s, "reading performance counters"):
+                data = collect_perf(self.session, self.vm_ref, self.inventory, start, end)
         except CollectionError as exc:
             self.writer.record("vsphere_perf", "vcenter", None, params={"vm": self.opts.vm}, started=started,
                                ended=utcnow(), error_kind=error_kind(exc), error=exc.one_line())
             return
         self.writer.record("vsphere_perf", "vcenter", json.dumps(data, indent=1) + "\n", params={"vm": self.opts.vm},
                            command="PerformanceManager.QueryPerf", started=started, ended=utcnow())
+        if not data.get("timestamps"):
+            self.progress.step("vCenter returned no performance samples for that time: CPU not measured")
 
     # --- SSH ------------------------------------------------------------------------------
     def ssh_options(self, password_env: str):
@@ -170,6 +183,7 @@ class LiveRun:
         o = self.opts
         return SshOptions(key_file=o.ssh_key, known_hosts=o.known_hosts, accept_new_host_keys=o.accept_new_host_keys,
                           password=o.env.get(password_env) or None, command_timeout_s=o.command_timeout_s,
+                          output_cap_bytes=o.output_cap_bytes,
                           own_known_hosts=Path(o.env["ESXDIAG_KNOWN_HOSTS"]) if o.env.get("ESXDIAG_KNOWN_HOSTS") else None)
 
     def open(self, kind: str, target_text: str | None, default_user: str, default_host: str | None,
@@ -226,17 +240,29 @@ class LiveRun:
         return [n["mac"] for n in (self.inventory or {}).get("vnics", []) if n.get("mac")]
 
     # --- the window -----------------------------------------------------------------------
+    def alive(self, pair, what: str) -> bool:
+        """False (recorded once, exit 3) when the connection of ``pair`` died during the run."""
+        conn, tid = pair
+        if conn.connected:
+            return True
+        if str(conn.target) not in self.lost:
+            self.lost.append(str(conn.target))
+            text = f"{conn.target}: connection lost; {what} not collected"
+            self.writer.note(text)
+            self.progress.step(text)
+        return False
+
     def sample(self, n: int) -> None:
         from esxdiag.collectors import esxi
         from esxdiag.collectors.guest_linux import collect_linux
         from esxdiag.collectors.guest_windows import collect_windows
 
         label = "window start" if n == 0 else "window end"
-        if self.host:
+        if self.host and self.alive(self.host, f"ring counters ({label})"):
             conn, tid = self.host
             self.progress.step(f"host: vsish ring counters ({label})")
             esxi.sample_ports(conn, self.writer, tid, self.ports, n)
-        if self.guest:
+        if self.guest and self.alive(self.guest, f"guest counters ({label})"):
             conn, tid = self.guest
             self.progress.step(f"guest: {'PowerShell adapter' if self.guest_kind == WINDOWS else 'ethtool/netstat'} "
                                f"counters ({label})")
@@ -246,31 +272,51 @@ class LiveRun:
                 self.linux_state = collect_linux(conn, self.writer, tid, self.vnic_macs(), n, self.linux_state)
 
     def window(self) -> None:
+        """esxtop (or a plain wait) for the window; the first Ctrl-C ends it early."""
         from esxdiag.collectors import esxi
 
         o = self.opts
         deadline = time.monotonic() + o.window_s
-        if self.host:
-            conn, tid = self.host
-            self.progress.step(f"host: esxtop batch for {o.window_s:g} s (every {o.esxtop_delay_s} s)")
-            cap = esxi.run_esxtop(conn, self.writer, tid, o.window_s, o.esxtop_delay_s,
-                                  on_wait=lambda done, _: self.progress.wait("esxtop window", done, o.window_s))
-            self.announce_failures()
-            if cap.ok:
-                return
-        # no esxtop (or it failed): still let the window pass, so the two samples differ
-        while (left := deadline - time.monotonic()) > 0:
-            self.progress.wait("window", o.window_s - left, o.window_s)
-            time.sleep(min(1.0, left))
+        with _FirstCtrlC(self.progress) as ctrl_c:
+            if self.host and self.alive(self.host, "esxtop"):
+                conn, tid = self.host
+                self.progress.step(f"host: esxtop batch for {o.window_s:g} s (every {o.esxtop_delay_s} s; "
+                                   "Ctrl-C ends the window early)")
 
-    def run(self) -> None:
+                def on_wait(done: float, _total: float) -> bool:
+                    self.progress.wait("esxtop window", done, o.window_s)
+                    return ctrl_c.pressed
+
+                cap = esxi.run_esxtop(conn, self.writer, tid, o.window_s, o.esxtop_delay_s, on_wait=on_wait)
+                self.announce_failures()
+                if cap.ok or cap.error_kind == "interrupted":
+                    return self.ended_early(ctrl_c, deadline)
+            # no esxtop (or it failed): still let the window pass, so the two samples differ
+            while (left := deadline - time.monotonic()) > 0 and not ctrl_c.pressed:
+                self.progress.wait("window", o.window_s - left, o.window_s)
+                time.sleep(min(0.5, left))
+            self.ended_early(ctrl_c, deadline)
+
+    def ended_early(self, ctrl_c: "_FirstCtrlC", deadline: float) -> None:
+        if ctrl_c.pressed:
+            short = self.opts.window_s - max(0.0, deadline - time.monotonic())
+            self.writer.note(f"window ended early by Ctrl-C after {short:.0f} of {self.opts.window_s:g} s")
+
+    def announce_costs(self) -> None:
+        """Say at once what the targets that cannot be sampled cost."""
+        if not self.host:
+            self.progress.step("no host sampling: no vsish ring counters (ring full, out of buffers) and no esxtop; "
+                               "CPU from vCenter's 20 s statistics only")
+        if not self.guest:
+            self.progress.step("no guest sampling: no ethtool ring sizes, per-queue drops or TCP retransmits")
+
+    def run(self, creds) -> None:
         from esxdiag.collectors import esxi
 
-        self.vcenter()
+        self.vcenter(creds)
         self.announce_failures()
-        explicit = self.opts.host_ssh or self.opts.guest_ssh
-        if self.fatal and (self.inventory is not None or not explicit):
-            return  # powered off, or nothing known to connect to
+        if self.fatal:
+            return  # vCenter, the VM lookup or its power state: nothing else can be attributed to it
         self.open_host()
         if self.host:
             conn, tid = self.host
@@ -282,6 +328,15 @@ class LiveRun:
                 self.writer.note(f"{tid}: no port with the VM's MACs {', '.join(self.vnic_macs()) or '(unknown)'}: "
                                  "is the VM on this host?")
         self.open_guest()
+        self.announce_costs()
+        if not self.host and not self.guest:  # nothing to sample at two ends: vCenter's recent past, now
+            end = datetime.now(timezone.utc)
+            self.writer.note(f"no host or guest sampled: vCenter realtime statistics for the last "
+                             f"{self.opts.window_s:g} s, no window waited; host SSH would add the vsish ring "
+                             "counters and esxtop, guest SSH the ring sizes and per-queue drops")
+            self.perf(end - timedelta(seconds=self.opts.window_s), end)
+            self.announce_failures()
+            return
         start = datetime.now(timezone.utc)
         self.sample(0)
         self.announce_failures()
@@ -298,20 +353,50 @@ class LiveRun:
             self.session.close()
 
 
+class _FirstCtrlC:
+    """Inside the block the first SIGINT only sets ``pressed`` (the window ends early, the end
+    samples are still taken); a second one raises KeyboardInterrupt as usual. Outside the main
+    thread (a fleet worker) signals cannot be caught here and nothing changes."""
+
+    def __init__(self, progress: Progress):
+        self.progress, self.pressed, self._old = progress, False, None
+
+    def __enter__(self) -> "_FirstCtrlC":
+        if threading.current_thread() is threading.main_thread():
+            self._old = signal.signal(signal.SIGINT, self._first)
+        return self
+
+    def _first(self, signum: int, frame: object) -> None:
+        self.pressed = True
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        self.progress.step("Ctrl-C: ending the window now and taking the end samples (Ctrl-C again aborts)")
+
+    def __exit__(self, *exc: object) -> None:
+        if self._old is not None:
+            signal.signal(signal.SIGINT, self._old)
+
+
 def collect(opts: LiveOptions, progress: Progress | None = None) -> Outcome:
+    """Collect one VM into opts.output. Bad usage (credentials, URL) raises before anything is
+    written; everything after lands in the bundle."""
+    from esxdiag.collectors.credentials import resolve_credentials
+
+    creds = resolve_credentials(opts.vcenter, opts.username, insecure=opts.insecure, thumbprint=opts.thumbprint,
+                                env=opts.env, config_path=opts.config)
     progress = progress or Progress()
     writer = BundleWriter(opts.output, opts.window_s, [opts.vm])
     run = LiveRun(opts, writer, progress)
     try:
-        run.run()
+        run.run(creds)
     except KeyboardInterrupt:
         writer.note("interrupted (Ctrl-C): this bundle holds what was collected until then")
         progress.step(f"interrupted: partial bundle in {writer.root}")
-        return Outcome(writer.root, run.fatal, interrupted=True, unreached=tuple(run.unreached))
+        return Outcome(writer.root, run.fatal, interrupted=True, unreached=tuple(run.unreached),
+                       lost=tuple(run.lost))
     finally:
         run.close()
     if run.fatal:
         writer.note(run.fatal)
     progress.step(f"bundle written: {writer.root}")
-    return Outcome(writer.root, run.fatal, unreached=tuple(run.unreached))
+    return Outcome(writer.root, run.fatal, unreached=tuple(run.unreached), lost=tuple(run.lost))
 

@@ -20,7 +20,7 @@ import socket
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import BinaryIO, Callable
 
 import paramiko
 
@@ -29,11 +29,12 @@ from esxdiag.bundle import BundleWriter, Capture, utcnow
 from esxdiag.errors import CollectionError
 
 DEFAULT_COMMAND_TIMEOUT_S = 60.0
+STDERR_KEEP_BYTES = 64 * 1024  # stderr past this is read and dropped: only its first line is ever shown
 _KINDS = (specs.ESXI, specs.LINUX, specs.WINDOWS)
 _ESXI_SSH_HINT = ("SSH is disabled by default on ESXi: enable the SSH service on the host "
                   "(Host > Actions > Services > Enable Secure Shell) for the collection window")
 
-OnWait = Callable[[float, float], None]
+OnWait = Callable[[float, float], "bool | None"]  # (elapsed, timeout) -> True to stop the command now
 
 
 def default_own_known_hosts() -> Path:
@@ -84,24 +85,27 @@ class SshOptions:
     connect_timeout_s: float = 10.0
     command_timeout_s: float = DEFAULT_COMMAND_TIMEOUT_S
     tcp_nodelay: bool = True  # off only to measure what it buys (bench/ssh_bench.py)
+    output_cap_bytes: int | None = None  # replaces every spec's own output cap (--output-cap)
 
     def __repr__(self) -> str:  # keep the password out of logs and tracebacks
         return (f"SshOptions(key_file={self.key_file!r}, known_hosts={self.known_hosts!r}, "
                 f"own_known_hosts={self.own_known_hosts!r}, accept_new_host_keys={self.accept_new_host_keys}, "
                 f"password={'***' if self.password else None}, connect_timeout_s={self.connect_timeout_s}, "
-                f"command_timeout_s={self.command_timeout_s}, tcp_nodelay={self.tcp_nodelay})")
+                f"command_timeout_s={self.command_timeout_s}, tcp_nodelay={self.tcp_nodelay}, "
+                f"output_cap_bytes={self.output_cap_bytes})")
 
 
 @dataclass(frozen=True)
 class CommandResult:
     command: str
-    stdout: bytes
+    stdout: bytes  # empty when the output was streamed to a file (``out``)
     stderr: bytes
     rc: int | None
     started: str
     ended: str
     error_kind: str | None = None
     error: str | None = None
+    size: int = 0  # stdout bytes kept (in ``stdout`` or in the file)
 
     @property
     def ok(self) -> bool:
@@ -224,9 +228,14 @@ class SshConnection:
             self._client = None
 
     def run_spec(self, spec_name: str, params: dict | None = None, timeout_s: float | None = None,
-                 on_wait: OnWait | None = None) -> CommandResult:
+                 on_wait: OnWait | None = None, out: BinaryIO | None = None,
+                 max_bytes: int | None = None) -> CommandResult:
         """Run one allowlisted command. Raises ValueError (nothing sent) for an unknown spec, a
-        spec of another target kind or a param that fails validation."""
+        spec of another target kind or a param that fails validation.
+
+        stdout goes to ``out`` as it arrives when given (else into the result), never more than
+        the cap: --output-cap, else ``max_bytes``, else the spec's own. A command that passes the
+        cap is stopped and reported as ``truncated`` with the bytes before the cap kept."""
         spec = specs.spec(spec_name)
         if spec.target != self.kind:
             raise ValueError(f"spec {spec_name} is for {spec.target} targets, this connection is {self.kind}")
@@ -235,64 +244,108 @@ class SshConnection:
             if value.startswith("-"):  # the patterns allow it (e.g. iface), but it would read as an option
                 raise ValueError(f"{spec_name}: refusing {key}={value!r} (looks like an option)")
         command = spec.render(**values)
-        return self._exec(command, timeout_s or self.options.command_timeout_s, on_wait, spec.ok_rc)
+        cap = self.options.output_cap_bytes or max_bytes or spec.max_bytes
+        return self._exec(command, timeout_s or self.options.command_timeout_s, on_wait, spec.ok_rc,
+                          _Sink(out, cap))
 
     def _exec(self, command: str, timeout_s: float, on_wait: OnWait | None,
-              ok_rc: tuple[int, ...] = (0,)) -> CommandResult:
+              ok_rc: tuple[int, ...] = (0,), sink: "_Sink | None" = None) -> CommandResult:
+        sink = sink or _Sink(None, specs.DEFAULT_MAX_BYTES)
         started, t0 = utcnow(), time.monotonic()
         transport = self._client.get_transport() if self._client else None
+
+        def failed(kind: str, error: str, rc: int | None = None) -> CommandResult:
+            return CommandResult(command, sink.kept(), bytes(err), rc, started, utcnow(), kind,
+                                 f"{self.target}: {error}", sink.size)
+
+        err = bytearray()
         if transport is None or not transport.is_active():
-            return CommandResult(command, b"", b"", None, started, utcnow(), "error",
-                                 f"{self.target}: not connected")
+            return failed("connection-lost", "connection lost before the command could start")
         try:
             chan = transport.open_session(timeout=self.options.connect_timeout_s)
             chan.exec_command(command)
             chan.shutdown_write()
         except (paramiko.SSHException, OSError, EOFError) as exc:
-            return CommandResult(command, b"", b"", None, started, utcnow(), "error",
-                                 f"{self.target}: could not start the command: {exc}")
-        out, err = bytearray(), bytearray()
+            if not transport.is_active():
+                return failed("connection-lost", "connection lost before the command could start")
+            return failed("error", f"could not start the command: {exc}")
         next_wait = t0 + 1.0
         try:
             while True:
                 now = time.monotonic()
                 if now - t0 >= timeout_s:
-                    chan.close()
-                    return CommandResult(command, bytes(out), bytes(err), None, started, utcnow(), "timeout",
-                                         f"{self.target}: no result within {timeout_s:g} s; its channel was closed")
+                    return failed("timeout", f"no result within {timeout_s:g} s; its channel was closed")
                 select.select([chan], [], [], min(0.5, timeout_s - (now - t0)))
-                _drain(chan, out, err)
+                _drain(chan, sink, err)
+                if sink.truncated:
+                    return failed("truncated", f"output passed the {_size(sink.cap)} cap: the first "
+                                  f"{_size(sink.cap)} kept, the command was stopped (raise it with --output-cap)")
                 if chan.exit_status_ready():
-                    _drain(chan, out, err)
+                    _drain(chan, sink, err)
                     break
                 if chan.closed or not transport.is_active():
-                    return CommandResult(command, bytes(out), bytes(err), None, started, utcnow(), "error",
-                                         f"{self.target}: connection lost while the command ran")
+                    return failed("connection-lost", "connection lost while the command ran")
                 if on_wait is not None and now >= next_wait:
-                    on_wait(now - t0, timeout_s)
-                    next_wait = now + 1.0
+                    if on_wait(now - t0, timeout_s):
+                        return failed("interrupted", f"stopped after {now - t0:.0f} s (Ctrl-C); output until "
+                                      "then kept")
+                    next_wait = now + 0.5
             rc = chan.recv_exit_status()
         finally:
             chan.close()
-        return _finished(command, bytes(out), bytes(err), rc, started, ok_rc)
+        if sink.truncated:
+            return failed("truncated", f"output passed the {_size(sink.cap)} cap: the first {_size(sink.cap)} kept")
+        if rc == -1 and not transport.is_active():  # paramiko's status for a channel whose connection died
+            return failed("connection-lost", "connection lost while the command ran")
+        return _finished(command, sink.kept(), bytes(err), rc, started, ok_rc, sink.size)
 
 
-def _drain(chan: paramiko.Channel, out: bytearray, err: bytearray) -> None:
-    while chan.recv_ready():
-        out += chan.recv(65536)
+class _Sink:
+    """stdout of one command: into a file or memory, never more than ``cap`` bytes."""
+
+    def __init__(self, out: BinaryIO | None, cap: int):
+        self.out, self.cap = out, cap
+        self.buffer = bytearray() if out is None else None
+        self.size = 0
+        self.truncated = False
+
+    def write(self, data: bytes) -> None:
+        room = self.cap - self.size
+        if len(data) > room:
+            self.truncated = True
+            data = data[:room]
+        if data:
+            if self.out is not None:
+                self.out.write(data)
+            else:
+                self.buffer += data
+            self.size += len(data)
+
+    def kept(self) -> bytes:
+        return bytes(self.buffer) if self.buffer is not None else b""
+
+
+def _size(n: int) -> str:
+    return f"{n / (1 << 20):g} MiB" if n >= 1 << 20 else f"{n / 1024:g} KiB"
+
+
+def _drain(chan: paramiko.Channel, out: _Sink, err: bytearray) -> None:
+    while chan.recv_ready() and not out.truncated:
+        out.write(chan.recv(65536))
     while chan.recv_stderr_ready():
-        err += chan.recv_stderr(65536)
+        chunk = chan.recv_stderr(65536)
+        err += chunk[: max(0, STDERR_KEEP_BYTES - len(err))]
 
 
 def _finished(command: str, out: bytes, err: bytes, rc: int, started: str,
-              ok_rc: tuple[int, ...] = (0,)) -> CommandResult:
+              ok_rc: tuple[int, ...] = (0,), size: int = 0) -> CommandResult:
     ended = utcnow()
     if rc in ok_rc:
-        return CommandResult(command, out, err, rc, started, ended)
+        return CommandResult(command, out, err, rc, started, ended, size=size)
     first = next((line.strip() for line in err.decode("utf-8", "replace").splitlines() if line.strip()), "")
     kind = {127: "not-found", 126: "permission"}.get(rc, "nonzero-exit")
     return CommandResult(command, out, err, rc, started, ended, kind,
-                         f"exit status {rc}" + (f": {first[:200]}" if first else ""))
+                         f"exit status {rc}" + (f": {first[:200]}" if first else ""), size)
 
 
 def connect(target: SshTarget | str, kind: str, options: SshOptions | None = None) -> SshConnection:
@@ -300,6 +353,32 @@ def connect(target: SshTarget | str, kind: str, options: SshOptions | None = Non
     if isinstance(target, str):
         target = SshTarget.parse(target)
     return SshConnection(target, kind, options).connect()
+
+
+def run_capture(conn: SshConnection, writer: BundleWriter, target_id: str, spec_name: str,
+                params: dict | None = None, sample: int | None = None, timeout_s: float | None = None,
+                on_wait: OnWait | None = None, max_bytes: int | None = None) -> tuple[Capture, bytes]:
+    """Run one spec with its stdout streamed into the bundle (capped) and record it.
+
+    Returns the capture and the output kept (read back from the file; at most the cap). A param
+    that fails validation (a host- or guest-supplied name) is recorded as skipped: nothing is sent."""
+    params = {k: str(v) for k, v in (params or {}).items()}
+    rel, path = writer.output_file(spec_name, target_id, params, sample)
+    try:
+        with open(path, "wb") as out:
+            result = conn.run_spec(spec_name, params, timeout_s, on_wait, out=out, max_bytes=max_bytes)
+    except ValueError as exc:
+        path.unlink(missing_ok=True)
+        now = utcnow()
+        return writer.record(spec_name, target_id, None, params=params, sample=sample, started=now, ended=now,
+                             error_kind="skipped", error=f"not sent: {exc}"), b""
+    keep = result.size > 0 or result.ok
+    if not keep:
+        path.unlink(missing_ok=True)
+    capture = writer.record(spec_name, target_id, None, written=rel if keep else None, params=params,
+                            sample=sample, command=result.command, started=result.started, ended=result.ended,
+                            rc=result.rc, error_kind=result.error_kind, error=result.error)
+    return capture, (path.read_bytes() if keep else b"")
 
 
 def record(writer: BundleWriter, target_id: str, spec_name: str, params: dict | None,

@@ -25,7 +25,9 @@ size or the number of vNICs.
              connected, start_connected}],
     guest_nics: [{mac (lower-case), network, ip_addresses [...], connected, device_config_id
                   (= the vNIC's device_key)}],
-    missing: [{path ("<moid>:<property path>"), fault ("NoPermission: ..." etc.)}]
+    missing: [{path ("<moid>:<property path>"), fault ("NoPermission: ..." etc.)}],
+    latency_sensitivity ("low" | "normal" | "medium" | "high" | "custom" | null; optional: bundles
+                         written before it was added lack it)
 Values the server did not report are null; missing lists properties the server refused.
 
 ``vsphere_perf`` capture (``esxdiag.vsphere_perf/1``), JSON object:

@@ -29,9 +29,9 @@ _VM_PATHS = [
     "config.hardware.numCoresPerSocket", "config.hardware.memoryMB", "config.cpuAllocation",
     "config.guestId", "config.guestFullName", "config.hardware.device", "guest.guestId",
     "guest.guestFullName", "guest.guestFamily", "guest.toolsStatus", "guest.toolsRunningStatus",
-    "guest.hostName", "guest.ipAddress", "guest.net",
+    "guest.hostName", "guest.ipAddress", "guest.net", "config.latencySensitivity",
 ]
-_NIC_TYPES = {
+NIC_TYPES = {
     vim.vm.device.VirtualVmxnet3: "vmxnet3", vim.vm.device.VirtualE1000: "e1000",
     vim.vm.device.VirtualE1000e: "e1000e", vim.vm.device.VirtualVmxnet2: "vmxnet2",
     vim.vm.device.VirtualVmxnet: "vmxnet", vim.vm.device.VirtualPCNet32: "pcnet32",
@@ -47,10 +47,12 @@ class VmRef:
     host_moid: str | None
     host_name: str | None
     obj: Any = field(repr=False, compare=False)  # vim.VirtualMachine bound to the session's stub
+    path: str | None = None  # inventory path, as govc shows it: /DC/vm/folder/name
 
 
 def find_vm(session: VsphereSession, ref: str, *, page_size: int | None = None) -> VmRef:
-    """A VM by name, MOID (vm-123) or instance UUID; CollectionError(kind=ambiguous|not-found)."""
+    """A VM by name, inventory path (/DC/vm/folder/name), MOID (vm-123) or instance UUID;
+    CollectionError(kind=ambiguous|not-found)."""
     with api_errors(session, f"looking up VM {ref!r}"):
         vms = _all_vms(session, page_size)
     matches = _match(vms, ref)
@@ -58,28 +60,69 @@ def find_vm(session: VsphereSession, ref: str, *, page_size: int | None = None) 
         return matches[0]
     where = session.where
     if matches:
-        listed = "; ".join(f"{m.name} ({m.moid} on {m.host_name or m.host_moid})" for m in matches)
-        raise CollectionError(f"{where}: VM name {ref!r} is ambiguous: {listed}; use a MOID or UUID",
-                              kind="ambiguous")
-    close = difflib.get_close_matches(ref, sorted({v.name for v in vms}), n=3, cutoff=0.6)
+        listed = "; ".join(f"{m.path or m.name} ({m.moid} on {m.host_name or m.host_moid})" for m in matches)
+        raise CollectionError(f"{where}: VM name {ref!r} is ambiguous: {listed}; use the inventory path, a MOID "
+                              "or the instance UUID", kind="ambiguous")
+    key = ref.rsplit("/", 1)[-1] if ref.startswith("/") else ref
+    close = closest_names(key, [v.name for v in vms])
     hint = f"; close names: {', '.join(close)}" if close else ""
     raise CollectionError(f"{where}: no VM {ref!r} among {len(vms)} VMs{hint}", kind="not-found")
 
 
+_LOOKALIKE = str.maketrans({"o": "0", "l": "1", "i": "1", "s": "5", "z": "2", "_": "-", " ": "-", ".": "-"})
+
+
+def closest_names(wanted: str, names: list[str], n: int = 3, cutoff: float = 0.6) -> list[str]:
+    """Up to ``n`` names most like ``wanted``, best first: case and look-alike characters (O/0,
+    l/1, _/-) count as near-misses, then plain similarity, then the name itself breaks ties."""
+    def folded(text: str) -> str:
+        return text.lower().translate(_LOOKALIKE)
+
+    def score(name: str) -> tuple[float, float, float]:
+        return (difflib.SequenceMatcher(None, folded(wanted), folded(name)).ratio(),
+                difflib.SequenceMatcher(None, wanted.lower(), name.lower()).ratio(),
+                difflib.SequenceMatcher(None, wanted, name).ratio())
+
+    scored = sorted(((score(name), name) for name in set(names)), key=lambda item: (-item[0][0], -item[0][1],
+                                                                                    -item[0][2], item[1]))
+    return [name for s, name in scored if s[0] >= cutoff][:n]
+
+
 def _all_vms(session: VsphereSession, page_size: int | None) -> list[VmRef]:
     content = session.content
-    view = content.viewManager.CreateContainerView(content.rootFolder, [vim.VirtualMachine, vim.HostSystem], True)
+    types = [vim.VirtualMachine, vim.HostSystem, vim.Folder, vim.Datacenter]
+    view = content.viewManager.CreateContainerView(content.rootFolder, types, True)
     try:
         spec = _PS.FilterSpec(
             objectSet=[_PS.ObjectSpec(obj=view, skip=True, selectSet=[
                 _PS.TraversalSpec(name="view", type=vim.view.ContainerView, path="view", skip=False)])],
-            propSet=[_PS.PropertySpec(type=vim.VirtualMachine, pathSet=["name", "config.instanceUuid", "runtime.host"]),
-                     _PS.PropertySpec(type=vim.HostSystem, pathSet=["name"])])
+            propSet=[_PS.PropertySpec(type=vim.VirtualMachine,
+                                      pathSet=["name", "config.instanceUuid", "runtime.host", "parent"]),
+                     _PS.PropertySpec(type=vim.HostSystem, pathSet=["name"]),
+                     _PS.PropertySpec(type=vim.Folder, pathSet=["name", "parent"]),
+                     _PS.PropertySpec(type=vim.Datacenter, pathSet=["name", "parent"])])
         rows = [(c.obj, props_of(c)) for c in retrieve(session, [spec], page_size)]
     finally:
         view.DestroyView()
     hosts = {obj._moId: p.get("name") for obj, p in rows if isinstance(obj, vim.HostSystem)}
-    return [_vm_ref(obj, p, hosts) for obj, p in rows if isinstance(obj, vim.VirtualMachine)]
+    folders = {obj._moId: p for obj, p in rows if isinstance(obj, (vim.Folder, vim.Datacenter))}
+    return [_vm_ref(obj, p, hosts, _path(p, folders, content.rootFolder._moId))
+            for obj, p in rows if isinstance(obj, vim.VirtualMachine)]
+
+
+def _path(props: dict, folders: dict[str, dict], root: str) -> str | None:
+    """/DC/vm/folder/name from the parent chain (the root folder is not part of a path)."""
+    names = [props.get("name", "")]
+    parent = props.get("parent")
+    for _ in range(64):  # deeper than any real inventory; a loop in crafted data ends here
+        if parent is None or parent._moId == root:
+            return "/" + "/".join(reversed(names))
+        above = folders.get(parent._moId)
+        if above is None:  # a parent we may not read (permissions): no path rather than a wrong one
+            return None
+        names.append(above.get("name", ""))
+        parent = above.get("parent")
+    return None
 
 
 def collect_inventory(session: VsphereSession, vm_ref: VmRef) -> dict:
@@ -118,7 +161,7 @@ def _inventory(session: VsphereSession, vm_ref: VmRef) -> dict:
         "num_cpu": vm.get("config.hardware.numCPU"),
         "cores_per_socket": vm.get("config.hardware.numCoresPerSocket"),
         "memory_mb": vm.get("config.hardware.memoryMB"),
-        "cpu_allocation": _allocation(alloc),
+        "cpu_allocation": allocation_record(alloc),
         "guest": _guest(vm, guest_net),
         "vnics": [_vnic(dev, networks) for dev in vm.get("config.hardware.device") or []
                   if isinstance(dev, vim.vm.device.VirtualEthernetCard)],
@@ -126,7 +169,14 @@ def _inventory(session: VsphereSession, vm_ref: VmRef) -> dict:
                         "ip_addresses": list(n.ipAddress or []), "connected": n.connected,
                         "device_config_id": n.deviceConfigId} for n in guest_net],
         "missing": missing,
+        "latency_sensitivity": _latency_level(vm.get("config.latencySensitivity")),
     }
+
+
+def _latency_level(setting: Any) -> str | None:
+    """config.latencySensitivity.level (low, normal, medium, high, custom), or None when not set."""
+    level = getattr(setting, "level", None)
+    return str(level) if level else None
 
 
 def _fetch(session: VsphereSession, vm_obj: Any, host_moid: str | None) -> tuple[dict, dict, list[dict]]:
@@ -160,14 +210,16 @@ def _fetch(session: VsphereSession, vm_obj: Any, host_moid: str | None) -> tuple
     return objects, networks, missing
 
 
-def _vm_ref(obj: Any, props: dict, hosts: dict[str, str | None]) -> VmRef:
+def _vm_ref(obj: Any, props: dict, hosts: dict[str, str | None], path: str | None = None) -> VmRef:
     host = props.get("runtime.host")
     host_moid = host._moId if host is not None else None
     return VmRef(props.get("name", ""), obj._moId, props.get("config.instanceUuid"), host_moid,
-                 hosts.get(host_moid) if host_moid else None, obj)
+                 hosts.get(host_moid) if host_moid else None, obj, path)
 
 
 def _match(vms: list[VmRef], ref: str) -> list[VmRef]:
+    if ref.startswith("/"):
+        return [v for v in vms if v.path == ref.rstrip("/")]
     if _MOID.fullmatch(ref):
         return [v for v in vms if v.moid == ref]
     if _UUID.fullmatch(ref):
@@ -175,7 +227,7 @@ def _match(vms: list[VmRef], ref: str) -> list[VmRef]:
     return [v for v in vms if v.name == ref]
 
 
-def _allocation(alloc: Any) -> dict:
+def allocation_record(alloc: Any) -> dict:
     if alloc is None:
         return {"limit_mhz": None, "reservation_mhz": None, "shares": None, "shares_level": None}
     limit = alloc.limit
@@ -212,7 +264,7 @@ def _vnic(dev: Any, networks: dict[str, dict]) -> dict:
         network = backing.opaqueNetworkId
     conn = dev.connectable
     return {"label": dev.deviceInfo.label if dev.deviceInfo else None,
-            "type": _NIC_TYPES.get(type(dev), "unknown"),
+            "type": NIC_TYPES.get(type(dev), "unknown"),
             "mac": (dev.macAddress or "").lower() or None, "device_key": dev.key, "network": network,
             "dvs_uuid": dvs_uuid, "dvs_portgroup_key": pg_key, "dvs_port_key": port_key,
             "connected": conn.connected if conn else None,

@@ -47,7 +47,7 @@ def _perf(session: VsphereSession, vm_ref: VmRef, inventory: dict, start: dateti
         entity=vm_ref.obj, startTime=start, endTime=end, intervalId=interval, format="csv",
         metricId=[vim.PerformanceManager.MetricId(counterId=counters[n].key, instance=i) for n, i in wanted])
     results = perf.QueryPerf(querySpec=[spec]) or []
-    timestamps, by_id = _decode(results)
+    timestamps, by_id = decode_csv(results)
     order = sorted(range(len(timestamps)), key=lambda i: timestamps[i])  # vcsim answers newest first
     series = []
     for name, inst in wanted:
@@ -57,8 +57,8 @@ def _perf(session: VsphereSession, vm_ref: VmRef, inventory: dict, start: dateti
     return {
         "schema": SCHEMA_PERF, "vm": vm_ref.name, "interval_s": interval,
         "rollup": "realtime" if interval == REALTIME_S else "historical", "note": note,
-        "start": _iso(start), "end": _iso(end),
-        "timestamps": [_iso(timestamps[i]) for i in order], "series": series,
+        "start": iso_utc(start), "end": iso_utc(end),
+        "timestamps": [iso_utc(timestamps[i]) for i in order], "series": series,
     }
 
 
@@ -94,7 +94,7 @@ def choose_interval(vm_name: str, current_supported: bool, realtime_metrics: int
     return REALTIME_S, None
 
 
-def _decode(results: list) -> tuple[list[datetime], dict[tuple[int, str], list[int | None]]]:
+def decode_csv(results: list) -> tuple[list[datetime], dict[tuple[int, str], list[int | None]]]:
     """PerfEntityMetricCSV -> (timestamps, (counterId, instance) -> values), in server order."""
     timestamps: list[datetime] = []
     by_id: dict[tuple[int, str], list[int | None]] = {}
@@ -114,7 +114,7 @@ def _parse_time(text: str) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
-def _iso(moment: datetime) -> str:
+def iso_utc(moment: datetime) -> str:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

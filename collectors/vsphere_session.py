@@ -13,6 +13,8 @@ import http.client
 import logging
 import socket
 import ssl
+import threading
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 from urllib.parse import urlsplit
@@ -33,6 +35,18 @@ class VsphereSession:
     request_count: int = 0  # SOAP requests sent through this session after login
     perf_counters: dict[str, Any] | None = field(default=None, repr=False)  # name -> PerfCounterInfo
     _content: Any = field(default=None, repr=False)
+    context: "_SessionContext | None" = field(default=None, repr=False)
+    _count_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)  # fleet scans query in threads
+
+    @contextlib.contextmanager
+    def within(self, seconds: float, what: str) -> Iterator[None]:
+        """Everything sent to the server inside the block completes within ``seconds`` overall:
+        a server that answers slowly, a byte at a time, is cut off (CollectionError kind timeout)."""
+        if self.context is None:
+            yield
+            return
+        with self.context.deadline(seconds, f"{self.where}: {what}"):
+            yield
 
     @property
     def content(self) -> Any:
@@ -57,7 +71,8 @@ class VsphereSession:
         invoke = stub.InvokeMethod
 
         def counted(mo: Any, info: Any, args: Any, *rest: Any) -> Any:
-            self.request_count += 1
+            with self._count_lock:
+                self.request_count += 1
             return invoke(mo, info, args, *rest)
 
         stub.InvokeMethod = counted  # property reads (Fetch) go through InvokeMethod too
@@ -71,13 +86,23 @@ class VsphereSession:
             log.debug("logout from %s failed: %s", self.host, type(exc).__name__)
 
 
-def connect(creds: Credentials, timeout_s: float = 30) -> VsphereSession:
-    """Log in; raises CollectionError(kind=unreachable|tls|auth|timeout) naming the host."""
+def connect(creds: Credentials, timeout_s: float = 30, deadline_s: float | None = None) -> VsphereSession:
+    """Log in; raises CollectionError(kind=unreachable|tls|auth|timeout) naming the host.
+
+    ``timeout_s`` bounds each connect and read; ``deadline_s`` (default: the same) the whole login."""
     where = f"{creds.host}:{creds.port}"
     context = _tls_context(creds, timeout_s)
+    with context.deadline(deadline_s or timeout_s, f"{where}: login"):
+        si = _login(creds, timeout_s, context, where)
+        session = VsphereSession(si, creds, context=context)
+        with api_errors(session, "reading the service content"):
+            return session.attach()
+
+
+def _login(creds: Credentials, timeout_s: float, context: "_SessionContext", where: str) -> Any:
     try:
         _probe(creds, timeout_s)
-        si = pyvim_connect.SmartConnect(
+        return pyvim_connect.SmartConnect(
             protocol="https", host=creds.host, port=creds.port, path=_path(creds),
             user=creds.username, pwd=creds.password, sslContext=context,
             httpConnectionTimeout=timeout_s)
@@ -106,7 +131,6 @@ def connect(creds: Credentials, timeout_s: float = 30) -> VsphereSession:
     except Exception as exc:  # pyVim raises a bare Exception when no vSphere API answers
         raise CollectionError(f"{where}: not a vSphere API endpoint ({_reason(exc)})",
                               kind="unreachable") from None
-    return VsphereSession(si, creds).attach()
 
 
 def _offered(creds: Credentials, timeout_s: float) -> str:
@@ -177,7 +201,14 @@ class _SessionContext(ssl.SSLContext):
 
     def wrap_socket(self, sock: socket.socket, *args: Any, **kwargs: Any) -> ssl.SSLSocket:
         sock.settimeout(self.timeout_s)
-        tls = super().wrap_socket(sock, *args, **kwargs)
+        handshake = kwargs.pop("do_handshake_on_connect", True)
+        tls = super().wrap_socket(sock, *args, do_handshake_on_connect=False, **kwargs)
+        self._sockets().add(tls)  # before the handshake: a trickled handshake is cut off too
+        if self._expired():
+            tls.close()
+            raise OSError("the deadline for this request has passed")
+        if handshake:
+            tls.do_handshake()
         if self.pin:
             der = tls.getpeercert(binary_form=True) or b""
             digest = (hashlib.sha1 if len(self.pin) == 40 else hashlib.sha256)(der).hexdigest()
@@ -185,6 +216,42 @@ class _SessionContext(ssl.SSLContext):
                 tls.close()
                 raise Security.ThumbprintMismatchException(self.pin, digest)
         return tls
+
+    # --- the overall deadline: a watchdog shuts every socket down when it passes -------------
+    def _sockets(self) -> "weakref.WeakSet[socket.socket]":
+        if not hasattr(self, "_open"):
+            self._open: weakref.WeakSet = weakref.WeakSet()
+        return self._open
+
+    def _expired(self) -> bool:
+        return getattr(self, "_cut", False)
+
+    def _cut_off(self) -> None:
+        self._cut = True
+        for sock in list(self._sockets()):
+            try:  # the OS-level shutdown only: SSLSocket.shutdown would pull its state from under the reader
+                socket.socket.shutdown(sock, socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    @contextlib.contextmanager
+    def deadline(self, seconds: float, what: str) -> Iterator[None]:
+        """Raise CollectionError(kind timeout) if the block is still talking to the server after
+        ``seconds``: per-read timeouts alone let a trickling server hold us forever."""
+        self._cut = False
+        timer = threading.Timer(seconds, self._cut_off)
+        timer.daemon = True
+        timer.start()
+        try:
+            yield
+        except Exception:  # whatever the cut-off socket made the client raise
+            if self._expired():
+                raise CollectionError(f"{what}: no complete answer within {seconds:g} s; gave up",
+                                      kind="timeout") from None
+            raise
+        finally:
+            timer.cancel()
+            self._cut = False
 
 
 def _tls_context(creds: Credentials, timeout_s: float) -> ssl.SSLContext:

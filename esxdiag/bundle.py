@@ -25,9 +25,10 @@ from esxdiag.specs import SPECS
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
+MANIFEST_MAX_BYTES = 32 * 2**20
 ERROR_KINDS = (
     "timeout", "auth", "host-key", "tls", "refused", "unreachable", "not-found", "ambiguous", "permission",
-    "nonzero-exit", "disabled", "powered-off", "interrupted", "skipped", "error",
+    "nonzero-exit", "disabled", "powered-off", "interrupted", "skipped", "truncated", "connection-lost", "error",
 )
 _SLUG = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -44,6 +45,29 @@ def parse_time(value: str | None) -> datetime | None:
     except ValueError:
         return None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+
+
+def inside(path: Path, root: Path) -> bool:
+    """True when the resolved path is strictly below the resolved root (symlinks followed)."""
+    return root.resolve() in path.resolve().parents
+
+
+def read_manifest(mpath: Path) -> Any:
+    """manifest.json as JSON: a regular file inside its bundle, of sane size and nesting."""
+    try:
+        if not mpath.is_file():
+            if mpath.exists() or mpath.is_symlink():
+                raise BundleError(f"{mpath}: not a regular file")
+            raise BundleError(f"{mpath}: missing (a bundle needs a manifest.json; see docs/bundle-format.md)")
+        if not inside(mpath, mpath.parent):
+            raise BundleError(f"{mpath}: a symlink out of the bundle")
+        if mpath.stat().st_size > MANIFEST_MAX_BYTES:
+            raise BundleError(f"{mpath}: larger than {MANIFEST_MAX_BYTES // 2**20} MiB")
+        return json.loads(mpath.read_text(encoding="utf-8"))
+    except RecursionError:
+        raise BundleError(f"{mpath}: JSON nested too deeply") from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # JSONDecodeError, over-long integers
+        raise BundleError(f"{mpath}: not valid JSON ({exc})") from None
 
 
 def slug(text: str) -> str:
@@ -75,6 +99,7 @@ class Capture:
     error_kind: str | None = None
     error: str | None = None
     root: Path | None = field(default=None, compare=False, repr=False)
+    location: Path | None = field(default=None, compare=False, repr=False)  # set when not under root
 
     @property
     def ok(self) -> bool:
@@ -82,6 +107,8 @@ class Capture:
 
     @property
     def path(self) -> Path | None:
+        if self.location is not None:
+            return self.location
         return (self.root / self.file) if (self.root and self.file) else None
 
     @property
@@ -139,12 +166,23 @@ class BundleWriter:
         self.manifest[key] = value
         self._flush()
 
+    def output_file(self, spec: str, target: str, params: dict[str, str] | None = None,
+                    sample: int | None = None) -> tuple[str, Path]:
+        """(relative name, path) where a capture's output is streamed before ``record(written=...)``."""
+        if spec not in SPECS:
+            raise BundleError(f"unknown spec {spec!r}")
+        rel = f"{slug(target)}/{capture_filename(spec, {k: str(v) for k, v in (params or {}).items()}, sample)}"
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return rel, path
+
     def record(
         self,
         spec: str,
         target: str,
         output: str | bytes | None,
         *,
+        written: str | None = None,
         params: dict[str, str] | None = None,
         sample: int | None = None,
         command: str | None = None,
@@ -159,7 +197,7 @@ class BundleWriter:
         if error_kind is not None and error_kind not in ERROR_KINDS:
             raise BundleError(f"unknown error kind {error_kind!r}")
         params = {k: str(v) for k, v in (params or {}).items()}
-        rel = None
+        rel = written  # already streamed to output_file()
         if output is not None:
             rel = f"{slug(target)}/{capture_filename(spec, params, sample)}"
             path = self.root / rel
@@ -179,11 +217,13 @@ class BundleWriter:
 
 
 class Bundle:
-    """A bundle read back for analysis."""
+    """A bundle read back for analysis. ``locations`` maps a capture's ``file`` to where it really
+    is when the captures were inferred from several places (a folder and an unpacked tarball)."""
 
-    def __init__(self, root: Path, manifest: dict[str, Any]):
+    def __init__(self, root: Path, manifest: dict[str, Any], locations: dict[str, Path] | None = None):
         self.root = root
         self.manifest = manifest
+        self.locations = dict(locations or {})
         self.targets = [Target(**{k: t.get(k) for k in ("id", "kind", "address", "vm")}) for t in manifest["targets"]]
         self.captures = [self._capture(i, c) for i, c in enumerate(manifest["captures"])]
 
@@ -193,38 +233,36 @@ class Bundle:
         mpath = root / MANIFEST
         if not root.is_dir():
             raise BundleError(f"{root}: not a bundle directory")
-        try:
-            manifest = json.loads(mpath.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise BundleError(f"{mpath}: missing (a bundle needs a manifest.json; see docs/bundle-format.md)") from None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise BundleError(f"{mpath}: not valid JSON ({exc})") from None
+        return cls.from_manifest(root, read_manifest(mpath), str(mpath))
+
+    @classmethod
+    def from_manifest(cls, root: Path, manifest: Any, where: str,
+                      locations: dict[str, Path] | None = None) -> "Bundle":
         if not isinstance(manifest, dict):
-            raise BundleError(f"{mpath}: expected a JSON object")
+            raise BundleError(f"{where}: expected a JSON object")
         version = manifest.get("format_version")
         if version != FORMAT_VERSION:
-            raise BundleError(f"{mpath}: format_version {version!r} is not supported (expected {FORMAT_VERSION})")
+            raise BundleError(f"{where}: format_version {version!r:.40} is not supported (expected {FORMAT_VERSION})")
         for key in ("targets", "captures"):
             if not isinstance(manifest.get(key), list):
-                raise BundleError(f"{mpath}: '{key}' must be a list")
-        validate(manifest, str(mpath), ERROR_KINDS, SPECS)
+                raise BundleError(f"{where}: '{key}' must be a list")
+        validate(manifest, where, ERROR_KINDS, SPECS)
         manifest.setdefault("subject", {"vms": []})
         manifest.setdefault("notes", [])
-        return cls(root, manifest)
+        return cls(root, manifest, locations)
 
     def _capture(self, index: int, raw: Any) -> Capture:
         where = f"{self.root / MANIFEST}: captures[{index}]"
         file = raw.get("file")
-        if file is not None:
-            resolved = (self.root / file).resolve()
-            if self.root.resolve() not in resolved.parents:
-                raise BundleError(f"{where}: file {file!r} points outside the bundle")
+        location = self.locations.get(file) if file is not None else None  # placed (and checked) by intake
+        if file is not None and location is None and not inside(self.root / file, self.root):
+            raise BundleError(f"{where}: file {file!r} points outside the bundle")
         return Capture(
             spec=raw["spec"], target=raw["target"], file=file,
             params={k: str(v) for k, v in (raw.get("params") or {}).items()},
             sample=raw.get("sample"), command=raw.get("command"), started=raw.get("started"),
             ended=raw.get("ended"), rc=raw.get("rc"), error_kind=raw.get("error_kind"),
-            error=raw.get("error"), root=self.root,
+            error=raw.get("error"), root=self.root, location=location,
         )
 
     @property

@@ -32,9 +32,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_parse)
 
     a = sub.add_parser("analyze", help="analyze a bundle directory and write a health report")
-    a.add_argument("bundle", help="bundle directory (with manifest.json)")
+    a.add_argument("bundle", help="bundle directory, or a folder / sosreport / vm-support bundle without "
+                   "manifest.json (directory or tarball; its manifest is inferred in memory)")
     add_report_options(a)
     a.set_defaults(func=cmd_analyze)
+
+    from esxdiag.compare.cli import register as register_diff
+    from esxdiag.intake.cli import register as register_bundle
+
+    register_bundle(sub)
+    register_diff(sub, add_report_options)
 
     try:
         from esxdiag.collectors.cli import register
@@ -43,6 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
             raise
     else:
         register(sub, add_report_options)
+    from esxdiag.fleet.cli import register as register_fleet
+
+    register_fleet(sub)  # scan, history
     return parser
 
 
@@ -74,17 +84,22 @@ def cmd_parse(args: argparse.Namespace) -> int:
             raise EsxdiagError("--vm/--vcpus apply to the esxtop kind only")
         options = {k: v for k, v in (("vm", args.vm), ("vcpus", args.vcpus)) if v is not None}
     record = parse_file(args.kind, args.file, **options)
-    json.dump(to_jsonable(record), sys.stdout, indent=2, ensure_ascii=False)
+    json.dump(to_jsonable(record), sys.stdout, indent=2, ensure_ascii=False, allow_nan=False)
     sys.stdout.write("\n")
     return EXIT_OK
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
+    import tempfile
+
     from esxdiag.config import load_thresholds
     from esxdiag.engine import analyze
+    from esxdiag.intake import open_bundle
 
-    result = analyze(args.bundle, load_thresholds(args.config, args.set))
-    return emit_report(result, args, Path(args.bundle))
+    thresholds = load_thresholds(args.config, args.set)
+    with tempfile.TemporaryDirectory(prefix="esxdiag-intake-") as work:  # unpacked archives, derived files
+        result = analyze(args.bundle, thresholds, open_bundle(args.bundle, Path(work)))
+        return emit_report(result, args, Path(args.bundle))
 
 
 def emit_report(result, args: argparse.Namespace, bundle_root: Path | None) -> int:

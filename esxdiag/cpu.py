@@ -1,15 +1,44 @@
-"""Per-vCPU CPU figures from esxtop or vCenter, normalised one way (shared/domain.md section 2).
+"""Per-vCPU CPU figures from esxtop or vCenter, normalised one way (shared/domain.md sections 2, 6).
 
 esxtop ``Group Cpu`` % Ready / % CoStop / % Max Limited are sums over the VM's worlds: per vCPU
-= sum / vCPUs (never / Members). vCenter ``cpu.ready.summation`` is milliseconds per sample
-interval: % = ms / (interval_s * 1000) * 100 (ms / 200 at 20 s); the aggregate instance ""
-is divided by numCPU when per-vCPU instances are absent."""
+= sum / vCPUs (never / Members when the vCPU count is known). vCenter ``cpu.ready.summation`` is
+milliseconds per sample interval: % = ms / (interval_s * 1000) * 100 (ms / 200 at 20 s); the
+aggregate instance "" is divided by numCPU when per-vCPU instances are absent.
+
+Without a vCPU count (no vCenter, no guest nproc, no ``vmx-vcpu-N`` worlds in the file) the sums
+still bound the per-vCPU figure: sum / Members is a lower bound (Members counts every world of the
+VM, vCPU or not) and the sum itself an upper bound (one vCPU). ``CpuFacts.bound`` says which one
+the series are; the rules judge contention only on a lower bound and health only on an upper one.
+
+Values that are not numbers (NaN, inf) or negative are damaged cells, not measurements: they are
+dropped (a gap in the series) and counted in ``CpuFacts.warnings``, never compared."""
 
 from __future__ import annotations
+
+import math
 
 from esxdiag.facts import CpuFacts
 
 Values = tuple  # tuple[float | None, ...]
+
+
+class _Cleaner:
+    def __init__(self):
+        self.dropped = 0
+
+    def __call__(self, values) -> Values | None:
+        if values is None:
+            return None
+        out = []
+        for v in values:
+            bad = v is not None and (not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0)
+            self.dropped += bad
+            out.append(None if bad else v)
+        return tuple(out)
+
+    def warnings(self, where: str) -> tuple[str, ...]:
+        return (f"{where}: {self.dropped} CPU value(s) were not finite non-negative numbers (NaN, inf or "
+                "negative): dropped, not compared",) if self.dropped else ()
 
 
 def _divide(values, by: int | None) -> Values | None:
@@ -23,52 +52,73 @@ def cpu_from_esxtop(reading, name: str, vcpus: int | None) -> tuple[CpuFacts | N
     vm = record.vms.get(name)
     if vm is None:
         return None, None
+    clean = _Cleaner()
     esxtop_vcpus = vm.vcpus
     n = vcpus or esxtop_vcpus
+    members = vm.members if vm.members and vm.members > 0 else None
+    if n:
+        divisor, bound, label = n, "exact", "per-vCPU average"
+        how = f"esxtop Group Cpu sums / {n} vCPUs"
+    elif members:
+        divisor, bound, label = members, "lower", "per-vCPU average (lower bound)"
+        how = (f"esxtop Group Cpu sums / {members} Members: a lower bound (the vCPU count is unknown and Members "
+               "counts every world of the VM, vCPU or not)")
+    else:
+        divisor, bound, label = 1, "upper", "per-vCPU (upper bound)"
+        how = "esxtop Group Cpu sums as printed: an upper bound (neither the vCPU count nor Members is known)"
     series = {}
     for field, group_field in (("ready_pct", "group_ready_pct"), ("costop_pct", "group_costop_pct"),
                                ("max_limited_pct", "group_max_limited_pct")):
-        per_vcpu = getattr(vm, field) if (esxtop_vcpus and n == esxtop_vcpus) else None
+        per_vcpu = clean(getattr(vm, field)) if (esxtop_vcpus and n == esxtop_vcpus) else None
         if per_vcpu is None:
-            per_vcpu = _divide(getattr(vm, group_field), n)
-        series[field] = {"per-vCPU average": tuple(per_vcpu)} if per_vcpu is not None else {}
-    if getattr(vm, "vcpu_ready_pct", None):
-        series["ready_pct"] = {label: tuple(v) for label, v in sorted(vm.vcpu_ready_pct.items())}
-    swap = getattr(vm, "swap_wait_pct", None)
+            per_vcpu = _divide(clean(getattr(vm, group_field)), divisor)
+        series[field] = {label: per_vcpu} if per_vcpu is not None else {}
+    per_world = {world: clean(v) for world, v in sorted((getattr(vm, "vcpu_ready_pct", None) or {}).items())}
+    if per_world:
+        series["ready_pct"], bound, how = per_world, "exact", "esxtop Vcpu instances (per vCPU)"
+    swap = _divide(clean(getattr(vm, "swap_wait_pct", None)), divisor)
     if not series["ready_pct"]:
         return None, esxtop_vcpus
-    how = (f"esxtop Group Cpu sums / {n} vCPUs" if not getattr(vm, "vcpu_ready_pct", None)
-           else "esxtop Vcpu instances (per vCPU)")
     return CpuFacts(
         source="esxtop", file=reading.file, times=tuple(record.timestamps),
         ready_pct=series["ready_pct"], costop_pct=series["costop_pct"],
         max_limited_pct=series["max_limited_pct"],
-        swap_wait_pct={"per-vCPU average": tuple(_divide(swap, n) or ())} if swap else {},
-        normalisation=how,
+        swap_wait_pct={label: swap} if swap else {},
+        normalisation=how, bound=bound, warnings=clean.warnings(f"esxtop {reading.file}"),
     ), esxtop_vcpus
 
 
 def cpu_from_perf(reading, vcpus: int | None) -> CpuFacts | None:
     perf = reading.record
     interval_ms = (perf.interval_s or 20) * 1000.0
+    clean = _Cleaner()
+    per_vcpu_instances = False
 
     def pct(counter: str) -> dict[str, Values]:
-        per_instance = {s.instance: s.values for s in perf.series if s.counter == counter}
+        nonlocal per_vcpu_instances
+        per_instance = {s.instance: clean(s.values) for s in perf.series if s.counter == counter}
         vcpu_ids = sorted((i for i in per_instance if i.isdigit()), key=int)
         if vcpu_ids:
+            per_vcpu_instances = True
             return {f"vCPU {i}": tuple(None if v is None else v / interval_ms * 100 for v in per_instance[i])
                     for i in vcpu_ids}
-        if "" in per_instance and vcpus:
-            return {"per-vCPU average": tuple(None if v is None else v / interval_ms * 100 / vcpus
-                                              for v in per_instance[""])}
+        if "" in per_instance:
+            label = "per-vCPU average" if vcpus else "per-vCPU (upper bound)"
+            return {label: tuple(None if v is None else v / interval_ms * 100 / (vcpus or 1)
+                                 for v in per_instance[""])}
         return {}
 
     ready = pct("cpu.ready.summation")
     if not ready:
         return None
+    if per_vcpu_instances:
+        how, bound = f"vCenter ms per {perf.interval_s:.0f} s sample -> % (per-vCPU instances)", "exact"
+    elif vcpus:
+        how, bound = f"vCenter aggregate / {vcpus} vCPUs", "exact"
+    else:
+        how, bound = "vCenter aggregate as one vCPU: an upper bound (the vCPU count is unknown)", "upper"
     return CpuFacts(
         source=f"vcenter-{perf.rollup}", file=reading.file, times=tuple(perf.timestamps), ready_pct=ready,
         costop_pct=pct("cpu.costop.summation"), max_limited_pct=pct("cpu.maxlimited.summation"),
-        normalisation=f"vCenter ms per {perf.interval_s:.0f} s sample -> % (per-vCPU instances)"
-        if any(k.startswith("vCPU") for k in ready) else f"vCenter aggregate / {vcpus} vCPUs",
+        normalisation=how, bound=bound, warnings=clean.warnings(f"vCenter performance {reading.file}"),
     )

@@ -16,8 +16,9 @@ from esxdiag.rules import VM_RULES, VNIC_RULES
 from esxdiag.rules.verdict import decide
 
 
-def analyze(bundle_root: str | Path, thresholds: dict[str, float]) -> AnalysisResult:
-    bundle = Bundle.load(bundle_root)
+def analyze(bundle_root: str | Path, thresholds: dict[str, float], bundle: Bundle | None = None) -> AnalysisResult:
+    """``bundle``: one already opened (an inferred manifest); else the bundle at bundle_root is loaded."""
+    bundle = bundle or Bundle.load(bundle_root)
     readings = Readings(bundle)
     facts = build_facts(bundle, readings)
     vms = tuple(_vm_result(vm, thresholds) for vm in facts)
@@ -52,7 +53,14 @@ def _vm_result(vm: VmFacts, t: dict[str, float]) -> VmResult:
         power_state=vm.power_state, vnics=tuple(vnics), findings=tuple(findings),
         cpu=({**vm.cpu.summary(), "vcpus_source": vm.vcpus_source} if vm.cpu else {}),
         charts=_cpu_charts(vm), checks=checks, notes=vm.notes,
+        tcp={key: counter_json(c) for key, c in (("retransmitted_segments", vm.retransmits),
+                                                 ("segments_sent", vm.segments_sent)) if c is not None},
     )
+
+
+def counter_json(c) -> dict:
+    return {"delta": c.delta, "total": c.total, "seconds": c.seconds,
+            "per_s": None if c.rate_per_s is None else round(c.rate_per_s, 3), "reset": c.reset}
 
 
 def _vnic_result(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> VnicResult:
@@ -66,12 +74,7 @@ def _vnic_result(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> VnicResult
                    ("host_out_of_buffers", nic.host_out_of_buffers), ("dropped_rx", nic.dropped_rx),
                    ("guest_oob", nic.guest_oob), ("guest_discards", nic.guest_discards)):
         if c is not None:
-            metrics[key] = {"delta": c.delta, "total": c.total, "seconds": c.seconds,
-                            "per_s": None if c.rate_per_s is None else round(c.rate_per_s, 3), "reset": c.reset,
-                            "source": c.source}
-    vcenter = [v for v in nic.vcenter_dropped_rx if v is not None]
-    if vcenter:
-        metrics["vcenter_dropped_rx"] = {"delta": round(sum(vcenter)), "samples": len(vcenter)}
+            metrics[key] = counter_json(c)
     return VnicResult(
         mac=nic.mac, label=nic.label, type=nic.type, portset=nic.portset, port=nic.port,
         guest_interface=nic.guest_interface, ring_verdict=verdict.verdict, verdict=verdict, metrics=metrics,
@@ -83,8 +86,7 @@ def _cpu_charts(vm: VmFacts) -> tuple[Series, ...]:
     if vm.cpu is None:
         return ()
     charts = []
-    for field, name in (("ready_pct", "%RDY"), ("costop_pct", "%CSTP"), ("max_limited_pct", "%MLMTD"),
-                        ("swap_wait_pct", "%SWPWT")):
+    for field, name in (("ready_pct", "%RDY"), ("costop_pct", "%CSTP"), ("max_limited_pct", "%MLMTD")):
         for label, values in getattr(vm.cpu, field).items():
             charts.append(Series(f"{name} {label}", "%", vm.cpu.times, tuple(values), vm.cpu.file))
     return tuple(charts)

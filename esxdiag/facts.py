@@ -3,6 +3,7 @@ per-VM facts. Built only by esxdiag.joins; rules never touch bundles or parsers.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,10 +12,12 @@ from esxdiag.result import Evidence
 
 @dataclass(frozen=True)
 class CounterWindow:
-    """One cumulative counter read at the start and end of the window.
+    """One cumulative counter read at the start and end of the window (and any readings between).
 
-    A counter that went backwards was reset (VM reboot, driver reload): the delta is then the
-    end value (what accumulated since the reset, a lower bound), never a negative rate."""
+    A counter that went backwards was reset (VM reboot, driver reload): what accumulated after the
+    reset is the new value, so the delta adds it to the growth before the reset — never a negative
+    rate. The largest reading (``peak``) proves exhaustion happened even when a reset hides it at
+    the end (shared/domain.md section 6)."""
 
     what: str
     start: int | None
@@ -22,20 +25,37 @@ class CounterWindow:
     seconds: float | None
     source: str | None = None  # file of the end reading
     locator: str | None = None
+    between: tuple[int, ...] = ()  # readings between start and end, in time order
 
     @property
     def complete(self) -> bool:
         return self.start is not None and self.end is not None
 
+    def _readings(self) -> list[int]:
+        return [v for v in (self.start, *self.between, self.end) if v is not None]
+
+    def _steps(self) -> list[tuple[int, int]]:
+        values = self._readings()
+        return list(zip(values, values[1:]))
+
+    @property
+    def resets(self) -> int:
+        return sum(1 for a, b in self._steps() if b < a) if self.complete else 0
+
     @property
     def reset(self) -> bool:
-        return self.complete and self.end < self.start  # type: ignore[operator]
+        return self.resets > 0
+
+    @property
+    def before_reset(self) -> int | None:
+        """The reading just before the first reset: what had accumulated when the counter went back."""
+        return next((a for a, b in self._steps() if b < a), None) if self.complete else None
 
     @property
     def delta(self) -> int | None:
         if not self.complete:
             return None
-        return self.end if self.reset else self.end - self.start  # type: ignore[operator]
+        return sum(b if b < a else b - a for a, b in self._steps())
 
     @property
     def rate_per_s(self) -> float | None:
@@ -48,14 +68,68 @@ class CounterWindow:
         """Since-initialisation value at the latest reading."""
         return self.end if self.end is not None else self.start
 
+    @property
+    def peak(self) -> int | None:
+        """The largest reading: non-zero means the event happened at some time, reset or not."""
+        values = self._readings()
+        return max(values) if values else None
+
+    def reset_words(self) -> str:
+        return (f"counter reset during the window (VM reboot or driver reload): {self.before_reset:,} before "
+                f"the reset, {self.end:,} at the end") if self.reset else ""
+
     def evidence(self, threshold: float | None = None, comparison: str | None = ">") -> Evidence:
         observed = self.delta if self.complete else self.total
         unit = "events in window" if self.complete else "since vNIC init (single reading)"
-        what = self.what + (" (counter reset during window)" if self.reset else "")
+        what = self.what + (f" ({self.reset_words()})" if self.reset else "")
         if self.complete and self.rate_per_s is not None:
             unit = f"events in {self.seconds:.0f} s window ({self.rate_per_s:.2f}/s)"
         return Evidence(what, observed, unit, threshold, comparison if threshold is not None else None,
                         self.source, self.locator)
+
+
+@dataclass(frozen=True)
+class DropSymptom:
+    """Frames dropped at the vSwitch port over the window, seen without ring counters: esxtop
+    ``Network Port`` % Received Packets Dropped (%DRPRX) per sample, or vCenter net.droppedRx
+    (packets per sample interval). Broadcom KB 312565: receive buffers exhausted, or the guest
+    starved of CPU — the symptom, not the cause (shared/domain.md section 6)."""
+
+    what: str
+    values: tuple[float | None, ...]  # per sample
+    unit: str  # "%" (esxtop) or "packets" (vCenter, per sample interval)
+    source: str | None
+    locator: str
+    packets_rx: tuple[float | None, ...] = ()  # vCenter net.packetsRx per sample, for drops per 1,000 received
+
+    @property
+    def present(self) -> list[float]:
+        return [v for v in self.values if v is not None and math.isfinite(v) and v >= 0]
+
+    @property
+    def rising(self) -> bool:
+        return any(v > 0 for v in self.present)
+
+    @property
+    def observed(self) -> float | None:
+        """Packets dropped over the window (vCenter), or the window's peak drop percentage (esxtop)."""
+        if not self.present:
+            return None
+        return round(sum(self.present) if self.unit == "packets" else max(self.present), 2)
+
+    def per_1000(self) -> float | None:
+        received = [p for p in self.packets_rx if p is not None and math.isfinite(p) and p >= 0]
+        if self.unit != "packets" or not received or not sum(received):
+            return None
+        return 1000 * sum(self.present) / sum(received)
+
+    def evidence(self) -> Evidence:
+        unit = ("% of received packets dropped, peak sample" if self.unit == "%" else
+                f"packets dropped in {len(self.present)} samples")
+        rate = self.per_1000()
+        if rate is not None:
+            unit += f" ({rate:.2f} per 1,000 received)"
+        return Evidence(self.what, self.observed, unit, 0, ">", self.source, self.locator)
 
 
 @dataclass(frozen=True)
@@ -70,19 +144,22 @@ class CpuFacts:
     max_limited_pct: dict[str, tuple[float | None, ...]]
     swap_wait_pct: dict[str, tuple[float | None, ...]] = field(default_factory=dict)
     normalisation: str = ""
+    bound: str = "exact"  # "lower" (sum / Members: vCPU count unknown) or "upper" (sum as one vCPU)
+    warnings: tuple[str, ...] = ()  # damaged values dropped
 
     @staticmethod
     def _peak(series: dict[str, tuple[float | None, ...]]) -> float | None:
-        values = [v for vals in series.values() for v in vals if v is not None]
+        values = [v for vals in series.values() for v in vals if v is not None and math.isfinite(v)]
         return max(values) if values else None
 
     @staticmethod
     def _mean(series: dict[str, tuple[float | None, ...]]) -> float | None:
-        values = [v for vals in series.values() for v in vals if v is not None]
+        values = [v for vals in series.values() for v in vals if v is not None and math.isfinite(v)]
         return sum(values) / len(values) if values else None
 
     def summary(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"source": self.source, "normalisation": self.normalisation, "samples": len(self.times)}
+        out: dict[str, Any] = {"source": self.source, "normalisation": self.normalisation, "bound": self.bound,
+                               "samples": len(self.times)}
         for name in ("ready_pct", "costop_pct", "max_limited_pct", "swap_wait_pct"):
             series = getattr(self, name)
             peak, mean = self._peak(series), self._mean(series)
@@ -125,7 +202,9 @@ class VnicFacts:
     driver_version: str | None
     link_speed: str | None = None  # as the guest reports it ("10 Gbps"); not a limit (domain.md 5)
     link_speed_source: str | None = None
-    vcenter_dropped_rx: tuple[float | None, ...] = ()
+    network: str | None = None  # portgroup (vCenter inventory)
+    device_key: int | None = None  # vCenter device key (4000, ...)
+    drop_symptoms: tuple[DropSymptom, ...] = ()  # vSwitch port drops without ring counters (esxtop, vCenter)
     series: dict[str, Any] = field(default_factory=dict)  # per-sample counters for charts
     missing: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
@@ -149,3 +228,4 @@ class VmFacts:
     vnics: tuple[VnicFacts, ...]
     missing: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    latency_sensitivity: str | None = None  # config.latencySensitivity.level: low, normal, medium, high

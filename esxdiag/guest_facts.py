@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from esxdiag.windowing import counter, norm_mac, sample_time, seconds_between
+from esxdiag.windowing import counter, norm_mac, queue_sum, sample_time, window_seconds
 from esxdiag.specs import LINUX, WINDOWS
+from esxdiag.parsers.numbers import is_count
 
 _VMXNET3_DRIVERS = {"vmxnet3": "vmxnet3", "e1000": "e1000", "e1000e": "e1000e"}
 
 
-def guest_side(joiner, guest, mac: str | None, missing: list[str], vmxnet3: bool = True) -> dict[str, Any]:
+def guest_side(joiner, guest, mac: str | None, missing: list[str], vmxnet3: bool = True,
+               iface_hint: str | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {
         "interface": None, "oob": None, "discards": None, "ring1_size": None, "ring2_size": None,
         "ring_size_source": None, "ring1_max": None, "ring2_max": None, "rx_queues": None,
@@ -25,38 +27,42 @@ def guest_side(joiner, guest, mac: str | None, missing: list[str], vmxnet3: bool
                        "ring settings and persistence")
         return out
     if guest.kind == LINUX:
-        _linux(joiner, guest.id, mac, out, missing if vmxnet3 else [])
+        _linux(joiner, guest.id, mac, out, missing if vmxnet3 else [], iface_hint)
     elif guest.kind == WINDOWS:
-        _windows(joiner, guest.id, mac, out, missing)
+        _windows(joiner, guest.id, mac, out, missing, iface_hint)
     return out
 
 
-def _linux(joiner, target: str, mac: str | None, out: dict[str, Any], missing: list[str]) -> None:
+def _linux(joiner, target: str, mac: str | None, out: dict[str, Any], missing: list[str],
+           iface_hint: str | None) -> None:
     r = joiner.r
     iface = None
     links = r.first("ip_link", target)
     if links is not None:
         for link in links.record.links:
-            if mac and norm_mac(link.mac) == mac:
+            if (mac and norm_mac(link.mac) == mac) or (not mac and link.name == iface_hint):
                 iface, out["mtu"] = link.name, link.mtu
     if iface is None:
         for cap in joiner.bundle.find("ethtool_permaddr", target):
             reading = r.read(cap)
             if reading and norm_mac(reading.record.mac) == mac:
                 iface = cap.params.get("iface")
+    iface = iface or iface_hint
     if iface is None:
         missing.append(f"guest interface with MAC {mac} (ip -o link / ethtool -P not collected or no match)")
         return
     out["interface"] = iface
-    start, end = r.pair("ethtool_stats", target, iface=iface)
-    if end is not None:
-        out["oob"] = counter("guest pkts rx OOB (sum of rx queues)", start, end, lambda rec: rec.rx_oob_total,
-                             seconds_between(start, end, joiner.window), "pkts rx OOB")
+    samples = r.samples("ethtool_stats", target, iface=iface)
+    if samples:
+        start, end = (samples[0] if len(samples) > 1 else None), samples[-1]
+        out["oob"] = queue_sum("guest pkts rx OOB (sum of rx queues)", samples,
+                               lambda rec: {q.queue: q.pkts_rx_oob for q in rec.rx_queues},
+                               window_seconds(samples, joiner.window), "pkts rx OOB", out["notes"])
         if end.record.rx_queues:
             out["rx_queues"], out["rx_queues_source"] = len(end.record.rx_queues), end.file
         if start is not None:
-            out["series"]["guest_oob"] = {"times": [sample_time(start), sample_time(end)],
-                                          "values": [start.record.rx_oob_total, end.record.rx_oob_total],
+            out["series"]["guest_oob"] = {"times": [sample_time(x) for x in samples],
+                                          "values": [x.record.rx_oob_total for x in samples],
                                           "source": end.file}
         for warning in end.record.warnings:
             out["notes"].append(f"ethtool -S {iface}: {warning}")
@@ -100,13 +106,14 @@ def _linux_rings(rings, iface: str, version: tuple[int, ...] | None, out: dict[s
                             "queues); collect vsish rxqueues status from the host to know")
 
 
-def _windows(joiner, target: str, mac: str | None, out: dict[str, Any], missing: list[str]) -> None:
+def _windows(joiner, target: str, mac: str | None, out: dict[str, Any], missing: list[str],
+             adapter_hint: str | None) -> None:
     r = joiner.r
     adapters = r.first("win_netadapter", target)
     name = None
     if adapters is not None:
         for adapter in adapters.record.adapters:
-            if mac and norm_mac(adapter.mac) == mac:
+            if (mac and norm_mac(adapter.mac) == mac) or (not mac and adapter.name == adapter_hint):
                 name, out["mtu"] = adapter.name, adapter.mtu
                 out["link_speed"], out["link_speed_source"] = adapter.link_speed, adapters.file
     if name is None:
@@ -126,7 +133,7 @@ def _windows(joiner, target: str, mac: str | None, out: dict[str, Any], missing:
             raw = prop.registry_value
             raw = raw[0] if isinstance(raw, tuple) and raw else raw
             for candidate in (raw, prop.display_value):
-                if isinstance(candidate, str) and candidate.strip().isdigit():
+                if isinstance(candidate, str) and is_count(candidate.strip()):
                     return int(candidate)
             return {"enabled": 1, "disabled": 0}.get(str(prop.display_value).strip().lower())
 
@@ -149,11 +156,53 @@ def _windows(joiner, target: str, mac: str | None, out: dict[str, Any], missing:
             out["rx_queues"], out["rx_queues_source"] = 1, rss.file
         elif info.number_of_receive_queues:
             out["rx_queues"], out["rx_queues_source"] = info.number_of_receive_queues, rss.file
-    start, end = r.pair("win_stats", target)
-    if end is not None and name in end.record.adapters:
+    samples = [x for x in r.samples("win_stats", target) if name in x.record.adapters]
+    if samples:
         def discards(rec):
             stats = rec.adapters.get(name)
             return stats.received_discarded_packets if stats else None
 
-        out["discards"] = counter("guest ReceivedDiscardedPackets", start, end, discards,
-                                  seconds_between(start, end, joiner.window), "ReceivedDiscardedPackets")
+        out["discards"] = counter("guest ReceivedDiscardedPackets", samples, discards,
+                                  window_seconds(samples, joiner.window), "ReceivedDiscardedPackets", out["notes"])
+
+
+_VMWARE_OUIS = ("00:50:56", "00:0c:29", "00:05:69", "00:1c:14")
+_WINDOWS_TYPES = (("vmxnet3", "vmxnet3"), ("82574", "e1000e"), ("pro/1000 mt", "e1000"))
+
+
+def guest_vnics(joiner, guest) -> list[dict[str, Any]]:
+    """When nothing else lists the VM's vNICs (no inventory, no host port list): the guest's own
+    interfaces — the ones the capture looked at with ethtool (else VMware-MAC links), keyed by
+    the permanent MAC; interfaces whose driver is not a VMware vNIC's are left out."""
+    if guest is None:
+        return []
+    r = joiner.r
+    if guest.kind == WINDOWS:
+        adapters = r.first("win_netadapter", guest.id)
+        out = []
+        for adapter in adapters.record.adapters if adapters else ():
+            description = (adapter.description or "").lower()
+            vtype = next((t for key, t in _WINDOWS_TYPES if key in description), None)
+            if vtype or (adapter.mac or "").startswith(_VMWARE_OUIS):
+                out.append({"mac": norm_mac(adapter.mac), "label": f"guest adapter {adapter.name}", "type": vtype,
+                            "device_key": None, "guest_interface": adapter.name})
+        return out
+    links = r.first("ip_link", guest.id)
+    by_name = {link.name: link for link in links.record.links} if links else {}
+    looked_at = [c.params["iface"] for spec in ("ethtool_stats", "ethtool_driver", "ethtool_rings", "ethtool_permaddr")
+                 for c in joiner.bundle.find(spec, guest.id) if c.params.get("iface")]
+    names = list(dict.fromkeys(looked_at)) or [
+        n for n, link in by_name.items() if norm_mac(link.permaddr or link.mac) and
+        (link.permaddr or link.mac).lower().startswith(_VMWARE_OUIS)]
+    out = []
+    for iface in names:
+        driver = r.first("ethtool_driver", guest.id, iface=iface)
+        vtype = _VMXNET3_DRIVERS.get(driver.record.driver) if driver else None
+        if driver is not None and vtype is None:
+            continue  # virtio, a bridge, a VPN...: not a VMware vNIC
+        perm = r.first("ethtool_permaddr", guest.id, iface=iface)
+        link = by_name.get(iface)
+        mac = norm_mac(perm.record.mac if perm else (link.permaddr or link.mac) if link else None)
+        out.append({"mac": mac, "label": f"guest {iface}", "type": vtype, "device_key": None,
+                    "guest_interface": iface})
+    return out

@@ -1,11 +1,13 @@
-"""Host-side facts of one vNIC: vsish rxSummary / clientStats / rxqueues over the window."""
+"""Host-side facts of one vNIC: vsish rxSummary / clientStats / rxqueues over the window, and the
+drops its vSwitch port saw (esxtop Network Port %DRPRX, vCenter net.droppedRx)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from esxdiag.facts import DropSymptom
 from esxdiag.windowing import (RX_SUMMARY_LRO, RX_SUMMARY_OOB, RX_SUMMARY_RING1, RX_SUMMARY_RING2, counter,
-                           sample_time, seconds_between)
+                               sample_time, window_seconds)
 
 
 def host_side(joiner, target_id: str | None, port, missing: list[str], vmxnet3: bool = True) -> dict[str, Any]:
@@ -18,31 +20,33 @@ def host_side(joiner, target_id: str | None, port, missing: list[str], vmxnet3: 
         return out
     r = joiner.r
     params = {"portset": port.switch, "port": str(port.port)}
-    start, end = r.pair("vsish_rxsummary", target_id, **params)
-    secs = seconds_between(start, end, joiner.window)
-    if start is None and end is None:
+    samples = r.samples("vsish_rxsummary", target_id, **params)
+    start, end = (samples[0], samples[-1]) if len(samples) > 1 else (None, samples[-1] if samples else None)
+    secs = window_seconds(samples, joiner.window)
+    if not samples:
         missing.append(f"vsish rxSummary for port {port.port}: ring-full and out-of-buffer counters")
     elif start is None:
         missing.append(f"second vsish rxSummary sample for port {port.port}: one reading cannot tell "
                        "whether exhaustion is happening now")
+    notes = out["notes"]
 
     def label(name):
         return lambda rec: rec.counters.get(name)
 
-    out["ring1_full"] = counter("1st ring full", start, end, label(RX_SUMMARY_RING1), secs, RX_SUMMARY_RING1)
-    out["ring2_full"] = counter("2nd ring full", start, end, label(RX_SUMMARY_RING2), secs, RX_SUMMARY_RING2)
-    out["out_of_buffers"] = counter("host drops: running out of buffers", start, end, label(RX_SUMMARY_OOB),
-                                    secs, RX_SUMMARY_OOB)
-    out["lro"] = counter("LRO packets received", start, end, label(RX_SUMMARY_LRO), secs, RX_SUMMARY_LRO)
-    cs_start, cs_end = r.pair("vsish_clientstats", target_id, **params)
-    out["dropped_rx"] = counter("port droppedRx (clientStats)", cs_start, cs_end, lambda rec: rec.dropped_rx,
-                                seconds_between(cs_start, cs_end, joiner.window), "droppedRx")
+    out["ring1_full"] = counter("1st ring full", samples, label(RX_SUMMARY_RING1), secs, RX_SUMMARY_RING1, notes)
+    out["ring2_full"] = counter("2nd ring full", samples, label(RX_SUMMARY_RING2), secs, RX_SUMMARY_RING2, notes)
+    out["out_of_buffers"] = counter("host drops: running out of buffers", samples, label(RX_SUMMARY_OOB), secs,
+                                    RX_SUMMARY_OOB, notes)
+    out["lro"] = counter("LRO packets received", samples, label(RX_SUMMARY_LRO), secs, RX_SUMMARY_LRO, notes)
+    client = r.samples("vsish_clientstats", target_id, **params)
+    out["dropped_rx"] = counter("port droppedRx (clientStats)", client, lambda rec: rec.dropped_rx,
+                                window_seconds(client, joiner.window), "droppedRx", notes)
     if start and end:
         out["series"]["host_counters"] = {
-            "times": [sample_time(start), sample_time(end)],
-            "ring1_full": [start.record.ring1_full, end.record.ring1_full],
-            "ring2_full": [start.record.ring2_full, end.record.ring2_full],
-            "out_of_buffers": [start.record.out_of_buffers, end.record.out_of_buffers],
+            "times": [sample_time(x) for x in samples],
+            "ring1_full": [x.record.ring1_full for x in samples],
+            "ring2_full": [x.record.ring2_full for x in samples],
+            "out_of_buffers": [x.record.out_of_buffers for x in samples],
             "source": end.file,
         }
     queues = r.first("vsish_rxqueues", target_id, **params)
@@ -68,3 +72,33 @@ def host_side(joiner, target_id: str | None, port, missing: list[str], vmxnet3: 
         out["ring1_size"], out["ring2_size"], out["ring_size_source"] = (
             end.record.ring1_size, end.record.ring2_size, end.file)
     return out
+
+
+def port_drop_symptoms(esxtop, perf, port, nic: dict[str, Any], vnic_count: int) -> tuple[DropSymptom, ...]:
+    """The vNIC's vSwitch port drops over the window. esxtop ``Network Port`` rows join by port ID
+    (with the portset when net-stats -l gave one); without the host port list, only a VM with one
+    vNIC and one port row joins (the VM name is not unique per vNIC). vCenter series join by device
+    key; the aggregate instance stands for a VM's only vNIC."""
+    out = []
+    if esxtop is not None:
+        rows = esxtop.record.ports
+        row = None
+        if port is not None:
+            row = next((r for key, r in rows.items()
+                        if key.rpartition(":")[2] == str(port.port) and r.portset == port.switch), None)
+        elif vnic_count == 1 and len(rows) == 1:
+            row = next(iter(rows.values()))
+        if row is not None and row.received_dropped_pct is not None:
+            out.append(DropSymptom("esxtop %DRPRX (% Received Packets Dropped at the vSwitch port)",
+                                   tuple(row.received_dropped_pct), "%", esxtop.file, "% Received Packets Dropped"))
+    if perf is not None:
+        instances = [str(nic["device_key"])] if nic.get("device_key") is not None else []
+        instances += [""] if vnic_count == 1 else []
+        for instance in instances:
+            dropped = perf.record.values("net.droppedRx.summation", instance)
+            if dropped is not None:
+                received = perf.record.values("net.packetsRx.summation", instance) or ()
+                out.append(DropSymptom("vCenter net.droppedRx over the window", tuple(dropped), "packets", perf.file,
+                                       f"net.droppedRx.summation[{instance or 'aggregate'}]", tuple(received)))
+                break
+    return tuple(out)

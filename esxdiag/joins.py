@@ -9,17 +9,18 @@ from typing import Any
 from esxdiag.bundle import Bundle
 from esxdiag.cpu import cpu_from_esxtop, cpu_from_perf
 from esxdiag.facts import VmFacts, VnicFacts
-from esxdiag.guest_facts import guest_side
-from esxdiag.host_facts import host_side
+from esxdiag.guest_facts import guest_side, guest_vnics
+from esxdiag.host_facts import host_side, port_drop_symptoms
 from esxdiag.readings import Reading, Readings
 from esxdiag.specs import ESXI, LINUX, WINDOWS
-from esxdiag.windowing import counter, norm_mac, seconds_between
+from esxdiag.windowing import counter, norm_mac, window_seconds
 
 class Joiner:
     def __init__(self, bundle: Bundle, readings: Readings):
         self.bundle = bundle
         self.r = readings
         self.window = bundle.window_s
+        self.guests: dict[str, Any] = {}  # VM name -> guest target, for guests the manifest does not tie to a VM
 
     # --- which VMs, which targets -------------------------------------------------------
     def inventories(self) -> dict[str, Reading]:
@@ -44,6 +45,13 @@ class Joiner:
         for name in list(inventories) + [t.vm for t in self.bundle.targets if t.vm]:
             if name and name not in names:
                 names.append(name)
+        unclaimed = [t for t in self.bundle.targets if t.kind in (LINUX, WINDOWS) and not t.vm]
+        if len(unclaimed) == 1 and len(names) == 1 and self.guest_target(names[0]) is None:
+            self.guests[names[0]] = unclaimed[0]  # one VM, one guest that does not say whose it is
+        else:
+            for target in unclaimed:  # a guest that names no VM is a VM of its own, named by its target
+                self.guests.setdefault(target.id, target)
+                names += [target.id] if target.id not in names else []
         if not names:
             for _, reading in self.host_port_lists():
                 for port in reading.record.ports:
@@ -59,7 +67,18 @@ class Joiner:
                 return reading
         return None
 
+    def esxtop_for(self, vm: str) -> Reading | None:
+        """The first esxtop batch capture (of any host) that has the VM's group."""
+        for target in (t for t in self.bundle.targets if t.kind == ESXI):
+            for cap in self.bundle.find("esxtop_batch", target.id):
+                reading = self.r.read(cap, vm=vm)
+                if reading:
+                    return reading
+        return None
+
     def guest_target(self, vm: str):
+        if vm in self.guests:
+            return self.guests[vm]
         return next((t for t in self.bundle.targets if t.vm == vm and t.kind in (LINUX, WINDOWS)), None)
 
     # --- per VM -------------------------------------------------------------------------
@@ -78,38 +97,35 @@ class Joiner:
             if nproc and nproc.record.integer:
                 vcpus, vcpus_source = nproc.record.integer, "guest"
         cpu = None
-        esxtop_missing = True
-        for target in (t for t in self.bundle.targets if t.kind == ESXI):
-            for cap in self.bundle.find("esxtop_batch", target.id):
-                reading = self.r.read(cap, vm=name)
-                if reading:
-                    cpu, esxtop_vcpus = cpu_from_esxtop(reading, name, vcpus)
-                    if vcpus is None and esxtop_vcpus:
-                        vcpus, vcpus_source = esxtop_vcpus, "esxtop"
-                    esxtop_missing = False
-                    break
-            if cpu:
-                break
-        if cpu is None:
+        esxtop = self.esxtop_for(name)
+        if esxtop is not None:
+            cpu, esxtop_vcpus = cpu_from_esxtop(esxtop, name, vcpus)
+            if vcpus is None and esxtop_vcpus:
+                vcpus, vcpus_source = esxtop_vcpus, "esxtop"
+        esxtop_missing = esxtop is None
+        if cpu is None or cpu.bound != "exact":  # vCenter's per-vCPU instances beat an esxtop bound
             perf = self.perf_for(name)
-            if perf:
-                cpu = cpu_from_perf(perf, vcpus)
-                if cpu is not None and perf.record.note:
+            perf_cpu = cpu_from_perf(perf, vcpus) if perf else None
+            if perf_cpu is not None and (cpu is None or perf_cpu.bound == "exact"):
+                cpu, esxtop_missing = perf_cpu, cpu is None and esxtop_missing
+                if perf.record.note:
                     notes.append(f"vCenter performance: {perf.record.note}")
         if cpu is None:
             missing.append("CPU figures in the window (esxtop batch or vCenter performance): "
                            "CPU contention and limits cannot be ruled out")
-        elif esxtop_missing:
-            notes.append(f"CPU figures from vCenter ({cpu.source}); esxtop (2-5 s samples) was not available")
+        else:
+            if esxtop_missing:
+                notes.append(f"CPU figures from vCenter ({cpu.source}); esxtop (2-5 s samples) was not available")
+            if cpu.bound != "exact":
+                notes.append(f"vCPU count unknown: per-vCPU CPU figures are {cpu.bound} bounds ({cpu.normalisation})")
+            notes += cpu.warnings
         retrans = segs = None
         if guest is not None and guest.kind == LINUX:
-            start, end = self.r.pair("netstat_s", guest.id)
-            if start is None and end is None:
-                start, end = self.r.pair("nstat", guest.id)
-            secs = seconds_between(start, end, self.window)
-            retrans = counter("TCP segments retransmitted", start, end, lambda r: r.retransmitted_segments,
-                              secs, "retransmitted segments")
-            segs = counter("TCP segments sent", start, end, lambda r: r.segments_sent, secs, "segments sent")
+            samples = self.r.samples("netstat_s", guest.id) or self.r.samples("nstat", guest.id)
+            secs = window_seconds(samples, self.window)
+            retrans = counter("TCP segments retransmitted", samples, lambda r: r.retransmitted_segments, secs,
+                              "retransmitted segments", notes)
+            segs = counter("TCP segments sent", samples, lambda r: r.segments_sent, secs, "segments sent", notes)
         vnics = tuple(self.vnic_facts(name, inv, guest, vcpus))
         limit = inv.cpu_allocation.limit_mhz if inv else None
         return VmFacts(
@@ -119,12 +135,14 @@ class Joiner:
             guest_os=guest_os, guest_os_name=(inv.guest.full_name if inv and inv.guest else None),
             inventory_file=inventory.file if inventory else None, cpu=cpu, retransmits=retrans,
             segments_sent=segs, vnics=vnics, missing=tuple(missing), notes=tuple(notes),
+            latency_sensitivity=inv.latency_sensitivity if inv else None,
         )
 
-    def vnic_list(self, name: str, inv: Any) -> list[dict[str, Any]]:
+    def vnic_list(self, name: str, inv: Any, guest) -> list[dict[str, Any]]:
+        """The VM's vNICs from the inventory, else the host's port list, else the guest's interfaces."""
         if inv is not None:
-            return [{"mac": norm_mac(v.mac), "label": v.label, "type": v.type, "device_key": v.device_key}
-                    for v in inv.vnics]
+            return [{"mac": norm_mac(v.mac), "label": v.label, "type": v.type, "device_key": v.device_key,
+                     "network": v.network} for v in inv.vnics]
         out = []
         for _, reading in self.host_port_lists():
             for port in reading.record.ports:
@@ -132,7 +150,7 @@ class Joiner:
                     vtype = "vmxnet3" if port.subtype == 9 else None
                     out.append({"mac": norm_mac(port.mac), "label": f"vNIC {port.vnic_index}", "type": vtype,
                                 "device_key": None})
-        return out
+        return out or guest_vnics(self, guest)
 
     def host_port(self, mac: str | None):
         for target_id, reading in self.host_port_lists():
@@ -142,10 +160,11 @@ class Joiner:
         return None, None, None
 
     def vnic_facts(self, vm: str, inv: Any, guest, vcpus: int | None):
-        for nic in self.vnic_list(vm, inv):
-            yield self._one_vnic(vm, nic, guest, vcpus)
+        nics = self.vnic_list(vm, inv, guest)
+        for nic in nics:
+            yield self._one_vnic(vm, nic, guest, len(nics))
 
-    def _one_vnic(self, vm: str, nic: dict[str, Any], guest, vcpus: int | None) -> VnicFacts:
+    def _one_vnic(self, vm: str, nic: dict[str, Any], guest, vnic_count: int) -> VnicFacts:
         mac = nic["mac"]
         missing: list[str] = []
         target_id, port, _ = self.host_port(mac)
@@ -158,11 +177,8 @@ class Joiner:
             missing.append("host port list (net-stats -l): " + (
                 f"could not be collected ({failed.error_kind}: {failed.error})" if failed
                 else "host captures were not collected"))
-        guest_facts = guest_side(self, guest, mac, missing, vmxnet3)
-        perf_drops: tuple = ()
-        perf = self.perf_for(vm)
-        if perf and nic.get("device_key") is not None:
-            perf_drops = perf.record.values("net.droppedRx.summation", str(nic["device_key"])) or ()
+        guest_facts = guest_side(self, guest, mac, missing, vmxnet3, nic.get("guest_interface"))
+        symptoms = port_drop_symptoms(self.esxtop_for(vm), self.perf_for(vm), port, nic, vnic_count)
         ring1, ring2, size_source = host["ring1_size"], host["ring2_size"], host["ring_size_source"]
         notes = list(host["notes"]) + list(guest_facts["notes"])
         if ring1 is None and guest_facts["ring_size_source"] is not None:
@@ -185,7 +201,8 @@ class Joiner:
             small_rx_buffers=guest_facts["small_rx_buffers"], rings_persisted=guest_facts["rings_persisted"],
             ethtool_current_rx=guest_facts["ethtool_current_rx"], driver=guest_facts["driver"],
             driver_version=guest_facts["driver_version"], link_speed=guest_facts["link_speed"],
-            link_speed_source=guest_facts["link_speed_source"], vcenter_dropped_rx=tuple(perf_drops),
+            link_speed_source=guest_facts["link_speed_source"], drop_symptoms=symptoms,
+            network=nic.get("network"), device_key=nic.get("device_key"),
             series={**host["series"], **guest_facts["series"]}, missing=tuple(missing),
             notes=tuple(notes),
         )

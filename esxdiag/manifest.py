@@ -3,12 +3,15 @@ gives one clear error naming the field instead of a crash or silently wrong join
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from esxdiag.errors import BundleError
 
 TARGET_KINDS = ("vcenter", "esxi", "linux", "windows")
 _OPTIONAL_TEXT = ("command", "started", "ended", "error")
+# params the joins need to place a capture: without them it would silently join nothing
+JOIN_PARAMS = ("portset", "port", "queue", "iface")
 
 
 def _fail(where: str, field: str, expected: str, value: Any) -> None:
@@ -18,6 +21,14 @@ def _fail(where: str, field: str, expected: str, value: Any) -> None:
 def _text_or_null(where: str, field: str, value: Any) -> None:
     if value is not None and not isinstance(value, str):
         _fail(where, field, "a string or null", value)
+    if isinstance(value, str) and "\x00" in value:
+        _fail(where, field, "text without NUL bytes", value)
+
+
+def _relative_file(where: str, value: Any) -> None:
+    _text_or_null(where, "file", value)
+    if isinstance(value, str) and (not value.strip() or value.startswith(("/", "\\")) or ":" in value[:3]):
+        _fail(where, "file", "a path relative to the bundle", value)
 
 
 def _int_or_null(where: str, field: str, value: Any) -> None:
@@ -31,8 +42,9 @@ def validate(manifest: dict[str, Any], where: str, error_kinds: tuple[str, ...],
             or not all(isinstance(v, str) for v in subject.get("vms", [])):
         _fail(where, "subject", 'an object {"vms": [names]}', subject)
     window = manifest.get("window_s")
-    if window is not None and (not isinstance(window, (int, float)) or isinstance(window, bool) or window <= 0):
-        _fail(where, "window_s", "a positive number or null", window)
+    if window is not None and (not isinstance(window, (int, float)) or isinstance(window, bool)
+                               or not math.isfinite(window) or window <= 0):
+        _fail(where, "window_s", "a finite positive number of seconds or null", window)
     if not isinstance(manifest.get("notes", []), list):
         _fail(where, "notes", "a list", manifest.get("notes"))
     ids = set()
@@ -52,15 +64,19 @@ def validate(manifest: dict[str, Any], where: str, error_kinds: tuple[str, ...],
         here = f"{where}: captures[{i}]"
         if not isinstance(cap, dict):
             _fail(here, "capture", "an object", cap)
-        if cap.get("spec") not in specs:
-            raise BundleError(f"{here}: unknown spec {cap.get('spec')!r}")
+        if not isinstance(cap.get("spec"), str):
+            _fail(here, "spec", "a spec name (string)", cap.get("spec"))
+        if cap["spec"] not in specs:
+            raise BundleError(f"{here}: unknown spec {cap['spec']!r:.60}")
         if not isinstance(cap.get("target"), str):
             _fail(here, "target", "a target id (string)", cap.get("target"))
         params = cap.get("params") or {}
-        if not isinstance(params, dict) or not all(isinstance(v, (str, int)) and not isinstance(v, bool)
+        if not isinstance(params, dict) or not all(isinstance(v, str) or (isinstance(v, int) and
+                                                   not isinstance(v, bool) and abs(v) < 10 ** 18)
                                                    for v in params.values()):
             _fail(here, "params", "an object of strings", params)
-        _text_or_null(here, "file", cap.get("file"))
+        _check_params(here, specs[cap["spec"]], params)
+        _relative_file(here, cap.get("file"))
         _int_or_null(here, "sample", cap.get("sample"))
         _int_or_null(here, "rc", cap.get("rc"))
         for field in _OPTIONAL_TEXT:
@@ -72,3 +88,19 @@ def validate(manifest: dict[str, Any], where: str, error_kinds: tuple[str, ...],
             raise BundleError(f"{here}: the same capture as captures[{seen[key]}] (spec, target, params, sample): "
                               "which one to use is ambiguous")
         seen[key] = i
+
+
+def _check_params(where: str, spec: Any, params: dict[str, Any]) -> None:
+    """A misspelt param ("q" for "queue") would make the capture join nothing, silently."""
+    unknown = sorted(k for k in params if k not in spec.params)
+    if unknown:
+        expected = ", ".join(spec.params) or "none"
+        raise BundleError(f"{where}: params {', '.join(repr(k) for k in unknown)} unknown for {spec.name} "
+                          f"(expected: {expected})")
+    missing = [k for k in spec.params if k in JOIN_PARAMS and k not in params]
+    if missing:
+        raise BundleError(f"{where}: params {', '.join(repr(k) for k in missing)} missing for {spec.name}: "
+                          "the capture cannot be joined to a vNIC without them")
+    for key, value in params.items():
+        if "\x00" in str(value):
+            _fail(where, f"params.{key}", "text without NUL bytes", value)

@@ -1,8 +1,14 @@
-"""Parse bundle captures once, remember what could not be used and why (for coverage)."""
+"""Parse bundle captures once, remember what could not be used and why (for coverage), and what
+the parsers warned about in the captures they did read (``warnings`` on a record: a dropped
+truncated row, a skipped damaged column, a repeated counter...), tied to the file.
+
+No capture stops the analysis: a parser raising anything but ParseError/NoData is a bug, but the
+capture is then reported as unparsed with the exception named, and the rest is analysed."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import logging
+from dataclasses import dataclass, replace
 from typing import Any
 
 from esxdiag.bundle import Bundle, Capture
@@ -36,6 +42,7 @@ class Readings:
         self._cache: dict[tuple[int, tuple], Any] = {}
         self.problems: dict[int, CoverageItem] = {}
         self._index = {id(cap): i for i, cap in enumerate(bundle.captures)}
+        self.warnings: dict[int, dict[str, None]] = {}  # capture index -> parser warnings, in order
 
     def read(self, cap: Capture, **options: Any) -> Reading | None:
         """Parsed record of one capture, or None (the reason lands in coverage)."""
@@ -61,6 +68,14 @@ class Readings:
                 where = f" (line {exc.line})" if exc.line else ""
                 self.problems[index] = CoverageItem(describe(cap), cap.spec, cap.target, "unparsed",
                                                     exc.why + where, cap.file, None)
+            except Exception as exc:  # a parser bug must not cost the other captures
+                logging.getLogger(__name__).debug("parser failed on %s", cap.file, exc_info=True)
+                self.problems[index] = CoverageItem(describe(cap), cap.spec, cap.target, "unparsed",
+                                                    f"parser error ({type(exc).__name__}: {str(exc)[:200]})",
+                                                    cap.file, "parser-bug")
+            if reading is not None:
+                found = getattr(reading.record, "warnings", None) or ()
+                self.warnings.setdefault(index, {}).update(dict.fromkeys(str(w) for w in found))
         self._cache[key] = reading
         return reading
 
@@ -71,14 +86,19 @@ class Readings:
                 return reading
         return None
 
-    def pair(self, spec: str, target: str | None = None, **params: str) -> tuple[Reading | None, Reading | None]:
-        """Earliest and latest usable sample of a sampled spec (the window's two ends)."""
+    def samples(self, spec: str, target: str | None = None, **params: str) -> list[Reading]:
+        """Every usable sample of a sampled spec in time order (the window's start ... end)."""
         readings = [r for r in (self.read(c) for c in self.bundle.find(spec, target, **params)) if r]
-        if not readings:
-            return None, None
         readings.sort(key=lambda r: (r.capture.sample if r.capture.sample is not None else 0))
         if all(r.capture.time for r in readings):  # the clock wins over the sample numbers' order
             readings.sort(key=lambda r: r.capture.time)
+        return readings
+
+    def pair(self, spec: str, target: str | None = None, **params: str) -> tuple[Reading | None, Reading | None]:
+        """Earliest and latest usable sample of a sampled spec (the window's two ends)."""
+        readings = self.samples(spec, target, **params)
+        if not readings:
+            return None, None
         if len(readings) == 1:
             return None, readings[0]
         return readings[0], readings[-1]
@@ -89,6 +109,9 @@ class Readings:
         for index, cap in enumerate(self.bundle.captures):
             if index not in self.problems and not cap.ok:
                 self.read(cap)
-            items.append(self.problems.get(index) or CoverageItem(describe(cap), cap.spec, cap.target,
-                                                                  "collected", None, cap.file))
+            item = self.problems.get(index) or CoverageItem(describe(cap), cap.spec, cap.target,
+                                                            "collected", None, cap.file)
+            if self.warnings.get(index):
+                item = replace(item, warnings=tuple(self.warnings[index]))
+            items.append(item)
         return items

@@ -99,6 +99,7 @@ class CoverageItem:
     why: str | None = None
     file: str | None = None
     error_kind: str | None = None
+    warnings: tuple[str, ...] = ()  # what the parser dropped or doubted in a collected capture
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,7 @@ class VmResult:
     charts: tuple[Series, ...] = ()
     checks: tuple[RuleCheck, ...] = ()
     notes: tuple[str, ...] = ()
+    tcp: dict[str, Any] = field(default_factory=dict)  # guest retransmitted / sent segments over the window
 
 
 @dataclass(frozen=True)

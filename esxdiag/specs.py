@@ -29,6 +29,15 @@ PARAM_PATTERNS = {
 }
 
 _PS = "powershell -NoProfile -NonInteractive -Command"
+KIB, MIB = 1024, 1024 * 1024
+DEFAULT_MAX_BYTES = 4 * MIB  # a command's output past its cap is cut and recorded as truncated
+ESXTOP_HEADER_BYTES = 16 * MIB  # esxtop -b: one header line naming every counter (~15k columns: ~1 MB)
+ESXTOP_ROW_BYTES = 4 * MIB  # one sample row; 15k columns measured at ~120 KB (design.md)
+
+
+def esxtop_max_bytes(iterations: int) -> int:
+    """The esxtop_batch cap: sized from the rows asked for (delay x iterations covers the window)."""
+    return ESXTOP_HEADER_BYTES + max(1, iterations) * ESXTOP_ROW_BYTES
 
 
 @dataclass(frozen=True)
@@ -41,6 +50,7 @@ class Spec:
     sampled: bool = False  # cumulative counters: captured at the start and end of the window
     about: str = ""
     ok_rc: tuple[int, ...] = (0,)  # exit statuses that still mean "ran and answered"
+    max_bytes: int = DEFAULT_MAX_BYTES  # output cap (esxtop_batch: esxtop_max_bytes(iterations))
 
     def render(self, **params: str) -> str:
         """The exact command line for these params; raises ValueError on a bad or missing param."""
@@ -66,9 +76,11 @@ SPECS: dict[str, Spec] = {
         # --- ESXi host ---
         Spec("esxi_version", ESXI, "text", ("vmware", "-vl"), about="ESXi version and build"),
         Spec("net_stats_list", ESXI, "net-stats", ("net-stats", "-l"),
-             about="every vSwitch port with its MAC and client (VM.ethN) name"),
+             about="every vSwitch port with its MAC and client (VM.ethN) name",
+             max_bytes=32 * MIB),  # ~100 bytes a port: 300k ports
         Spec("esxtop_batch", ESXI, "esxtop", ("esxtop", "-b", "-d", "{delay}", "-n", "{iterations}"),
-             params=("delay", "iterations"), about="CPU %RDY/%CSTP/%MLMTD per VM over the window"),
+             params=("delay", "iterations"), about="CPU %RDY/%CSTP/%MLMTD per VM over the window",
+             max_bytes=esxtop_max_bytes(1)),  # the collector passes the cap for its iterations
         Spec("vsish_rxsummary", ESXI, "vsish-rxsummary",
              ("vsish", "-e", "get", _VMXNET3 + "/vmxnet3/rxSummary"), params=("portset", "port"),
              sampled=True, about="vmxnet3 ring-full and out-of-buffer counters for one vNIC"),
@@ -91,16 +103,17 @@ SPECS: dict[str, Spec] = {
              sampled=True, about="physical uplink counters"),
         # --- Linux guest ---
         Spec("ip_link", LINUX, "ip-link", ("ip", "-o", "link", "show"), about="interfaces, MTU, MAC"),
-        Spec("nproc", LINUX, "text", ("nproc",), about="online vCPUs in the guest"),
+        Spec("nproc", LINUX, "text", ("nproc",), about="online vCPUs in the guest", max_bytes=4 * KIB),
         Spec("ethtool_driver", LINUX, "ethtool-driver", ("ethtool", "-i", "{iface}"), params=("iface",)),
         Spec("ethtool_rings", LINUX, "ethtool-rings", ("ethtool", "-g", "{iface}"), params=("iface",)),
         Spec("ethtool_stats", LINUX, "ethtool-stats", ("ethtool", "-S", "{iface}"), params=("iface",),
              sampled=True, about="per-queue pkts rx OOB and driver drops"),
         Spec("ethtool_permaddr", LINUX, "ethtool-permaddr", ("ethtool", "-P", "{iface}"), params=("iface",),
-             about="permanent MAC: joins the guest interface to the vNIC"),
-        Spec("netstat_s", LINUX, "netstat", ("netstat", "-s"), sampled=True, about="TCP retransmits"),
+             about="permanent MAC: joins the guest interface to the vNIC", max_bytes=4 * KIB),
+        Spec("netstat_s", LINUX, "netstat", ("netstat", "-s"), sampled=True, about="TCP retransmits",
+             max_bytes=1 * MIB),  # ~10 KB on a real guest
         Spec("nstat", LINUX, "netstat", ("nstat", "-asz"), sampled=True,
-             about="TCP retransmits (iproute2), absolute, no history update"),
+             about="TCP retransmits (iproute2), absolute, no history update", max_bytes=1 * MIB),
         Spec("ring_persistence", LINUX, "ring-persistence",
              ("grep", "-rsIn", "-e", "ethtool", "-e", "ring-rx", "/etc/NetworkManager/system-connections",
               "/etc/udev/rules.d", "/etc/systemd/system", "/etc/rc.local", "/etc/network/interfaces",
@@ -119,10 +132,10 @@ SPECS: dict[str, Spec] = {
         Spec("win_stats", WINDOWS, "win-stats",
              (f"{_PS} \"Get-NetAdapterStatistics | Format-List *\"",), sampled=True),
         Spec("win_cpu", WINDOWS, "text",
-             (f"{_PS} \"(Get-CimInstance Win32_ComputerSystem).NumberOfLogicalProcessors\"",)),
+             (f"{_PS} \"(Get-CimInstance Win32_ComputerSystem).NumberOfLogicalProcessors\"",), max_bytes=4 * KIB),
         # --- vCenter API captures (written as JSON by esxdiag.collectors.vsphere) ---
-        Spec("vsphere_vm", VCENTER, "vsphere-vm", about="VM inventory: vNICs, CPU allocation, host, guest"),
-        Spec("vsphere_perf", VCENTER, "vsphere-perf", about="per-vCPU cpu.ready/costop/maxlimited, per-vNIC drops"),
+        Spec("vsphere_vm", VCENTER, "vsphere-vm", params=("vm",), about="VM inventory: vNICs, CPU allocation, host, guest"),
+        Spec("vsphere_perf", VCENTER, "vsphere-perf", params=("vm",), about="per-vCPU cpu.ready/costop/maxlimited, per-vNIC drops"),
     ]
 }
 

@@ -1,7 +1,14 @@
-"""Cumulative counters read at both ends of the window: pairing two readings into a
-CounterWindow, the real time between them, and MAC normalisation for the joins."""
+"""Cumulative counters read over the window: a CounterWindow from every usable reading (start,
+any between, end), the real time between the ends, and MAC normalisation for the joins.
+
+Damaged readings must not invent a reset (shared/domain.md section 6): a reading between the
+ends that dips below its neighbours and comes back is dropped with a note, and per-queue sums
+are taken over the queues every reading has, so a queue cut off the end of a capture is not
+read as the counter going back."""
 
 from __future__ import annotations
+
+from typing import Callable, Iterable
 
 from esxdiag.facts import CounterWindow
 from esxdiag.parsers.netstats import normalize_mac
@@ -30,15 +37,66 @@ def seconds_between(a: Reading | None, b: Reading | None, fallback: float | None
     return fallback
 
 
-def counter(what: str, start: Reading | None, end: Reading | None, get, seconds: float | None,
-            locator: str | None) -> CounterWindow | None:
-    """A CounterWindow from two readings and an accessor; None when neither end has the value."""
-    vs = get(start.record) if start else None
-    ve = get(end.record) if end else None
-    if vs is None and ve is None:
+def window_seconds(readings: list[Reading], fallback: float | None) -> float | None:
+    return seconds_between(readings[0], readings[-1], fallback) if len(readings) > 1 else None
+
+
+def counter(what: str, readings: Iterable[Reading | None], get: Callable, seconds: float | None,
+            locator: str | None, notes: list[str] | None = None) -> CounterWindow | None:
+    """A CounterWindow from the readings in time order and an accessor; None when no reading has the
+    value. One reading is the end (since-init total only)."""
+    pairs = [(r, v) for r in readings if r is not None for v in (get(r.record),) if v is not None]
+    if not pairs:
         return None
-    source = (end or start).file  # type: ignore[union-attr]
-    return CounterWindow(what, vs, ve, seconds, source, locator)
+    values = _drop_dips([v for _, v in pairs], what, notes)
+    source = pairs[-1][0].file
+    if len(values) == 1:
+        return CounterWindow(what, None, values[0], None, source, locator)
+    return CounterWindow(what, values[0], values[-1], seconds, source, locator, tuple(values[1:-1]))
+
+
+def _drop_dips(values: list[int], what: str, notes: list[str] | None) -> list[int]:
+    """A middle reading below the one before it, with a later reading back at or above that value, is
+    damage (a cut or garbled capture), not a reset: a reset starts again from zero."""
+    kept = [values[0]]
+    for i, v in enumerate(values[1:-1], 1):
+        if v < kept[-1] and any(later >= kept[-1] for later in values[i + 1:]):
+            if notes is not None:
+                notes.append(f"{what}: reading {i + 1} of {len(values)} ({v:,}) dips below the readings around "
+                             "it: a damaged sample, not a reset; left out")
+            continue
+        kept.append(v)
+    return kept + values[-1:] if len(values) > 1 else kept
+
+
+def queue_sum(what: str, readings: list[Reading], per_queue: Callable, seconds: float | None, locator: str | None,
+              notes: list[str]) -> CounterWindow | None:
+    """Sum of a per-queue counter (``per_queue(record) -> {queue: value}``) over the queues every reading
+    has. A queue missing from one reading (a capture cut short), or going back while the others rise
+    (a garbled value; a real reset re-initialises every queue), is left out with a note."""
+    maps = [(r, {q: v for q, v in per_queue(r.record).items() if v is not None}) for r in readings]
+    maps = [(r, m) for r, m in maps if m]
+    if not maps:
+        return None
+    common = set.intersection(*(set(m) for _, m in maps))
+    everywhere = set.union(*(set(m) for _, m in maps))
+    if common != everywhere:
+        notes.append(f"{what}: rx queue(s) {', '.join(map(str, sorted(everywhere - common)))} missing from some "
+                     f"readings (capture cut short?): summed over queues {', '.join(map(str, sorted(common)))} only")
+    if len(maps) > 1:
+        went_back = {q for q in common if any(b[q] < a[q] for (_, a), (_, b) in zip(maps, maps[1:]))}
+        if went_back and went_back != common:
+            notes.append(f"{what}: rx queue(s) {', '.join(map(str, sorted(went_back)))} went back while the others "
+                         "rose: a damaged reading, not a reset; left out")
+            common -= went_back
+    if not common:
+        return None
+    return counter(what, [r for r, _ in maps], lambda rec: _sum_of(per_queue(rec), common), seconds, locator, notes)
+
+
+def _sum_of(values: dict, queues: set) -> int | None:
+    picked = [values.get(q) for q in queues]
+    return None if any(v is None for v in picked) else sum(picked)
 
 
 def sample_time(reading: Reading | None) -> str | None:

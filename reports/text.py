@@ -258,6 +258,9 @@ def render_text(result: AnalysisResult, width: int = 100, color: bool = False) -
         kind = f" ({gap.error_kind})" if gap.error_kind else ""
         target = f" on {gap.target}" if gap.target else ""
         out.line(f"not collected: {gap.what}{target}: {gap.status}{kind}: {gap.why or 'no reason recorded'}")
+    for item in result.coverage:
+        for warning in item.warnings:
+            out.line(f"capture warning: {item.file or item.what}: {warning}")
     collected = len(result.coverage) - len(gaps)
     out.line(f"Coverage: {fmt(collected)} of {fmt(len(result.coverage))} inputs collected.")
     for note in result.notes:

@@ -7,9 +7,9 @@ import re
 from dataclasses import dataclass
 
 from esxdiag.errors import NoData, ParseError
+from esxdiag.parsers.numbers import count, is_count
 
 _RULER = re.compile(r"^\s*-+(\s+-+)*\s*$")
-_KEY_VALUE = re.compile(r"^\s*(?P<k>[^:]+?):(?:\s(?P<v>.*))?$")
 _NIC_TITLE = re.compile(r"^NIC statistics for (?P<name>\S+)\s*$")
 _MAC = re.compile(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")
 
@@ -46,7 +46,7 @@ def parse_vm_list(text: str) -> EsxcliVmList:
         if not line.strip():
             continue
         world, name, num_ports, networks = _slice(line, starts)
-        if not world.isdigit() or not num_ports.isdigit() or not name:
+        if not is_count(world) or not is_count(num_ports) or not name:
             raise ParseError(f"row does not line up with the ruler columns: {line.strip()[:70]!r}", line=number)
         vms.append(EsxcliVm(int(world), name, int(num_ports),
                             tuple(n.strip() for n in networks.split(", ") if n.strip())))
@@ -86,10 +86,10 @@ def parse_vm_ports(text: str) -> EsxcliVmPorts:
         if not line.strip():
             current = None
             continue
-        m = _KEY_VALUE.match(line)
-        if not m:
+        pair = _key_value(line)
+        if pair is None:
             raise ParseError(f"expected 'Key: value': {line.strip()[:70]!r}", line=number)
-        key, value = m["k"].strip(), (m["v"] or "").strip()
+        key, value = pair
         if current is None or (key == "Port ID" and "Port ID" in current):
             current = {}
             blocks.append((number, current))
@@ -101,15 +101,24 @@ def parse_vm_ports(text: str) -> EsxcliVmPorts:
     return EsxcliVmPorts(tuple(_port(fields, number) for number, fields in blocks))
 
 
+def _key_value(line: str) -> tuple[str, str] | None:
+    """``Key: value`` / ``Key:`` (stripped), or None. str.partition, not a regex: a lazy key
+    between optional spaces backtracked quadratically on long lines without a ':'."""
+    key, sep, value = line.partition(":")
+    if not sep or not key.strip() or (value and not value[0].isspace()):
+        return None
+    return key.strip(), value.strip()
+
+
 def _port(fields: dict[str, str], number: int) -> EsxcliPort:
     port_id = fields.get("Port ID", "")
-    if not port_id.isdigit():
+    if not is_count(port_id):
         raise ParseError(f"port record without a numeric 'Port ID' (keys: {', '.join(fields)[:80]})", line=number)
     mac = fields.get("MAC Address", "").lower()
     if not _MAC.match(mac):
         raise ParseError(f"port {port_id}: bad or missing 'MAC Address' {mac!r}", line=number)
     uplink_id = fields.get("Uplink Port ID", "")
-    if uplink_id and not uplink_id.isdigit():
+    if uplink_id and not is_count(uplink_id):
         raise ParseError(f"port {port_id}: 'Uplink Port ID' {uplink_id!r} is not a number", line=number)
     ip = fields.get("IP Address", "")
     team = fields.get("Team Uplink", "")
@@ -135,14 +144,13 @@ def parse_nic_stats(text: str) -> EsxcliNicStats:
         if not counters and name is None and (title := _NIC_TITLE.match(line.strip())):
             name = title["name"]
             continue
-        m = _KEY_VALUE.match(line)
-        value = (m["v"] or "").strip() if m else ""
-        if not m or not value.isdigit():
+        pair = _key_value(line)
+        if pair is None or not pair[1].isdigit():
             raise ParseError(f"expected 'Counter name: <integer>': {line.strip()[:70]!r}", line=number)
-        key = m["k"].strip()
+        key, value = pair
         if key in counters:
             raise ParseError(f"counter {key!r} repeated", line=number)
-        counters[key] = int(value)
+        counters[key] = count(value, f"counter {key[:60]!r}", number)
     if not counters:
         raise NoData(f"no NIC counters{f' for {name}' if name else ''}")
     return EsxcliNicStats(name, counters)

@@ -35,12 +35,12 @@ from esxdiag.errors import NoData, ParseError
 from esxdiag.parsers import esxtop_arrow
 from esxdiag.parsers.esxtop_columns import VCPU_WORLD, Layout, read_layout
 from esxdiag.parsers.esxtop_panel import CpuPanel, CpuPanelGroup, parse_cpu_panel
-from esxdiag.parsers.esxtop_rows import Rows, Series, read_csv_rows
+from esxdiag.parsers.esxtop_rows import Rows, Series, clean_series, read_csv_rows
 from esxdiag.parsers.pdh import PdhMarker, iso_utc
 
 __all__ = ["parse_esxtop", "parse_cpu_panel", "EsxtopRecord", "VmCpu", "PortRx", "CpuPanel", "CpuPanelGroup"]
 
-_MARKER_LINE = re.compile(r'("?)\(PDH-CSV [\d.]+\) \(.*?\)\(-?\d+\)\1(.?)')
+_MARKER_LINE = re.compile(r'("?)\(PDH-CSV [0-9.]+\) \(.*?\)\(-?[0-9]{1,6}\)\1(.?)')
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ class VmCpu:
     costop_pct: Series | None
     max_limited_pct: Series | None
     group_id: int
-    members: int | None
+    members: int | None  # worlds in the group (vmx, mks, svga, vcpus...), last sample: not vCPUs
     vcpus_source: str | None  # "hint", "vcpu-instances" or None
     group_ready_pct: Series | None
     group_costop_pct: Series | None
@@ -59,6 +59,7 @@ class VmCpu:
     run_pct: Series | None
     swap_wait_pct: Series | None
     vcpu_ready_pct: dict[str, Series] | None
+    vcpu_worlds: int | None  # vmx-vcpu-N (ESX 4: vmmN) worlds seen in the header, whatever the hint
 
 
 @dataclass(frozen=True)
@@ -111,17 +112,18 @@ def parse_esxtop(stream: TextIO, vm: str | None = None, vcpus: int | None = None
     reader = csv.reader(lines(), delimiter=delimiter)
     try:
         layout = read_layout(next(reader), vm, warnings)
+        header_end = last_line[0].rstrip("\r\n")[-1:]
         rows = None
         if quoted and delimiter == ",":
             source = esxtop_arrow.fast_source(stream, first_line, reader.line_num)
             del first_line, text_line
             if source is not None:
-                rows = esxtop_arrow.read_arrow_rows(*source, layout, warnings)
+                rows = esxtop_arrow.read_arrow_rows(*source, layout, header_end, warnings)
         if rows is None:
-            rows = read_csv_rows(reader, last_line, layout, quoted, delimiter, warnings)
+            rows = read_csv_rows(reader, last_line, layout, header_end, delimiter, warnings)
     except csv.Error as exc:
         raise ParseError(f"bad CSV: {exc}", reader.line_num) from None
-    return _record(layout, rows, vcpus, warnings)
+    return _record(layout, clean_series(rows, layout, warnings), vcpus, warnings)
 
 
 def _record(layout: Layout, rows: Rows, vcpus_hint: int | None, warnings: list[str]) -> EsxtopRecord:
@@ -162,7 +164,7 @@ def _vm_records(layout: Layout, series: dict[int, Series], vcpus_hint: int | Non
 
         vcpus = vcpus_hint or len(group.vcpu_worlds) or None
         source = "hint" if vcpus_hint else "vcpu-instances" if vcpus else None
-        members = [m for m in counter("Members") or () if m is not None]
+        members = [m for m in counter("Members") or () if m is not None and 0 <= m < 1 << 31]
         worlds = sorted(group.vcpu_worlds, key=lambda w: int(VCPU_WORLD.match(w).group(1)))
         vcpu_ready = {w: series[group.vcpu_worlds[w]] for w in worlds if group.vcpu_worlds[w] is not None}
         ready, costop, limited = counter("% Ready"), counter("% CoStop"), counter("% Max Limited")
@@ -172,7 +174,7 @@ def _vm_records(layout: Layout, series: dict[int, Series], vcpus_hint: int | Non
             members=int(members[-1]) if members else None, vcpus_source=source,
             group_ready_pct=ready, group_costop_pct=costop, group_max_limited_pct=limited,
             used_pct=counter("% Used"), run_pct=counter("% Run"), swap_wait_pct=counter("% Swap Wait"),
-            vcpu_ready_pct=vcpu_ready or None,
+            vcpu_ready_pct=vcpu_ready or None, vcpu_worlds=len(group.vcpu_worlds) or None,
         )
     return records
 

@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TextIO
 
 from esxdiag.parsers.esxtop_columns import Layout
-from esxdiag.parsers.esxtop_rows import Rows, truncated_row_warning
+from esxdiag.parsers.esxtop_rows import Rows, ends_mid_field, truncated_row_warning
 from esxdiag.parsers.pdh import parse_stamp
 
 FAST_PATH_MIN_BYTES = 8 << 20
@@ -61,7 +61,8 @@ def fast_source(stream: TextIO, first_line: str, header_lines: int) -> tuple[str
     return path, len(header), info.st_size
 
 
-def read_arrow_rows(path: str, start: int, size: int, layout: Layout, warnings: list[str]) -> Rows | None:
+def read_arrow_rows(path: str, start: int, size: int, layout: Layout, header_end: str,
+                    warnings: list[str]) -> Rows | None:
     try:
         import pyarrow as pa
         import pyarrow.csv as pa_csv
@@ -108,7 +109,7 @@ def read_arrow_rows(path: str, start: int, size: int, layout: Layout, warnings: 
         if len(last_invalid) > 1 or last_invalid[0][0] != rows_in_last + 1:
             return None  # a row of the wrong width before the last one: a ParseError from the csv path
         warnings.append(truncated_row_warning(_last_line_number(path, size), f"{last_invalid[0][1]} of {layout.width} fields"))
-    elif stamps and not _ends_with_quote(path, size):
+    elif stamps and ends_mid_field(_tail(path, size), header_end):
         warnings.append(truncated_row_warning(_last_line_number(path, size), "unterminated last field"))
         keep -= 1
     table = table.slice(0, keep)
@@ -178,10 +179,10 @@ def _last_line_number(path: str, size: int) -> int:
     return newlines - tail[len(tail.rstrip(b"\r\n")) :].count(b"\n") + 1
 
 
-def _ends_with_quote(path: str, size: int) -> bool:
+def _tail(path: str, size: int) -> str:
     with open(path, "rb") as handle:
         handle.seek(max(0, size - 64))
-        return handle.read().rstrip(b"\r\n").endswith(b'"')
+        return handle.read().decode("latin-1")
 
 
 class _ByteRange(io.RawIOBase):

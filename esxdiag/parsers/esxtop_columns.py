@@ -19,9 +19,9 @@ from esxdiag.parsers.pdh import PdhMarker, parse_marker, split_counter_path
 
 GROUP_COUNTERS = ("% Ready", "% CoStop", "% Max Limited", "% Used", "% Run", "% Swap Wait", "Members")
 PORT_COUNTERS = ("% Received Packets Dropped", "Packets Received/sec", "MBits Received/sec")
-VCPU_WORLD = re.compile(r"(?:vmx-vcpu-|vmm)(\d+)(?::|$)")
-_VM_PORT = re.compile(r"([^:]*):(\d+):(\d+):(.*)", re.S)
-_VCPU_TAIL = re.compile(r"(.*?):(\d+):(.*)", re.S)
+VCPU_WORLD = re.compile(r"(?:vmx-vcpu-|vmm)([0-9]{1,9})(?::|$)")
+_VM_PORT = re.compile(r"([^:]*):([0-9]{1,20}):([0-9]{1,20}):(.*)", re.S)
+_VCPU_TAIL = re.compile(r"(.*?):([0-9]+):(.*)", re.S)
 _VM_WORLD = re.compile(r"vmx(?:$|-)|vmm\d|vmast")
 _SYSTEM_GROUPS = frozenset({"host", "system", "idle", "helper", "drivers", "ft", "vmotion", "vmkapimod", "user",
                             "init", "vim", "iofilters", "ioFilterVPServer", "plugins"})
@@ -51,6 +51,7 @@ class Layout:
     host: str | None
     groups: dict[str, Group]  # output name -> group
     ports: dict[str, Port]  # port id -> port
+    names: dict[int, str] = field(default_factory=dict)  # wanted column -> header text (for warnings)
 
     def wanted_columns(self) -> list[int]:
         wanted = set()
@@ -72,12 +73,14 @@ def read_layout(header: list[str], vm: str | None, warnings: list[str]) -> Layou
     vcpu_instances: dict[str, int | None] = {}  # instance -> its "% Ready" column
     ports: dict[tuple[str, str], Port] = {}
     hosts: dict[str, None] = {}
+    damaged: list[int] = []
     for index, text in enumerate(header):
         if not text or index == 0:
             continue
         path = split_counter_path(text)
         if path is None:
-            raise ParseError(f"header column {index + 1} is not a counter path: {text[:80]!r}", 1)
+            damaged.append(index)
+            continue
         host, kind, instance, counter = path
         hosts[host] = None
         if kind == "Group Cpu" and instance:
@@ -92,6 +95,7 @@ def read_layout(header: list[str], vm: str | None, warnings: list[str]) -> Layou
             if match is not None:
                 key = (match.group(1), match.group(2))
                 ports.setdefault(key, Port(match.group(1), match.group(4))).columns[counter] = index
+    _check_damaged(header, damaged, warnings)
     for instance, ready_column in vcpu_instances.items():
         _add_vcpu_world(groups, instance, ready_column)
     if len(hosts) > 1:
@@ -103,7 +107,24 @@ def read_layout(header: list[str], vm: str | None, warnings: list[str]) -> Layou
         if port.vm in kept_names:
             key = port_id if port_id not in kept_ports else f"{portset}:{port_id}"
             kept_ports[key] = port
-    return Layout(len(header), pdh, next(iter(hosts), None), kept, kept_ports)
+    layout = Layout(len(header), pdh, next(iter(hosts), None), kept, kept_ports)
+    layout.names = {index: header[index] for index in layout.wanted_columns()}
+    return layout
+
+
+def _check_damaged(header: list[str], damaged: list[int], warnings: list[str]) -> None:
+    """Header fields that are not counter paths (console output interleaved into the capture)
+    are skipped with a warning naming them; a header that is mostly such fields is not esxtop's."""
+    if not damaged:
+        return
+    if len(damaged) * 2 > len(header) - 1:
+        index = damaged[0]
+        raise ParseError(f"{len(damaged)} of {len(header) - 1} header columns are not counter paths, e.g. "
+                         f"column {index + 1}: {header[index][:80]!r}", 1)
+    shown = "; ".join(f'column {i + 1} "{header[i].strip()[:100]}"' for i in damaged[:5])
+    more = f" and {len(damaged) - 5} more" if len(damaged) > 5 else ""
+    warnings.append(f"damaged header column(s) skipped (not a counter path; console output in the capture?): "
+                    f"{shown}{more}")
 
 
 def _add_vcpu_world(groups: dict[int, Group], instance: str, ready_column: int | None) -> None:

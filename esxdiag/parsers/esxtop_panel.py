@@ -27,6 +27,7 @@ class CpuPanel:
     groups: tuple[CpuPanelGroup, ...]
 
 
+_MAX_COLUMNS = 64
 _PANEL_HEADER = re.compile(r"\s*ID\s+GID\s+NAME\s+NWLD\s+(%.*)")
 
 
@@ -38,8 +39,10 @@ def parse_cpu_panel(text: str) -> CpuPanel:
     if start is None:
         raise ParseError("no esxtop CPU panel header (ID GID NAME NWLD %USED ...)")
     labels = lines[start].split()[4:]
-    number = r"\s+(-?\d+(?:\.\d+)?)"
-    row_re = re.compile(r"\s*(\d+)\s+(\d+)\s+(.*?)\s+(\d+)" + number * len(labels) + r"\s*")
+    if len(labels) > _MAX_COLUMNS:
+        raise ParseError(f"esxtop CPU panel header with {len(labels)} columns (at most {_MAX_COLUMNS})", start + 1)
+    number = r"\s+(-?[0-9]{1,12}(?:\.[0-9]{1,6})?)"  # bounded: always a finite float
+    row_re = re.compile(r"\s*([0-9]{1,12})\s+([0-9]{1,12})\s+(.*?)\s+([0-9]{1,9})" + number * len(labels) + r"\s*")
     groups = []
     for line in lines[start + 1 :]:
         match = row_re.fullmatch(line)

@@ -3,11 +3,12 @@ MAC), formats.md 4.2-4.3; ``-S`` is in esxdiag.parsers.ethtool_stats (re-exporte
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 
 from esxdiag.errors import NoData, ParseError
+from esxdiag.parsers.jsontext import load_json
+from esxdiag.parsers.numbers import count, json_count
 from esxdiag.parsers.ethtool_stats import GENERATIONS, EthtoolStats, RxQueueStats, TxQueueStats, parse_stats
 
 __all__ = ["GENERATIONS", "EthtoolStats", "RxQueueStats", "TxQueueStats", "parse_stats", "parse_rings",
@@ -28,6 +29,7 @@ class EthtoolRings:
     current: RingSet
     extra: dict[str, str]
     source: str  # ioctl | netlink | json
+    warnings: tuple[str, ...] = ()
 
 
 _RING_KEYS = {"RX": "rx", "RX Mini": "rx_mini", "RX Jumbo": "rx_jumbo", "TX": "tx"}
@@ -45,6 +47,7 @@ def parse_rings(text: str) -> EthtoolRings:
         return _rings_json(stripped)
     sections: dict[str, dict[str, int | None]] = {"max": {}, "current": {}}
     extra: dict[str, str] = {}
+    warnings: list[str] = []
     where = None
     for n, line in enumerate(text.splitlines(), 1):
         body = line.strip()
@@ -53,6 +56,8 @@ def parse_rings(text: str) -> EthtoolRings:
         if body.startswith(("Cannot get device ring settings", "netlink error")):
             raise NoData(f"ring sizes not available: {body}")
         if body == "Pre-set maximums:":
+            if where is not None:
+                raise ParseError("a second 'Pre-set maximums:': two ethtool -g outputs in one capture?", line=n)
             where = "max"
             continue
         if body == "Current hardware settings:":
@@ -63,22 +68,31 @@ def parse_rings(text: str) -> EthtoolRings:
             raise ParseError(f"unexpected line {body!r}: not ethtool -g output", line=n)
         key, value = key.strip(), value.strip()
         if key in _RING_KEYS:
-            sections[where][_RING_KEYS[key]] = _ring_value(value, n)
+            _set_once(sections[where], _RING_KEYS[key], _ring_value(value, n), f"{where} {key}", n, warnings)
         else:
             extra[key if where == "current" else f"max {key}"] = value
     if "rx" not in sections["max"] or "rx" not in sections["current"]:
         raise ParseError("no 'Pre-set maximums:' and 'Current hardware settings:' RX lines: not ethtool -g output")
     netlink = bool(extra) or any(v is None for s in sections.values() for v in s.values())
     return EthtoolRings(RingSet(**_fill(sections["max"])), RingSet(**_fill(sections["current"])), extra,
-                        "netlink" if netlink else "ioctl")
+                        "netlink" if netlink else "ioctl", tuple(warnings))
+
+
+def _set_once(values: dict[str, int | None], name: str, value: int | None, label: str, n: int,
+              warnings: list[str]) -> None:
+    """A repeated line: the same value is kept, a different one leaves the size unknown."""
+    if name in values and values[name] != value:
+        warnings.append(f"line {n}: {label} repeated with a different value ({values[name]}, {value}): not used")
+        value = None
+    elif name in values:
+        warnings.append(f"line {n}: {label} repeated")
+    values[name] = value
 
 
 def _ring_value(value: str, n: int) -> int | None:
     if value == "n/a":
         return None
-    if not value.isdigit():
-        raise ParseError(f"ring size {value!r} is not a number", line=n)
-    return int(value)
+    return count(value, "ring size", n)
 
 
 def _fill(values: dict[str, int | None]) -> dict[str, int | None]:
@@ -86,22 +100,23 @@ def _fill(values: dict[str, int | None]) -> dict[str, int | None]:
 
 
 def _rings_json(text: str) -> EthtoolRings:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ParseError(f"invalid JSON from ethtool -j -g: {exc.msg}", line=exc.lineno) from None
+    data, warnings = load_json(text, "ethtool -j -g")
     obj = data[0] if isinstance(data, list) and data else data
     if not isinstance(obj, dict) or "rx-max" not in obj and "rx" not in obj:
         raise ParseError("JSON has no rx/rx-max keys: not ethtool -j -g output")
-    current = {f: _json_int(obj.get(k)) for k, f in _JSON_KEYS.items()}
-    maxima = {f: _json_int(obj.get(f"{k}-max")) for k, f in _JSON_KEYS.items()}
+    current = {f: _json_size(obj.get(k), k) for k, f in _JSON_KEYS.items()}
+    maxima = {f: _json_size(obj.get(f"{k}-max"), f"{k}-max") for k, f in _JSON_KEYS.items()}
     known = set(_JSON_KEYS) | {f"{k}-max" for k in _JSON_KEYS}
     extra = {k: str(v) for k, v in obj.items() if k not in known}
-    return EthtoolRings(RingSet(**maxima), RingSet(**current), extra, "json")
+    return EthtoolRings(RingSet(**maxima), RingSet(**current), extra, "json", tuple(warnings))
 
 
-def _json_int(value) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+def _json_size(value, key: str) -> int | None:
+    if value is None:
+        return None
+    if not json_count(value):
+        raise ParseError(f"ring size {key!r} is {str(value)[:40]!r}: not a non-negative integer")
+    return value
 
 
 # ---------------------------------------------------------------- ethtool -i / -P
@@ -140,7 +155,7 @@ def _version_tuple(version: str | None) -> tuple[int, ...] | None:
     if not version:
         return None
     cleaned = version.replace("(debug)", "").replace("-NAPI", "").replace("-k", "")
-    m = re.match(r"\d+(?:\.\d+)*", cleaned.strip())
+    m = re.match(r"[0-9]{1,9}(?:\.[0-9]{1,9})*", cleaned.strip())
     return tuple(int(part) for part in m.group().split(".")) if m else None
 
 

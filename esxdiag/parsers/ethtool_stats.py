@@ -8,6 +8,8 @@ from collections import Counter
 from dataclasses import dataclass
 
 from esxdiag.errors import NoData, ParseError
+from esxdiag.parsers.cuts import drop_cut_line
+from esxdiag.parsers.numbers import count
 
 
 # Exact vmxnet3 string tables (label as printed after stripping its own leading spaces, and
@@ -41,7 +43,8 @@ _RX_LABELS = frozenset(_RX_DEV + _RX_DRV + _XDP_RX + (_OOB_OLD,))
 _ALWAYS_SUB = frozenset({"too many frags", "hdr err", "tso", "err", "fcs"} | set(_XDP_RX))
 _DROP_PARENT = {"tx": "drv dropped tx total", "rx": "drv dropped rx total"}
 _GLOBAL = "tx timeout count"
-_STAT_LINE = re.compile(r"^(?P<lead>[ \t]*)(?P<label>\S.*?):[ \t]*(?P<value>\d+)[ \t]*$")
+_STAT_LINE = re.compile(r"^(?P<lead>[ \t]*)(?P<label>\S.*?):[ \t]*(?P<value>[0-9]+)[ \t]*$")
+_HEADER = "NIC statistics:"
 
 
 @dataclass(frozen=True)
@@ -75,28 +78,32 @@ class EthtoolStats:
 def parse_stats(text: str) -> EthtoolStats:
     """``ethtool -S <if>``, whole or pasted/grep-filtered. Sub-item counters (drop reasons) are
     keyed ``"<parent> / <label>"`` so the two ``giant hdr`` counters stay distinct."""
+    text, warnings = drop_cut_line(text)
     lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
-    _reject_stats_input(lines)
-    stats = [(n, m) for n, line in lines if (m := _STAT_LINE.match(line))]
+    _reject_stats_input(lines, warnings)
+    stats = _stat_lines(lines)
     labels = {m["label"].strip() for _, m in stats}
     if not stats or not (labels & (_TX_LABELS | _RX_LABELS | {"Tx Queue#", "Rx Queue#", _GLOBAL})
-                         or any(line.strip() == "NIC statistics:" for _, line in lines)):
+                         or any(line.strip() == _HEADER for _, line in lines)):
         raise ParseError("no 'NIC statistics:' header and no vmxnet3 counter lines: not ethtool -S output",
                          line=lines[0][0])
     base = min(len(m["lead"].expandtabs()) for _, m in stats)
     varied = len({len(m["lead"].expandtabs()) for _, m in stats}) > 1
     elided = any(line.strip() in ("...", "\u2026") for _, line in lines)
-    warnings: list[str] = []
     entries: list[tuple[str, int | None, int, str, int]] = []
     queues: dict[tuple[str, int], dict[str, int]] = {}
     device: dict[str, int] = {}
     seen_markers: dict[str, list[int]] = {"tx": [], "rx": []}
     occurrences: Counter[tuple[str, str]] = Counter()
     section, queue, in_drop, sub_giant_seen = "", None, False, False
+    ambiguous: set[tuple[str, int, str]] = set()
     for n, m in stats:
-        label, value = m["label"].strip(), int(m["value"])
+        label, value = m["label"].strip(), count(m["value"], f"counter {m['label'].strip()[:60]!r}", n)
         rel = len(m["lead"].expandtabs()) - base
         if label in ("Tx Queue#", "Rx Queue#"):
+            if label == "Tx Queue#" and seen_markers["rx"]:
+                raise ParseError("Tx Queue# after the Rx queues: two ethtool -S outputs in one capture? "
+                                 "Save each sample in its own file", line=n)
             section = label[:2].lower()
             queue = _marker_queue(section, value, seen_markers[section], n, warnings, elided)
             in_drop, sub_giant_seen = False, False
@@ -126,9 +133,17 @@ def parse_stats(text: str) -> EthtoolStats:
             q = occurrences[(section, key)]
             occurrences[(section, key)] += 1
         counters = queues.setdefault((section, q), {})
-        if key in counters:
-            warnings.append(f"line {n}: {section} queue {q} repeats {key!r}; keeping the last value")
-        counters[key] = value
+        if (section, q, key) in ambiguous:
+            pass
+        elif key in counters and counters[key] != value:
+            warnings.append(f"line {n}: {section} queue {q} repeats {key!r} with a different value "
+                            f"({counters[key]}, {value}): not used")
+            ambiguous.add((section, q, key))
+            del counters[key]
+        else:
+            if key in counters:
+                warnings.append(f"line {n}: {section} queue {q} repeats {key!r} with the same value")
+            counters[key] = value
         entries.append((section, q, 2 if sub else 1, label, value))
     if occurrences and max(occurrences.values()) > 1:
         warnings.append("no Tx Queue#/Rx Queue# lines: queue index inferred from the order of repeated counters")
@@ -139,8 +154,27 @@ def parse_stats(text: str) -> EthtoolStats:
     return _assemble(queues, device, entries, warnings, _generation(labels, marked, oob_lead), marked)
 
 
-def _reject_stats_input(lines: list[tuple[int, str]]) -> None:
+def _stat_lines(lines: list[tuple[int, str]]) -> list[tuple[int, re.Match]]:
+    """The ``label: N`` lines; the header, elisions ('...') and nothing else may sit between them."""
+    stats, headers = [], []
+    for n, line in lines:
+        body = line.strip()
+        if body == _HEADER:
+            headers.append(n)
+            if len(headers) > 1:
+                raise ParseError(f"a second '{_HEADER}' (first on line {headers[0]}): two ethtool -S outputs "
+                                 "in one capture? Save each sample in its own file", line=n)
+        elif m := _STAT_LINE.match(line):
+            stats.append((n, m))
+        elif body not in ("...", "\u2026"):
+            raise ParseError(f"not ethtool -S output: not a 'label: <non-negative integer>' line: {body[:80]!r}", line=n)
+    return stats
+
+
+def _reject_stats_input(lines: list[tuple[int, str]], warnings: list[str]) -> None:
     if not lines:
+        if warnings:
+            raise ParseError(warnings[0])
         raise NoData("empty ethtool -S output")
     first = lines[0][1].strip()
     if first.lower().startswith("no stats available"):
@@ -179,6 +213,9 @@ def _assemble(queues, device, entries, warnings, generation, marked) -> EthtoolS
         if unknown:
             warnings.append(f"labels not in the generation {generation} table: {', '.join(unknown)}")
     oobs = [q.pkts_rx_oob for q in rx if q.pkts_rx_oob is not None]
+    if oobs and len(oobs) < len(rx):  # a partial sum would read as a drop or a counter reset
+        warnings.append(f"pkts rx OOB missing on {len(rx) - len(oobs)} of {len(rx)} rx queues: no total")
+        oobs = []
     return EthtoolStats(rx, tx, sum(oobs) if oobs else None, generation, device, tuple(entries), tuple(warnings))
 
 

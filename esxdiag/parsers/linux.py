@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, field
 
 from esxdiag.errors import NoData, ParseError
+from esxdiag.parsers.numbers import is_count
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,7 @@ class IpLinks:
     links: tuple[IpLink, ...]
 
 
-_HEAD = re.compile(r"^(?P<index>\d+):\s+(?P<name>[^:@\s]+)(?:@(?P<peer>[^:\s]+))?:\s+<(?P<flags>[^>]*)>(?P<rest>.*)$")
+_HEAD = re.compile(r"^(?P<index>[0-9]{1,9}):\s+(?P<name>[^:@\s]+)(?:@(?P<peer>[^:\s]+))?:\s+<(?P<flags>[^>]*)>(?P<rest>.*)$")
 _MAC = re.compile(r"^(?:[0-9a-f]{2}:){5}[0-9a-f]{2}$")
 
 
@@ -77,7 +78,7 @@ def _link(n: int, line: str) -> IpLink:
     if "permaddr" in attrs:
         permaddr = attrs["permaddr"].lower()
     mtu = attrs.get("mtu")
-    if mtu is not None and not mtu.isdigit():
+    if mtu is not None and not is_count(mtu):
         raise ParseError(f"mtu {mtu!r} is not a number", line=n)
     return IpLink(int(m["index"]), m["name"], int(mtu) if mtu else None, mac, attrs.get("state"),
                   tuple(f for f in m["flags"].split(",") if f), m["peer"], link_type, permaddr,
@@ -112,14 +113,14 @@ class RingPersistence:
         return any(h.sets_ring for h in self.hits)
 
 
-_GREP_LINE = re.compile(r"^(?P<file>[^:]+):(?P<line>\d+):(?P<text>.*)$")
+_GREP_LINE = re.compile(r"^(?P<file>[^:]+):(?P<line>[0-9]{1,12}):(?P<text>.*)$")
 _MECHANISMS = (("/etc/NetworkManager/", "networkmanager"), ("/etc/udev/", "udev"), ("/lib/udev/", "udev"),
                ("/etc/systemd/", "systemd"), ("/etc/rc.local", "rc.local"), ("/etc/rc.d/", "rc.local"),
                ("/etc/network/interfaces", "ifupdown"), ("/etc/sysconfig/network-scripts/", "network-scripts"),
                ("/etc/netplan/", "netplan"))
-_SET_RING = re.compile(r"(?:-G|--set-ring)\s+(?P<iface>\S+)(?P<args>(?:\s+(?:rx|rx-jumbo|rx-mini|tx)\s+\d+)+)")
-_RING_ARG = re.compile(r"\b(rx-jumbo|rx-mini|rx|tx)\s+(\d+)")
-_KEYFILE = re.compile(r"\bring-(rx-jumbo|rx-mini|rx|tx)\s*[=\s]\s*(\d+)")  # NM keyfile, ifupdown ethtool hook
+_SET_RING = re.compile(r"(?:-G|--set-ring)\s+(?P<iface>\S+)(?P<args>(?:\s+(?:rx|rx-jumbo|rx-mini|tx)\s+[0-9]{1,9})+)")
+_RING_ARG = re.compile(r"\b(rx-jumbo|rx-mini|rx|tx)\s+([0-9]{1,9})\b")
+_KEYFILE = re.compile(r"\bring-(rx-jumbo|rx-mini|rx|tx)(?:\s*=\s*|\s+)([0-9]{1,9})\b")  # NM keyfile, ifupdown ethtool hook
 _UDEV_NAME = re.compile(r'\b(?:KERNEL|NAME)=="([^"*?\[]+)"')
 
 

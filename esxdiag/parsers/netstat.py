@@ -4,11 +4,13 @@ and ``nstat -j``. See formats.md 4.4 and 4.5."""
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from dataclasses import dataclass
 
 from esxdiag.errors import NoData, ParseError
+from esxdiag.parsers.cuts import drop_cut_line
+from esxdiag.parsers.jsontext import load_json
+from esxdiag.parsers.numbers import count, json_count
 
 
 @dataclass(frozen=True)
@@ -37,9 +39,9 @@ _FIELDS = {
 }
 _TCPEXT_FIELDS = ("fast_retransmits", "lost_retransmit", "syn_retrans", "timeouts")
 _SECTION = re.compile(r"^([A-Za-z][A-Za-z0-9]*):\s*$")
-_KEY_VALUE = re.compile(r"^(?P<key>[A-Za-z][^:]*): (?P<value>\d+)$")
-_NUMBER = re.compile(r"(?<![\w.])\d+(?![\w.])")
-_NSTAT_LINE = re.compile(r"^(?P<name>[A-Za-z][A-Za-z0-9_]*)\s+(?P<value>\d+)(?:\s+-?\d+(?:\.\d+)?)?\s*$")
+_KEY_VALUE = re.compile(r"^(?P<key>[A-Za-z][^:]*): (?P<value>[0-9]+)$")
+_NUMBER = re.compile(r"(?<![\w.-])[0-9]+(?![\w.])")
+_NSTAT_LINE = re.compile(r"^(?P<name>[A-Za-z][A-Za-z0-9_]*)\s+(?P<value>[0-9]+)(?:\s+-?[0-9]+(?:\.[0-9]+)?)?\s*$")
 
 
 def parse_netstat(text: str) -> NetstatCounters:
@@ -48,10 +50,32 @@ def parse_netstat(text: str) -> NetstatCounters:
         raise NoData("empty netstat/nstat output")
     if body[0] == "{":
         return _nstat_json(body)
+    text, cut = drop_cut_line(text)
     first = body.splitlines()[0].strip()
-    if first == "#kernel" or _NSTAT_LINE.match(first):
-        return _nstat_text(text)
-    return _netstat_s(text)
+    record = _nstat_text(text) if first == "#kernel" or _NSTAT_LINE.match(first) else _netstat_s(text)
+    return dataclasses.replace(record, warnings=tuple(cut) + record.warnings) if cut else record
+
+
+class _Counters(dict):
+    """Counters by key; a key printed twice keeps one value when both agree and none otherwise."""
+
+    def __init__(self):
+        super().__init__()
+        self.warnings: list[str] = []
+        self.ambiguous: set[str] = set()
+
+    def put(self, key: str, value: int, line: int) -> None:
+        if key in self.ambiguous:
+            return
+        if key in self and self[key] != value:
+            self.warnings.append(f"line {line}: {key!r} printed twice with different values "
+                                 f"({self[key]}, {value}): not used")
+            self.ambiguous.add(key)
+            del self[key]
+            return
+        if key in self:
+            self.warnings.append(f"line {line}: {key!r} printed twice")
+        self[key] = value
 
 
 def _typed(counters: dict[str, int], names: dict[str, str | tuple[str, ...]], source: str,
@@ -68,37 +92,44 @@ def _nstat_fields() -> dict[str, str]:
 
 
 def _nstat_json(body: str) -> NetstatCounters:
-    try:
-        data = json.loads(body)
-    except json.JSONDecodeError as exc:
-        raise ParseError(f"invalid nstat -j JSON: {exc.msg}", line=exc.lineno) from None
+    data, warnings = load_json(body, "nstat -j")
     kernel = data.get("kernel") if isinstance(data, dict) else None
     if not isinstance(kernel, dict):
         raise ParseError('JSON has no "kernel" object: not nstat -j output')
-    counters = {k: v for k, v in kernel.items() if isinstance(v, int) and not isinstance(v, bool)}
-    if not counters:
+    bad = [k for k, v in kernel.items() if v is not None and not json_count(v)]
+    if bad:
+        raise ParseError(f"nstat -j counter {bad[0][:60]!r} is {str(kernel[bad[0]])[:40]!r}: "
+                         "not a non-negative integer")
+    counters = {k: v for k, v in kernel.items() if v is not None}
+    if not counters and not warnings:
         raise NoData('nstat -j printed no counters (run with -a -z for absolute values incl. zeros)')
-    return _typed(counters, _nstat_fields(), "nstat-json")
+    return _typed(counters, _nstat_fields(), "nstat-json", tuple(warnings))
 
 
 def _nstat_text(text: str) -> NetstatCounters:
-    counters: dict[str, int] = {}
+    counters = _Counters()
+    headers: list[int] = []
     for n, line in enumerate(text.splitlines(), 1):
         stripped = line.strip()
+        if stripped == "#kernel":
+            headers.append(n)
+            if len(headers) > 1 and counters:
+                raise ParseError(f"a second '#kernel' (first on line {headers[0]}): two nstat outputs in one "
+                                 "capture? Save each sample in its own file", line=n)
         if not stripped or stripped.startswith("#"):
             continue
         m = _NSTAT_LINE.match(stripped)
         if not m:
-            raise ParseError(f"not an nstat 'Name value rate' line: {stripped!r}", line=n)
-        counters[m["name"]] = int(m["value"])
-    if not counters:
+            raise ParseError(f"not an nstat 'Name value rate' line: {stripped[:80]!r}", line=n)
+        counters.put(m["name"], count(m["value"], f"counter {m['name'][:60]!r}", n), n)
+    if not counters and not counters.ambiguous:
         raise NoData("nstat printed only its header (no counters; use -a -z)")
-    return _typed(counters, _nstat_fields(), "nstat")
+    return _typed(dict(counters), _nstat_fields(), "nstat", tuple(counters.warnings))
 
 
 def _netstat_s(text: str) -> NetstatCounters:
-    counters: dict[str, int] = {}
-    notes: list[str] = []
+    text, notes = _one_netstat_output(text)
+    counters = _Counters()
     seen_sections: set[str] = set()
     elided = False
     section, heading, saw_section = "", "", False
@@ -119,11 +150,11 @@ def _netstat_s(text: str) -> NetstatCounters:
         if body.startswith("NIC statistics") or body.startswith("Ring parameters"):
             raise ParseError(f"this is ethtool output ({body!r}), not netstat -s", line=n)
         kv = _KEY_VALUE.match(body)
-        numbers = _NUMBER.findall(body)
+        number = _NUMBER.search(body)
         if kv:
-            text_key, value = kv["key"], int(kv["value"])
-        elif numbers:
-            value = int(numbers[0])
+            text_key, value = kv["key"], count(kv["value"], f"counter {kv['key'][:60]!r}", n)
+        elif number:
+            value = count(number.group(), f"counter in {body[:60]!r}", n)
             rest = _NUMBER.sub("N", body, count=1)
             text_key = rest[2:] if rest.startswith("N ") else rest
         elif body.endswith(":"):  # histogram heading ("ICMP input histogram:")
@@ -134,8 +165,10 @@ def _netstat_s(text: str) -> NetstatCounters:
         if line.startswith("        ") and heading:
             text_key = f"{heading}: {text_key}"
         key = f"{section}: {text_key}" if section else text_key
-        counters[key] = value
-    if not counters:
+        counters.put(key, value, n)
+    notes += counters.warnings
+    ambiguous, counters = counters.ambiguous, dict(counters)
+    if not counters and not ambiguous:
         raise NoData("netstat -s printed section headers but no counters")
     names = {field: tuple(f"{sec}: {t}" for t in texts for sec in ("Tcp", "TcpExt", "")) if saw_section
              else texts for field, (_, texts) in _FIELDS.items()}
@@ -144,7 +177,7 @@ def _netstat_s(text: str) -> NetstatCounters:
     if "TcpExt" in seen_sections and not elided:
         # net-tools prints TcpExt counters only when non-zero (opt_number / unknown entries in
         # statistics.c printval), so inside a whole TcpExt section a missing counter is 0
-        zeros = {f: 0 for f in _TCPEXT_FIELDS if getattr(record, f) is None}
+        zeros = {f: 0 for f in _TCPEXT_FIELDS if getattr(record, f) is None and not ambiguous & set(names[f])}
         record = dataclasses.replace(record, **zeros)
     if all(getattr(record, f) is None for f in _FIELDS):
         if not saw_section:
@@ -155,3 +188,27 @@ def _netstat_s(text: str) -> NetstatCounters:
                          "collect with LC_ALL=C")
             record = _typed(counters, names, "netstat", tuple(notes))
     return record
+
+
+def _one_netstat_output(text: str) -> tuple[str, list[str]]:
+    """``netstat -s`` printed twice into one capture (a start and an end sample pasted together)
+    is not one sample: identical copies are read once with a warning, different ones are a
+    ParseError (which sample would the capture be?)."""
+    blocks, seen, lines = [[]], set(), text.splitlines()
+    for n, line in enumerate(lines, 1):
+        section = _SECTION.match(line)
+        if section and not line[0].isspace():
+            if section.group(1) in seen:
+                blocks.append([])
+                seen.clear()
+            seen.add(section.group(1))
+        blocks[-1].append((n, line))
+    if len(blocks) == 1:
+        return text, []
+    bodies = {tuple(line.rstrip() for _, line in block if line.strip()) for block in blocks}
+    if len(bodies) > 1:
+        raise ParseError(f"section {_SECTION.match(blocks[1][0][1]).group(1)!r} starts again: two different "
+                         "netstat -s outputs in one capture (start and end pasted together?); save each sample "
+                         "in its own file", line=blocks[1][0][0])
+    return "\n".join(line for _, line in blocks[0]) + "\n", [
+        f"the same netstat -s output is pasted {len(blocks)} times (again from line {blocks[1][0][0]}): read once"]

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 
 from esxdiag.errors import NoData, ParseError
+from esxdiag.parsers.jsontext import load_json
+from esxdiag.parsers.numbers import is_count, json_count
 
 HEADER = ("PortNum", "Type", "SubType", "SwitchName", "MACAddress", "ClientName")
 KINDS = {5: "vnic", 4: "uplink", 3: "vmknic", 0: "internal"}
 _MAC = re.compile(r"^[0-9A-Fa-f]{2}([:-])[0-9A-Fa-f]{2}(\1[0-9A-Fa-f]{2}){4}$")
-_VNIC_SUFFIX = re.compile(r"^(?P<vm>.+)\.eth(?P<n>\d+)$")
+_VNIC_SUFFIX = re.compile(r"^(?P<vm>.+)\.eth(?P<n>[0-9]{1,9})$")
 # keys whose values are names, never booleans, even when a VM or device is called "true"
 _NAME_KEYS = frozenset({"name", "switch", "devname", "mac", "hostname"})
 
@@ -84,7 +85,7 @@ def _row(line: str, number: int) -> NetStatsPort:
                          line=number)
     num, type_, subtype, switch, mac = parts[:5]
     client = parts[5].rstrip() if len(parts) == 6 else ""
-    if not (num.isdigit() and type_.isdigit() and subtype.isdigit()):
+    if not (is_count(num) and is_count(type_) and is_count(subtype)):
         raise ParseError(f"PortNum/Type/SubType must be integers: {line.strip()[:60]!r}", line=number)
     try:
         mac = normalize_mac(mac)
@@ -111,11 +112,7 @@ def parse_net_stats_json(text: str) -> NetStatsSample:
     if not text.strip():
         raise NoData("empty net-stats -A output")
     duplicates: list[str] = []
-    try:
-        document = json.loads(text, object_pairs_hook=lambda pairs: _object(pairs, duplicates))
-    except json.JSONDecodeError as exc:
-        cut = " (output truncated?)" if exc.pos >= len(text.rstrip()) - 1 else ""
-        raise ParseError(f"not valid net-stats JSON: {exc.msg}{cut}", line=exc.lineno) from None
+    document, _ = load_json(text, "net-stats", object_pairs_hook=lambda pairs: _object(pairs, duplicates))
     if not isinstance(document, dict) or not isinstance(document.get("stats"), list):
         raise ParseError("no top-level 'stats' list: not net-stats -A output", line=1)
     stats = document["stats"]
@@ -128,10 +125,24 @@ def parse_net_stats_json(text: str) -> NetStatsSample:
         raise ParseError("the last sample has no 'ports' list of objects", line=1)
     if not ports:
         raise NoData("net-stats -A listed no ports")
+    for port in ports:
+        _check_counts(port, f"port {str(port.get('name', '?'))[:40]}")
     sysinfo = document.get("sysinfo", {})
     warnings = [f"duplicate key {d!r}: last value kept, earlier ones as {d}#1, {d}#2..." for d in duplicates]
     return NetStatsSample(sysinfo if isinstance(sysinfo, dict) else {"value": sysinfo},
                           tuple(stats), tuple(ports), tuple(warnings))
+
+
+def _check_counts(value: object, where: str) -> None:
+    """Integers in a port (sizes, counts, ids) are never negative."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _check_counts(item, f"{where}.{key}")
+    elif isinstance(value, list):
+        for item in value:
+            _check_counts(item, where)
+    elif isinstance(value, int) and not isinstance(value, bool) and not json_count(value):
+        raise ParseError(f"{where} is {value}: not a non-negative integer")
 
 
 def _object(pairs: list[tuple[str, object]], duplicates: list[str]) -> dict:

@@ -14,9 +14,9 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-_MARKER = re.compile(r"\(PDH-CSV ([\d.]+)\) \((.*?)\)\((-?\d+)\)")
-_US_STAMP = re.compile(r"(\d{1,2})/(\d{1,2})/(\d{4}) (\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?")
-_DOT_STAMP = re.compile(r"(\d{1,2})\.(\d{1,2})\.(\d{4}) (\d{1,2}):(\d{2})(?::(\d{2})(?:,(\d{1,6}))?)?")
+_MARKER = re.compile(r"\(PDH-CSV ([0-9.]+)\) \((.*?)\)\((-?[0-9]{1,6})\)")
+_US_STAMP = re.compile(r"([0-9]{1,2})/([0-9]{1,2})/([0-9]{4}) ([0-9]{1,2}):([0-9]{2})(?::([0-9]{2})(?:\.([0-9]{1,6}))?)?")
+_DOT_STAMP = re.compile(r"([0-9]{1,2})\.([0-9]{1,2})\.([0-9]{4}) ([0-9]{1,2}):([0-9]{2})(?::([0-9]{2})(?:,([0-9]{1,6}))?)?")
 
 
 @dataclass(frozen=True)

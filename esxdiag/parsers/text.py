@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from esxdiag.errors import NoData
+from esxdiag.parsers.numbers import is_count
 
 
 @dataclass(frozen=True)
@@ -18,4 +19,4 @@ def parse_text(text: str) -> TextOutput:
     if not lines:
         raise NoData("empty output")
     only = lines[0].strip() if len(lines) == 1 else ""
-    return TextOutput(lines, int(only) if only.isdigit() else None)
+    return TextOutput(lines, int(only) if is_count(only) else None)

@@ -13,15 +13,16 @@ import re
 from dataclasses import dataclass
 
 from esxdiag.errors import NoData, ParseError
+from esxdiag.parsers.cuts import drop_cut_line
+from esxdiag.parsers.numbers import count, is_count
 
-# A value is the integer right after the label's ':'; prose may follow after whitespace.
-_COUNTER = re.compile(r"^\s*(?P<k>.*?):(?P<v>-?\d+)(?=\s|$)")
-_TEXT_FIELD = re.compile(r"^\s*(?P<k>[^:]+?):(?P<v>(?!\s).*)$")  # vsish never prints ': '
+# A value is the integer right after a label's ':' (ASCII digits); prose may follow after
+# whitespace. Lines are split with str methods and anchored matches at known offsets: every
+# step is linear in the line (a regex with a lazy label and an optional integer backtracked).
+_VALUE_AT = re.compile(r"-?[0-9]+(?=\s|$)")
 # python mode: a string literal (kept as is, raw newlines escaped) or a JSON-style bare word
 _PY_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|\b(?:true|false|null)\b', re.S)
 _PY_WORDS = {"true": "True", "false": "False", "null": "None"}
-_PAIR = re.compile(r"(?P<k>[^\s:]+):(?P<v>-?\d+)(?=\s|$)")
-_PAIRS_LINE = re.compile(r"^\s*(?:[^\s:]+:-?\d+\s*)+$")
 _VSISH_ERROR = re.compile(r"^\s*\w+\(\):")
 
 
@@ -90,13 +91,14 @@ CLIENTSTATS_KEYS = ("droppedRx", "droppedTx", "pktsRxOK", "pktsTxOK")
 
 
 def parse_node(text: str, pairs_per_line: bool = False) -> VsishNode:
-    """Generic ``vsish -e get`` grammar shared by every node parser here."""
+    """Generic ``vsish -e get`` grammar shared by every node parser here. A last line without a
+    line end was cut: its value is dropped with a warning (esxdiag.parsers.cuts)."""
     if not text.strip():
         raise NoData("empty vsish output")
+    text, warnings = drop_cut_line(text, keep=("}",))
     counters: dict[str, int] = {}
     texts: dict[str, str] = {}
     first_seen: dict[str, int] = {}
-    warnings: list[str] = []
     title: str | None = None
     sections: list[str] = []  # open '{' blocks below the title
     opened = closed = False
@@ -129,28 +131,46 @@ def parse_node(text: str, pairs_per_line: bool = False) -> VsishNode:
                 raise ParseError("'}' without an opening '{'", line=number)
             continue
         prefix = "".join(f"{s}/" for s in sections)
-        if pairs_per_line and _PAIRS_LINE.match(line):
-            found = [(m["k"], m["v"]) for m in _PAIR.finditer(line)]
-        elif m := _COUNTER.match(line):
-            found = [(m["k"].strip(), m["v"])]
-        elif (m := _TEXT_FIELD.match(line)) and m["k"].strip():
-            key = prefix + m["k"].strip()
+        found, text_field = _fields(line, pairs_per_line, number)
+        if text_field is not None:
+            key = prefix + text_field[0]
             _check_repeat(key, first_seen, number)
-            texts[key] = m["v"].strip()
+            texts[key] = text_field[1]
             continue
-        else:
-            raise ParseError(f"not a vsish 'label:value' line: {line[:80]!r}", line=number)
         for key, value in found:
-            if not key:
-                raise ParseError(f"empty label before ':': {line[:80]!r}", line=number)
             _check_repeat(prefix + key, first_seen, number)
-            counters[prefix + key] = int(value)
+            counters[prefix + key] = value
     if not opened or not closed:
         missing = "title line and closing '}'" if not opened else "closing '}'"
         warnings.append(f"no {missing}: a filtered or cut paste, fields may be missing")
     if not counters and not texts:
         raise NoData(f"vsish node {title!r} has no fields" if title else "no vsish fields")
     return VsishNode(title, counters, texts, opened and closed and not sections, tuple(warnings))
+
+
+def _fields(line: str, pairs_per_line: bool, number: int) -> tuple[list[tuple[str, int]], tuple[str, str] | None]:
+    """(counters, None) for ``label:N`` lines (several ``key:N`` pairs on one line with
+    ``pairs_per_line``), ([], (label, text)) for a non-numeric value."""
+    if pairs_per_line:
+        tokens = [token.partition(":") for token in line.split()]
+        if all(key and sep and _VALUE_AT.fullmatch(value) for key, sep, value in tokens):
+            return [(key, _counter(value, key, number)) for key, _, value in tokens], None
+    at = line.find(":")
+    while at >= 0:  # the first ':' followed by an integer that ends at whitespace or the line end
+        if match := _VALUE_AT.match(line, at + 1):
+            key = line[:at].strip()
+            if not key:
+                raise ParseError(f"empty label before ':': {line[:80]!r}", line=number)
+            return [(key, _counter(match.group(), key, number))], None
+        at = line.find(":", at + 1)
+    key, sep, value = line.partition(":")
+    if sep and key.strip() and not value[:1].isspace():  # vsish never prints ': '
+        return [], (key.strip(), value.strip())
+    raise ParseError(f"not a vsish 'label:value' line: {line[:80]!r}", line=number)
+
+
+def _counter(value: str, key: str, number: int) -> int:
+    return count(value, f"counter {key[:60]!r}", number)
 
 
 def _check_repeat(key: str, first_seen: dict[str, int], number: int) -> None:
@@ -200,7 +220,8 @@ def parse_ls(text: str) -> VsishListing:
         if _VSISH_ERROR.match(line):
             raise ParseError(f"vsish printed an error or notice, not node fields: {line[:120]}", line=number)
         name = line[:-1] if line.endswith("/") else line
-        if not name or any(ch.isspace() or not ch.isprintable() for ch in name):
+        if not name or any(ch.isspace() or not ch.isprintable() for ch in name) or (
+                any(ch.isdigit() and not ch.isascii() for ch in name) or name.isdigit() and not is_count(name)):
             raise ParseError(f"not a vsish ls entry: {line[:80]!r}", line=number)
         entries.append(name)
         if line.endswith("/"):

@@ -8,13 +8,14 @@ a missing or unexpected field, a wrong schema tag or invalid JSON is a ParseErro
 from __future__ import annotations
 
 import dataclasses
-import json
 import types
 import typing
 from dataclasses import dataclass
 from typing import Any
 
 from esxdiag.errors import NoData, ParseError
+from esxdiag.parsers.jsontext import load_json
+from esxdiag.parsers.numbers import is_count, json_count
 
 SCHEMA_VM = "esxdiag.vsphere_vm/1"
 SCHEMA_PERF = "esxdiag.vsphere_perf/1"
@@ -90,6 +91,7 @@ class VmInventory:
     vnics: tuple[VnicConfig, ...]
     guest_nics: tuple[GuestNic, ...]
     missing: tuple[MissingProperty, ...]
+    latency_sensitivity: str | None = None  # config.latencySensitivity.level; absent in older bundles
 
 
 @dataclass(frozen=True)
@@ -118,25 +120,34 @@ class VmPerf:
 
 
 def parse_vm(text: str) -> VmInventory:
-    return _build(VmInventory, _load(text, SCHEMA_VM), "")
+    return build_record(VmInventory, _load(text, SCHEMA_VM), "")
 
 
 def parse_perf(text: str) -> VmPerf:
-    perf = _build(VmPerf, _load(text, SCHEMA_PERF), "")
+    perf = build_record(VmPerf, _load(text, SCHEMA_PERF), "")
     if not perf.series:
         raise NoData(f"no perf series for {perf.vm}")
-    for series in perf.series:
-        if len(series.values) != len(perf.timestamps):
-            raise ParseError(f"series {series.counter}[{series.instance!r}] has {len(series.values)} values "
-                             f"for {len(perf.timestamps)} timestamps")
+    check_perf(perf, "")
     return perf
 
 
+def check_perf(perf: VmPerf, where: str) -> None:
+    """Every series has one value per timestamp, an ASCII instance, and appears once."""
+    seen: dict[tuple[str, str], PerfSeries] = {}
+    for series in perf.series:
+        name = f"series {series.counter[:60]}[{series.instance[:40]!r}]"
+        if len(series.values) != len(perf.timestamps):
+            raise ParseError(f"{where}{name} has {len(series.values)} values for {len(perf.timestamps)} timestamps")
+        if any(ch.isdigit() and not ch.isascii() for ch in series.instance) or (
+                series.instance.isdigit() and not is_count(series.instance)):
+            raise ParseError(f"{where}{name}: instance is not a vCPU number / device key in ASCII digits")
+        first = seen.setdefault((series.counter, series.instance), series)
+        if first is not series and first != series:
+            raise ParseError(f"{where}{name} appears twice with different values")
+
+
 def _load(text: str, schema: str) -> dict:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ParseError(f"invalid JSON: {exc.msg}", line=exc.lineno) from None
+    data, _ = load_json(text, schema, strict=True)
     if not isinstance(data, dict):
         raise ParseError(f"expected a JSON object, got {type(data).__name__}")
     if data.get("schema") != schema:
@@ -144,16 +155,19 @@ def _load(text: str, schema: str) -> dict:
     return data
 
 
-def _build(cls: type, data: Any, where: str) -> Any:
+def build_record(cls: type, data: Any, where: str) -> Any:
+    """A frozen dataclass from JSON data, every field checked against its declared type."""
     if not isinstance(data, dict):
         raise ParseError(f"{where or 'record'}: expected an object, got {type(data).__name__}")
-    names = [f.name for f in dataclasses.fields(cls)]
-    missing = [n for n in names if n not in data]
+    fields = dataclasses.fields(cls)
+    names = [f.name for f in fields]
+    optional = {f.name for f in fields if f.default is not dataclasses.MISSING}  # added after schema /1 shipped
+    missing = [n for n in names if n not in data and n not in optional]
     extra = sorted(set(data) - set(names))
     if missing or extra:
         raise ParseError(f"{where or cls.__name__}: missing fields {missing}, unexpected fields {extra}")
     hints = typing.get_type_hints(cls)
-    return cls(**{n: _convert(hints[n], data[n], f"{where}.{n}" if where else n) for n in names})
+    return cls(**{n: _convert(hints[n], data[n], f"{where}.{n}" if where else n) for n in names if n in data})
 
 
 def _convert(hint: Any, value: Any, where: str) -> Any:
@@ -170,7 +184,11 @@ def _convert(hint: Any, value: Any, where: str) -> Any:
         item = typing.get_args(hint)[0]
         return tuple(_convert(item, v, f"{where}[{i}]") for i, v in enumerate(value))
     if dataclasses.is_dataclass(hint):
-        return _build(hint, value, where)
+        return build_record(hint, value, where)
+    if hint is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
     if hint is int and isinstance(value, bool) or not isinstance(value, hint):
-        raise ParseError(f"{where}: expected {hint.__name__}, got {type(value).__name__} {value!r}")
+        raise ParseError(f"{where}: expected {hint.__name__}, got {type(value).__name__} {str(value)[:40]!r}")
+    if hint is int and not json_count(value):  # counts, sizes, MHz, keys: never negative
+        raise ParseError(f"{where}: {value} is not a non-negative integer below 2^64")
     return value

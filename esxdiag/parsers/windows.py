@@ -1,129 +1,21 @@
-"""Windows guest PowerShell outputs (formats.md section 5). Each accepts ``ConvertTo-Csv``
-(with or without ``#TYPE``), ``ConvertTo-Json`` (object or array) and ``Format-List``; the
-default table view is rejected because it truncates values. Adapters are keyed by ``Name`` and
-advanced properties by ``RegistryKeyword`` (DisplayName/DisplayValue are localised)."""
+"""Windows guest PowerShell outputs (formats.md section 5), read as records by
+esxdiag.parsers.pwsh (CSV, JSON or Format-List). Adapters are keyed by ``Name`` and advanced
+properties by ``RegistryKeyword`` (DisplayName/DisplayValue are localised). Counts (queues,
+processors, MTU, statistics) are non-negative integers or a ParseError."""
 
 from __future__ import annotations
 
-import csv
-import json
 import re
 from dataclasses import dataclass
 
-from esxdiag.errors import NoData, ParseError
+from esxdiag.errors import ParseError
+from esxdiag.parsers.pwsh import Value, counter, need, raw_text, read_records, unique
 
-Value = str | tuple[str, ...] | None
-_RULER = re.compile(r"^\s*-{2,}(?:\s+-{2,})*\s*$")
 _ARRAY_TYPES = ("System.String[]", "System.Object[]", "System.Int32[]")
 
 
-def read_records(text: str) -> tuple[list[dict[str, Value]], str]:
-    """(records, source) with source in csv/json/list; empty strings become None."""
-    body = text.lstrip("\ufeff").strip()
-    if not body:
-        raise NoData("empty PowerShell output")
-    lines = body.splitlines()
-    ruler = next((n for n, line in enumerate(lines) if _RULER.match(line)), None)
-    if ruler is not None and ruler > 0 and " : " not in lines[ruler - 1]:
-        truncated = any("..." in line or "\u2026" in line for line in lines[ruler + 1:])
-        raise ParseError("default table output" + (" with truncated ('...') values" if truncated else "")
-                         + ": capture with '| Format-List *', '| ConvertTo-Csv -NoTypeInformation' or "
-                         "'| ConvertTo-Json'", line=ruler + 1)
-    if body[0] in "[{":
-        return _json_records(body), "json"
-    if lines[0].startswith("#TYPE") or (lines[0].startswith('"') and '","' in lines[0]):
-        return _csv_records(lines), "csv"
-    return _list_records(lines), "list"
-
-
-def _csv_records(lines: list[str]) -> list[dict[str, Value]]:
-    if lines[0].startswith("#TYPE"):
-        lines = lines[1:]
-    rows = list(csv.reader(lines))
-    if len(rows) < 2:
-        raise NoData("CSV has a header but no rows")
-    header = rows[0]
-    for n, row in enumerate(rows[1:], 2):
-        if len(row) != len(header):
-            raise ParseError(f"CSV row has {len(row)} fields, header has {len(header)}", line=n)
-    return [{k: (v if v != "" else None) for k, v in zip(header, row)} for row in rows[1:]]
-
-
-def _json_records(body: str) -> list[dict[str, Value]]:
-    try:
-        data = json.loads(body)
-    except json.JSONDecodeError as exc:
-        raise ParseError(f"invalid JSON: {exc.msg}", line=exc.lineno) from None
-    items = data if isinstance(data, list) else [data]
-    if not items or not all(isinstance(item, dict) for item in items):
-        raise ParseError("JSON is not an object or an array of objects")
-    return [{k: _json_value(v) for k, v in item.items()} for item in items]
-
-
-def _json_value(value) -> Value:
-    if value is None or value == "":
-        return None
-    if isinstance(value, bool):
-        return "True" if value else "False"  # as PowerShell prints it
-    if isinstance(value, list):
-        return tuple(str(_json_value(v)) for v in value)
-    if isinstance(value, dict):
-        return json.dumps(value, sort_keys=True)
-    return str(value)
-
-
-def _list_records(lines: list[str]) -> list[dict[str, Value]]:
-    records: list[dict[str, Value]] = []
-    current: dict[str, Value] = {}
-    last = None
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            if current:
-                records.append(current)
-            current, last = {}, None
-            continue
-        if line[0].isspace() and last is not None:  # a long value wrapped by the console
-            current[last] = _list_value(f"{_raw(current[last])} {line.strip()}")
-            continue
-        key, sep, value = line.partition(" : ")
-        if not sep and line.rstrip().endswith(" :"):
-            key, sep, value = line.rstrip()[:-2], " :", ""
-        if not sep:
-            raise ParseError(f"not a Format-List 'Property : value' line: {line.strip()[:80]!r}", line=n)
-        last = key.strip()
-        current[last] = _list_value(value.strip())
-    if current:
-        records.append(current)
-    return records
-
-
-def _raw(value: Value) -> str:
-    if isinstance(value, tuple):
-        return "{" + ", ".join(value) + "}"
-    return value or ""
-
-
-def _list_value(value: str) -> Value:
-    if value.startswith("{") and value.endswith("}"):
-        inner = value[1:-1].strip()
-        return tuple(item.strip() for item in inner.split(",")) if inner else ()
-    return value or None
-
-
-def _need(records: list[dict[str, Value]], keys: tuple[str, ...], what: str) -> None:
-    for i, record in enumerate(records, 1):
-        missing = [k for k in keys if not isinstance(record.get(k), str)]
-        if missing:
-            raise ParseError(f"record {i} has no {', '.join(missing)}: not {what} output "
-                             f"(properties seen: {', '.join(list(record)[:8])})")
-
-
-def _int(value: Value) -> int | None:
-    return int(value) if isinstance(value, str) and re.fullmatch(r"-?\d+", value) else None
-
-
-def _text(value: Value) -> str:
-    return _raw(value)
+def _opt(value: Value) -> str | None:
+    return None if value is None else raw_text(value)
 
 
 # ---------------------------------------------------------------- Get-NetAdapterAdvancedProperty
@@ -152,11 +44,11 @@ class WinAdvProps:
 
 
 def parse_advprops(text: str) -> WinAdvProps:
-    records, source = read_records(text)
-    _need(records, ("Name", "RegistryKeyword"), "Get-NetAdapterAdvancedProperty")
+    found = read_records(text)
+    need(found.items, ("Name", "RegistryKeyword"), "Get-NetAdapterAdvancedProperty")
     adapters: dict[str, dict[str, AdvProp]] = {}
-    warnings = []
-    for record in records:
+    warnings = found.warnings
+    for record in unique(found.items, ("Name", "RegistryKeyword"), warnings):
         registry = record.get("RegistryValue")
         if registry in _ARRAY_TYPES:  # ConvertTo-Csv writes an array's type name, not its items
             warnings.append(f"{record['Name']}/{record['RegistryKeyword']}: RegistryValue captured as "
@@ -164,11 +56,7 @@ def parse_advprops(text: str) -> WinAdvProps:
             registry = None
         prop = AdvProp(_opt(record.get("DisplayName")), _opt(record.get("DisplayValue")), registry, record)
         adapters.setdefault(str(record["Name"]), {})[str(record["RegistryKeyword"])] = prop
-    return WinAdvProps(adapters, source, tuple(warnings))
-
-
-def _opt(value: Value) -> str | None:
-    return None if value is None else _text(value)
+    return WinAdvProps(adapters, found.source, tuple(warnings))
 
 
 # ---------------------------------------------------------------- Get-NetAdapterRss
@@ -185,20 +73,23 @@ class RssInfo:
 @dataclass(frozen=True)
 class WinRss:
     adapters: dict[str, RssInfo]
+    warnings: tuple[str, ...] = ()
 
 
 def parse_rss(text: str) -> WinRss:
-    records, _ = read_records(text)
-    _need(records, ("Name",), "Get-NetAdapterRss")
-    if not any("Enabled" in r or "NumberOfReceiveQueues" in r for r in records):
+    found = read_records(text)
+    need(found.items, ("Name",), "Get-NetAdapterRss")
+    if not any("Enabled" in r or "NumberOfReceiveQueues" in r for r in found.items):
         raise ParseError("no Enabled/NumberOfReceiveQueues property: not Get-NetAdapterRss output")
     adapters = {}
-    for record in records:
-        fields = {k: _text(v) for k, v in record.items()}
+    for record in unique(found.items, ("Name",), found.warnings):
+        fields = {k: raw_text(v) for k, v in record.items()}
         enabled = {"true": True, "false": False}.get(fields.get("Enabled", "").lower())
-        adapters[fields["Name"]] = RssInfo(enabled, _int(record.get("NumberOfReceiveQueues")),
-                                           _int(record.get("MaxProcessors")), _opt(record.get("Profile")), fields)
-    return WinRss(adapters)
+        name = fields["Name"]
+        adapters[name] = RssInfo(enabled, counter(record.get("NumberOfReceiveQueues"), f"{name} NumberOfReceiveQueues"),
+                                 counter(record.get("MaxProcessors"), f"{name} MaxProcessors"),
+                                 _opt(record.get("Profile")), fields)
+    return WinRss(adapters, tuple(found.warnings))
 
 
 # ---------------------------------------------------------------- Get-NetAdapterStatistics
@@ -217,6 +108,7 @@ class WinAdapterStats:
 @dataclass(frozen=True)
 class WinStats:
     adapters: dict[str, WinAdapterStats]
+    warnings: tuple[str, ...] = ()
 
 
 _STAT_KEYS = ("ReceivedDiscardedPackets", "ReceivedPacketErrors", "OutboundDiscardedPackets",
@@ -224,16 +116,17 @@ _STAT_KEYS = ("ReceivedDiscardedPackets", "ReceivedPacketErrors", "OutboundDisca
 
 
 def parse_stats(text: str) -> WinStats:
-    records, _ = read_records(text)
-    _need(records, ("Name",), "Get-NetAdapterStatistics")
-    if not any(k in r for r in records for k in _STAT_KEYS):
+    found = read_records(text)
+    need(found.items, ("Name",), "Get-NetAdapterStatistics")
+    if not any(k in r for r in found.items for k in _STAT_KEYS):
         raise ParseError("no ReceivedBytes/ReceivedDiscardedPackets/... property: not Get-NetAdapterStatistics "
                          "output (use Format-List * to see the discard counters)")
     adapters = {}
-    for record in records:
-        values = [_int(record.get(k)) for k in _STAT_KEYS]
-        adapters[str(record["Name"])] = WinAdapterStats(*values, {k: _text(v) for k, v in record.items()})
-    return WinStats(adapters)
+    for record in unique(found.items, ("Name",), found.warnings):
+        name = str(record["Name"])
+        values = [counter(record.get(k), f"{name} {k}") for k in _STAT_KEYS]
+        adapters[name] = WinAdapterStats(*values, {k: raw_text(v) for k, v in record.items()})
+    return WinStats(adapters, tuple(found.warnings))
 
 
 # ---------------------------------------------------------------- Get-NetAdapter
@@ -252,15 +145,16 @@ class WinAdapter:
 @dataclass(frozen=True)
 class WinNetAdapters:
     adapters: tuple[WinAdapter, ...]
+    warnings: tuple[str, ...] = ()
 
 
 def parse_netadapter(text: str) -> WinNetAdapters:
-    records, _ = read_records(text)
-    _need(records, ("Name",), "Get-NetAdapter")
-    if not any("MacAddress" in r for r in records):
+    found = read_records(text)
+    need(found.items, ("Name",), "Get-NetAdapter")
+    if not any("MacAddress" in r for r in found.items):
         raise ParseError("no MacAddress property: not Get-NetAdapter output")
     adapters = []
-    for record in records:
+    for record in unique(found.items, ("Name",), found.warnings):
         mac = _opt(record.get("MacAddress"))
         if mac is not None:
             if not re.fullmatch(r"(?:[0-9A-Fa-f]{2}[-:]){5}[0-9A-Fa-f]{2}", mac):
@@ -268,5 +162,6 @@ def parse_netadapter(text: str) -> WinNetAdapters:
             mac = mac.replace("-", ":").lower()
         adapters.append(WinAdapter(str(record["Name"]), _opt(record.get("InterfaceDescription")), mac,
                                    _opt(record.get("Status")), _opt(record.get("LinkSpeed")),
-                                   _int(record.get("MtuSize")), _opt(record.get("DriverVersion"))))
-    return WinNetAdapters(tuple(adapters))
+                                   counter(record.get("MtuSize"), f"{record['Name']} MtuSize"),
+                                   _opt(record.get("DriverVersion"))))
+    return WinNetAdapters(tuple(adapters), tuple(found.warnings))

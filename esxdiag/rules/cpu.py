@@ -1,11 +1,12 @@
 """CPU rules (shared/domain.md section 2): contention (%RDY), co-stop (%CSTP), limits (%MLMTD
-and the configured limit), swap wait. Per-vCPU figures over the window."""
+and the configured limit), swap wait. Per-vCPU figures over the window; a figure that is only a
+bound (vCPU count unknown, section 6) is judged only where the bound decides."""
 
 from __future__ import annotations
 
 from esxdiag.facts import VmFacts
 from esxdiag.result import Evidence, Finding, RuleCheck
-from esxdiag.rules.cpustats import window_stat
+from esxdiag.rules.cpustats import WindowStat, window_stat
 from esxdiag.rules.remediation import vsphere_relieve_contention, vsphere_remove_limit
 
 THRESHOLDS = ("cpu.ready_pct_warning", "cpu.ready_pct_critical", "cpu.costop_pct", "cpu.max_limited_pct",
@@ -16,16 +17,24 @@ def _skip(rule: str) -> RuleCheck:
     return RuleCheck(rule, "skip", "no CPU figures in the window (esxtop or vCenter performance not collected)")
 
 
+def _undecided(rule: str, stat: WindowStat, name: str, threshold: float) -> RuleCheck:
+    return RuleCheck(rule, "skip", f"worst vCPU {name} is {stat.qualifier}{stat.worst_avg:.2f} ({stat.bound} bound: "
+                                   f"the vCPU count is unknown), which cannot tell whether it is over {threshold:g}")
+
+
 def cpu_contention(vm: VmFacts, t: dict[str, float]):
     ready = window_stat(vm.cpu, "ready_pct")
     if ready is None:
         return [_skip("cpu-contention")]
     warn, crit = t["cpu.ready_pct_warning"], t["cpu.ready_pct_critical"]
     limited = window_stat(vm.cpu, "max_limited_pct")
-    if ready.worst_avg <= warn:
-        return [RuleCheck("cpu-contention", "pass", f"worst vCPU %RDY {ready.worst_avg:.2f} <= {warn:g}")]
+    judged = ready.judge(warn)
+    if judged == "below":
+        return [RuleCheck("cpu-contention", "pass", f"worst vCPU %RDY {ready.qualifier}{ready.worst_avg:.2f} <= {warn:g}")]
+    if judged == "unknown":
+        return [_undecided("cpu-contention", ready, "%RDY", warn)]
     against = []
-    if limited is not None and limited.worst_avg > t["cpu.max_limited_pct"]:
+    if limited is not None and limited.judge(t["cpu.max_limited_pct"]) == "above":
         against.append(Evidence("most of the ready time is caused by the CPU limit (%MLMTD)",
                                 round(limited.worst_avg, 2), "% per vCPU", None, None, limited.source,
                                 limited.locator))
@@ -34,14 +43,16 @@ def cpu_contention(vm: VmFacts, t: dict[str, float]):
     if against and limited.worst_avg >= 0.8 * ready.worst_avg:  # the limit, not other VMs, causes the wait
         return [Finding(
             "cpu-contention", "info", vm.name, None, f"CPU ready time on {vm.name} comes from its CPU limit",
-            f"Worst vCPU ready {ready.worst_avg:.1f}%, of which {limited.worst_avg:.1f}% is %MLMTD: "
-            "see the CPU limit finding; the host itself is not contended for this VM.",
+            f"Worst vCPU ready {ready.qualifier}{ready.worst_avg:.1f}%, of which {limited.worst_avg:.1f}% is "
+            "%MLMTD: see the CPU limit finding; the host itself is not contended for this VM.",
             evidence=(ready.evidence(crit),), evidence_against=tuple(against),
         )]
+    bound = (f" ({ready.bound} bound: the vCPU count is unknown, so the group sum was divided by every world "
+             "of the VM)") if ready.bound != "exact" else ""
     return [Finding(
         "cpu-contention", severity, vm.name, None, f"CPU ready time high on {vm.name}: {band}",
-        f"Worst vCPU waited to be scheduled {ready.worst_avg:.1f}% of the window "
-        f"(peak {ready.peak:.1f}%); threshold {warn:g}/{crit:g}%.",
+        f"Worst vCPU waited to be scheduled {ready.qualifier}{ready.worst_avg:.1f}% of the window "
+        f"(peak {ready.peak:.1f}%){bound}; threshold {warn:g}/{crit:g}%.",
         evidence=(ready.evidence(crit if severity == "critical" else warn),),
         evidence_against=tuple(against),
         remediation=() if against else (vsphere_relieve_contention(vm.name, False),),
@@ -53,11 +64,14 @@ def cpu_costop(vm: VmFacts, t: dict[str, float]):
     if costop is None:
         return [_skip("cpu-costop")]
     limit = t["cpu.costop_pct"]
-    if costop.worst_avg <= limit:
-        return [RuleCheck("cpu-costop", "pass", f"worst vCPU %CSTP {costop.worst_avg:.2f} <= {limit:g}")]
+    judged = costop.judge(limit)
+    if judged == "below":
+        return [RuleCheck("cpu-costop", "pass", f"worst vCPU %CSTP {costop.qualifier}{costop.worst_avg:.2f} <= {limit:g}")]
+    if judged == "unknown":
+        return [_undecided("cpu-costop", costop, "%CSTP", limit)]
     return [Finding(
         "cpu-costop", "warning", vm.name, None, f"Co-stop on {vm.name}: too many vCPUs for the host's load",
-        f"Worst vCPU co-stopped {costop.worst_avg:.1f}% of the window (threshold {limit:g}%).",
+        f"Worst vCPU co-stopped {costop.qualifier}{costop.worst_avg:.1f}% of the window (threshold {limit:g}%).",
         evidence=(costop.evidence(limit),), remediation=(vsphere_relieve_contention(vm.name, True),),
     )]
 
@@ -66,22 +80,24 @@ def cpu_limit(vm: VmFacts, t: dict[str, float]):
     limited = window_stat(vm.cpu, "max_limited_pct")
     limit = vm.cpu_limit_mhz
     threshold = t["cpu.max_limited_pct"]
+    judged = limited.judge(threshold) if limited is not None else None
     configured = Evidence("CPU limit configured on the VM", limit, "MHz", None, None, vm.inventory_file,
                           "cpu_allocation.limit_mhz")
-    if limited is not None and limited.worst_avg > threshold:
+    if judged == "above":
         return [Finding(
             "cpu-limit", "critical", vm.name, None, f"A CPU limit is throttling {vm.name}",
-            f"Worst vCPU spent {limited.worst_avg:.1f}% of the window ready-but-limited (%MLMTD)"
+            f"Worst vCPU spent {limited.qualifier}{limited.worst_avg:.1f}% of the window ready-but-limited (%MLMTD)"
             + (f"; the VM has a {limit} MHz limit." if limit else "."),
             evidence=(limited.evidence(threshold),) + ((configured,) if limit else ()),
             remediation=(vsphere_remove_limit(vm.name, limit),),
         )]
     if limit is not None:
-        against = (limited.evidence(threshold, "<="),) if limited is not None else ()
+        measured = judged == "below"
+        against = (limited.evidence(threshold, "<="),) if measured else ()
         return [Finding(
-            "cpu-limit", "warning" if limited is None else "info", vm.name, None,
+            "cpu-limit", "info" if measured else "warning", vm.name, None,
             f"{vm.name} has a {limit} MHz CPU limit",
-            "A CPU limit is configured" + (" but did not throttle in this window (%MLMTD 0)." if limited
+            "A CPU limit is configured" + (" but did not throttle in this window (%MLMTD 0)." if measured
                                            else "; CPU was not measured in the window, so its effect is unknown."),
             evidence=(configured,), evidence_against=against, remediation=(vsphere_remove_limit(vm.name, limit),),
         )]
@@ -89,6 +105,8 @@ def cpu_limit(vm: VmFacts, t: dict[str, float]):
         return [RuleCheck("cpu-limit", "pass" if vm.inventory_file else "skip",
                           "no CPU limit configured" if vm.inventory_file else
                           "CPU limit unknown (no vCenter inventory) and no %MLMTD figures")]
+    if judged == "unknown":
+        return [_undecided("cpu-limit", limited, "%MLMTD", threshold)]
     return [RuleCheck("cpu-limit", "pass", f"%MLMTD {limited.worst_avg:.2f} and no CPU limit configured")]
 
 
@@ -97,10 +115,13 @@ def cpu_swap_wait(vm: VmFacts, t: dict[str, float]):
     if swap is None:
         return [RuleCheck("cpu-swap-wait", "skip", "no %SWPWT figures (esxtop not collected)")]
     limit = t["cpu.swap_wait_pct"]
-    if swap.worst_avg <= limit:
-        return [RuleCheck("cpu-swap-wait", "pass", f"%SWPWT {swap.worst_avg:.2f} <= {limit:g}")]
+    judged = swap.judge(limit)
+    if judged == "below":
+        return [RuleCheck("cpu-swap-wait", "pass", f"%SWPWT {swap.qualifier}{swap.worst_avg:.2f} <= {limit:g}")]
+    if judged == "unknown":
+        return [_undecided("cpu-swap-wait", swap, "%SWPWT", limit)]
     return [Finding("cpu-swap-wait", "warning", vm.name, None, f"{vm.name} waits on swapped memory",
-                    f"%SWPWT {swap.worst_avg:.1f}% (threshold {limit:g}%): host memory pressure.",
+                    f"%SWPWT {swap.qualifier}{swap.worst_avg:.1f}% (threshold {limit:g}%): host memory pressure.",
                     evidence=(swap.evidence(limit),))]
 
 

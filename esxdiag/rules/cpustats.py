@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from esxdiag.facts import CpuFacts
@@ -16,9 +17,22 @@ class WindowStat:
     vcpu: str
     source: str | None
     locator: str
+    bound: str = "exact"  # "lower": the true per-vCPU figure is at least this; "upper": at most this
+
+    @property
+    def qualifier(self) -> str:
+        return {"lower": "at least ", "upper": "at most "}.get(self.bound, "")
+
+    def judge(self, threshold: float) -> str:
+        """"above" / "below" the threshold, or "unknown" when a bound cannot tell (a lower bound under
+        it, an upper bound over it)."""
+        if self.worst_avg > threshold:
+            return "unknown" if self.bound == "upper" else "above"
+        return "unknown" if self.bound == "lower" and self.worst_avg > 0 else "below"  # a zero sum is zero
 
     def evidence(self, threshold: float | None, comparison: str = ">") -> Evidence:
-        return Evidence(f"{self.what}, worst vCPU ({self.vcpu}) window average (peak {self.peak:.2f})",
+        bound = f"; {self.bound} bound, vCPU count unknown" if self.bound != "exact" else ""
+        return Evidence(f"{self.what}, worst vCPU ({self.vcpu}) window average (peak {self.peak:.2f}{bound})",
                         round(self.worst_avg, 2), "% per vCPU", threshold, comparison, self.source, self.locator)
 
 
@@ -32,7 +46,7 @@ def window_stat(cpu: CpuFacts | None, field: str) -> WindowStat | None:
         return None
     best = None
     for label, values in getattr(cpu, field).items():
-        present = [v for v in values if v is not None]
+        present = [v for v in values if v is not None and math.isfinite(v)]  # never compare NaN/inf
         if not present:
             continue
         avg = sum(present) / len(present)
@@ -43,4 +57,57 @@ def window_stat(cpu: CpuFacts | None, field: str) -> WindowStat | None:
     locator = _LOCATORS[field] if cpu.source == "esxtop" else {
         "ready_pct": "cpu.ready.summation", "costop_pct": "cpu.costop.summation",
         "max_limited_pct": "cpu.maxlimited.summation", "swap_wait_pct": "cpu.swapwait.summation"}[field]
-    return WindowStat(f"{_NAMES[field]} ({cpu.source})", best[0], best[1], best[2], cpu.file, locator)
+    return WindowStat(f"{_NAMES[field]} ({cpu.source})", best[0], best[1], best[2], cpu.file, locator, cpu.bound)
+
+
+def judged(stat: WindowStat | None, threshold: float) -> str | None:
+    return None if stat is None else stat.judge(threshold)
+
+
+@dataclass(frozen=True)
+class CpuState:
+    """What the window's CPU figures say for a ring verdict: throttled by a limit, contended, healthy
+    (evidence for it), or undecided (bounds that cannot tell, or not measured: evidence against)."""
+
+    ready: WindowStat | None
+    costop: WindowStat | None
+    limited: WindowStat | None
+    throttled: bool
+    contended: bool
+    healthy: tuple[Evidence, ...]
+    undecided: tuple[Evidence, ...]
+    measured: bool
+
+    @property
+    def words(self) -> str:
+        if not self.measured:
+            return "not measured"
+        return "healthy" if not self.undecided else "not ruled out as the cause (the vCPU count is unknown)"
+
+    def over(self, t: dict[str, float]) -> tuple[Evidence, ...]:
+        """The figures as evidence, each against its threshold (for the CPU-first verdicts)."""
+        return tuple(s.evidence(th) for s, th in self._pairs(t) if s is not None)
+
+    def _pairs(self, t: dict[str, float]):
+        return ((self.ready, t["cpu.ready_pct_critical"]), (self.costop, t["cpu.costop_pct"]),
+                (self.limited, t["cpu.max_limited_pct"]))
+
+
+def cpu_state(cpu: CpuFacts | None, limit_mhz: int | None, t: dict[str, float]) -> CpuState:
+    ready, costop, limited = (window_stat(cpu, f) for f in ("ready_pct", "costop_pct", "max_limited_pct"))
+    pairs = ((ready, t["cpu.ready_pct_critical"]), (costop, t["cpu.costop_pct"]),
+             (limited, t["cpu.max_limited_pct"]))
+    limit_judged = judged(limited, t["cpu.max_limited_pct"])
+    throttled = limit_judged == "above" or (limit_mhz is not None and limit_judged in (None, "unknown"))
+    contended = "above" in (judged(ready, t["cpu.ready_pct_critical"]), judged(costop, t["cpu.costop_pct"]))
+    healthy = tuple(s.evidence(th, "<=") for s, th in pairs if judged(s, th) == "below")
+    undecided = tuple(
+        Evidence(f"{s.what} is only a {s.bound} bound ({s.qualifier}{s.worst_avg:.2f}% per vCPU): CPU contention "
+                 "cannot be ruled out without the vCPU count", round(s.worst_avg, 2), "% per vCPU", th,
+                 "<=" if s.bound == "lower" else ">", s.source, s.locator)
+        for s, th in pairs if judged(s, th) == "unknown")
+    measured = any(s is not None for s in (ready, costop, limited))  # a series of only NaN is not a measurement
+    if not measured:
+        undecided += (Evidence("CPU was not measured in the window: contention or a limit cannot be ruled out",
+                               None),)
+    return CpuState(ready, costop, limited, throttled, contended, healthy, undecided, measured)

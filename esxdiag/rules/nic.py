@@ -20,6 +20,14 @@ def ring_exhaustion(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
         return []
     sig = signals(nic, t)
     if not sig.windowed:
+        rising = [s for s in nic.drop_symptoms if s.rising]
+        if rising:
+            return [Finding(
+                "port-drops", "warning", vm.name, nic.mac,
+                f"Frames dropped at the vSwitch port of {nic.label or nic.mac}",
+                "The port dropped received frames during the window: the guest did not take them fast enough "
+                "(rx rings exhausted, or vCPUs starved of CPU). The ring verdict says which to check first.",
+                evidence=tuple(s.evidence() for s in rising))]
         return [RuleCheck("ring-exhaustion", "skip", "ring counters were not read at both ends of the window",
                           nic.mac)]
     if not sig.rising:
@@ -32,10 +40,7 @@ def ring_exhaustion(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
     evidence = [c.evidence(t["ring.full_events"]) for c in (sig.ring1, sig.ring2) if c is not None]
     if sig.drops is not None:
         evidence.append(sig.drops.evidence(t["ring.drops"]))
-    if nic.vcenter_dropped_rx:
-        total = sum(v for v in nic.vcenter_dropped_rx if v)
-        evidence.append(Evidence("vCenter net.droppedRx over the window", total, "packets", None, None, None,
-                                 "net.droppedRx.summation"))
+    evidence += [s.evidence() for s in nic.drop_symptoms]
     return [Finding(
         "ring-exhaustion", severity, vm.name, nic.mac,
         f"RX ring exhaustion now on {nic.label or nic.mac} (port {nic.port})",
@@ -53,7 +58,8 @@ def emulated_adapter(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
         f"{nic.type} is emulated: more host CPU per packet and small fixed rx rings. vmxnet3 is the adapter for "
         f"network-heavy VMs. Its 1 Gbps link speed is not a limit. {LINK_SPEED_FACTS}",
         evidence=(Evidence("adapter type", nic.type, None, "vmxnet3", "!=", None, "vnics[].type"),),
-        remediation=(fix.replace_emulated_nic(vm.name, nic.mac, nic.type),),
+        remediation=(fix.replace_emulated_nic(vm.name, nic.label, nic.mac, nic.type, nic.network, nic.device_key,
+                                              vm.guest_os),),
     )]
 
 

@@ -3,6 +3,7 @@ Every name that came from a host or guest is quoted for the shell it will be pas
 
 from __future__ import annotations
 
+import re
 import shlex
 
 from esxdiag.result import Remediation
@@ -22,6 +23,18 @@ _PS_SINGLE_QUOTES = "'\u2018\u2019\u201a\u201b"  # PowerShell ends a '...' strin
 def ps_quote(text: str) -> str:
     """A PowerShell single-quoted literal: every quote character PowerShell accepts is doubled."""
     return "'" + "".join(c * 2 if c in _PS_SINGLE_QUOTES else c for c in text) + "'"
+
+
+def ps_name(text: str) -> str:
+    """A -Name argument: -Name takes wildcards (Get-VM, *-NetAdapter*), so ``* ? [ ]`` and the backtick are
+    escaped with a backtick ([WildcardPattern]::Escape) before quoting: 'web*' must not match every web VM."""
+    return ps_quote(re.sub(r"([*?\[\]`])", r"`\1", text))
+
+
+def govc_vm(name: str) -> str:
+    """A govc -vm argument: govc matches it as an inventory path pattern (a VM named 'sq[1]vm' would select
+    'sq1vm'), so pattern characters are backslash-escaped, then the whole is quoted for bash."""
+    return shlex.quote(re.sub(r"([*?\[\]\\])", r"\\\1", name))
 
 
 def mac_text(mac: str | None) -> str:
@@ -83,7 +96,7 @@ def linux_raise_ring(iface: str | None, mac: str | None, ring: int, current: int
 
 def windows_raise_ring(adapter: str | None, ring: int, current: int | None, target: int,
                        queues: int | None, kb_per_entry: float) -> Remediation:
-    name = ps_quote(adapter or "<adapter>")
+    name = ps_name(adapter) if adapter else "<adapter>"
     if ring == 1:
         cmds = (f"Set-NetAdapterAdvancedProperty -Name {name} -RegistryKeyword MaxRxRing1Length -RegistryValue {target}",
                 f"Set-NetAdapterAdvancedProperty -Name {name} -RegistryKeyword NumRxBuffersSmall -RegistryValue 8192",
@@ -104,7 +117,7 @@ def windows_raise_ring(adapter: str | None, ring: int, current: int | None, targ
 
 
 def windows_enable_rss(adapter: str | None, vcpus: int | None) -> Remediation:
-    name = ps_quote(adapter or "<adapter>")
+    name = ps_name(adapter) if adapter else "<adapter>"
     return Remediation(
         os="windows",
         title=f"Enable Receive Side Scaling on {adapter or 'the adapter'} so receive work spreads over "
@@ -124,9 +137,9 @@ def vsphere_remove_limit(vm: str, limit_mhz: int | None) -> Remediation:
     return Remediation(
         os="vsphere",
         title=f"Remove or raise the CPU limit{f' of {limit_mhz} MHz' if limit_mhz else ''} on {vm}",
-        commands=(f"Get-VM -Name {ps_quote(vm)} | Get-VMResourceConfiguration | "
+        commands=(f"Get-VM -Name {ps_name(vm)} | Get-VMResourceConfiguration | "
                   "Set-VMResourceConfiguration -CpuLimitMhz $null",
-                  f"govc vm.change -vm {shlex.quote(vm)} -cpu.limit -1"),
+                  f"govc vm.change -vm {govc_vm(vm)} -cpu.limit -1"),
         persistence=("The VM's resource allocation is part of its configuration: it persists.",
                      "vSphere Client: Edit Settings > CPU > Limit > Unlimited."),
         disruption="None: takes effect immediately, no reboot.",
@@ -135,34 +148,66 @@ def vsphere_remove_limit(vm: str, limit_mhz: int | None) -> Remediation:
 
 
 def vsphere_relieve_contention(vm: str, costop: bool) -> Remediation:
-    steps = [f"esxtop on the VM's host: CPU view, compare %RDY of {vm} with other VMs and PCPU UTIL%",
-             f"govc vm.migrate -vm {shlex.quote(vm)} -host <less-loaded-host>   # or let DRS balance",
-             f"govc vm.change -vm {shlex.quote(vm)} -cpu.reservation <MHz>   # guarantee CPU if it must not wait"]
+    steps = [f"govc vm.migrate -vm {govc_vm(vm)} -host <less-loaded-host>   # or let DRS balance",
+             f"govc vm.change -vm {govc_vm(vm)} -cpu.reservation <MHz>   # guarantee CPU if it must not wait"]
     if costop:
-        steps.append(f"govc vm.change -vm {shlex.quote(vm)} -c <fewer vCPUs>   # %CSTP high: too many vCPUs")
+        steps.append(f"govc vm.change -vm {govc_vm(vm)} -c <fewer vCPUs>   # %CSTP high: too many vCPUs")
     return Remediation(
         os="vsphere", title=f"Relieve CPU contention for {vm} before touching the rings",
         commands=tuple(steps),
         disruption="vMotion: none; changing the vCPU count needs the VM powered off (unless CPU hot-add).",
-        notes=("A vCPU that waits to be scheduled cannot drain its rx rings; bigger rings only delay the drops.",),
+        notes=("First, in esxtop on the VM's host (CPU view), compare this VM's %RDY with the other VMs' and the "
+               "host's PCPU UTIL%.",
+               "A vCPU that waits to be scheduled cannot drain its rx rings; bigger rings only delay the drops."),
     )
 
 
 def linux_more_queues(iface: str | None, vcpus: int | None) -> Remediation:
     dev = shlex.quote(iface) if iface else "<iface>"
     return Remediation(
-        os="linux", title="Rings are at the maximum: spread receive work instead",
+        os="linux", title=f"Rings are at the maximum: spread receive work over {vcpus or 'all'} rx queues",
         commands=(f"ethtool -L {dev} combined {vcpus or '<vCPUs>'}", f"ethtool -l {dev}   # verify"),
-        notes=("Add vCPUs if all are busy; check %RDY/%CSTP; vmxnet3 gets one rx queue per vCPU (up to 8/32).",),
+        notes=("vmxnet3 opens at most one rx queue per vCPU (up to 8 on older drivers); check %RDY/%CSTP.",),
         disruption=DISRUPTION_LINUX,
     )
 
 
-def replace_emulated_nic(vm: str, mac: str | None, nic_type: str) -> Remediation:
+def vsphere_add_vcpus(vm: str, vcpus: int | None, iface: str | None) -> Remediation:
+    """The vNIC already has one rx queue per vCPU: only more vCPUs bring more queues."""
+    more = vcpus * 2 if vcpus else "<more vCPUs>"
+    dev = shlex.quote(iface) if iface else "<iface>"
     return Remediation(
-        os="vsphere", title=f"Replace the emulated {nic_type} adapter {mac or ''} with vmxnet3",
-        commands=(f"govc vm.network.add -vm {shlex.quote(vm)} -net <portgroup> -net.adapter vmxnet3",
-                  f"govc device.remove -vm {shlex.quote(vm)} <ethernet-N>   # after the guest uses the new NIC"),
-        disruption="The guest sees a new NIC: plan IP reconfiguration and a maintenance window.",
-        notes=("Needs the vmxnet3 driver in the guest (in-tree on Linux, VMware Tools on Windows).",),
+        os="vsphere", title=f"Rings are at the maximum and every vCPU has an rx queue: add vCPUs to {vm}",
+        commands=(f"govc vm.change -vm {govc_vm(vm)} -c {more}",),
+        persistence=(f"then in the guest: ethtool -L {dev} combined {more} (if the driver does not follow the "
+                     "vCPU count itself)",),
+        disruption="Needs the VM powered off unless CPU hot-add is enabled.",
+        notes=("Check %CSTP afterwards: more vCPUs than the host can co-schedule trade drops for co-stop.",
+               "Or lower the receive load or the CPU contention on this VM."),
+    )
+
+
+def replace_emulated_nic(vm: str, label: str | None, mac: str | None, nic_type: str, network: str | None,
+                         device_key: int | None, guest_os: str | None) -> Remediation:
+    """e1000/e1000e -> vmxnet3. Changing the type is a new virtual device for the guest, done powered off;
+    the commands keep the MAC (a new MAC breaks DHCP reservations and licences bound to it)."""
+    mac_arg = mac_text(mac)
+    net = shlex.quote(network) if network else "<portgroup>"
+    guest = {"linux": "Linux: the vmxnet3 driver is in-tree; the interface may get a new name (check udev/netplan/"
+                      "NetworkManager profiles bound to the old name or driver).",
+             "windows": "Windows: install VMware Tools first (it carries the vmxnet3 driver); the new adapter gets a "
+                        "fresh IP configuration, the old static settings stay on the hidden e1000 device."}
+    return Remediation(
+        os="vsphere", title=f"Change {label or 'the adapter'} ({mac or 'MAC unknown'}) from {nic_type} to vmxnet3",
+        commands=(f"Get-VM -Name {ps_name(vm)} | Get-NetworkAdapter | Where-Object {{ $_.MacAddress -eq "
+                  f"{ps_quote(mac_arg)} }} | Set-NetworkAdapter -Type Vmxnet3 -Confirm:$false",
+                  f"govc device.info -vm {govc_vm(vm)} 'ethernet-*'   # find the device with MAC {mac_arg}",
+                  f"govc device.remove -vm {govc_vm(vm)} <ethernet-N>",
+                  f"govc vm.network.add -vm {govc_vm(vm)} -net {net} -net.adapter vmxnet3 -net.address {mac_arg}"),
+        persistence=("The adapter type is part of the VM's configuration: it persists.",),
+        disruption="Power the VM off for the change: the guest sees a new network device when it starts.",
+        notes=("PowerCLI keeps the device and its MAC; with govc the adapter is removed and re-added with the same "
+               "MAC (-net.address). Without keeping it, the vNIC gets a new MAC.",
+               guest.get(guest_os or "", "Needs the vmxnet3 driver in the guest (in-tree on Linux, VMware Tools on "
+                                         "Windows).")),
     )

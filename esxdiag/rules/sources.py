@@ -26,7 +26,8 @@ def _counter_words(nic: VnicFacts, counter) -> str:
 
 
 def drop_sources(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
-    samples = [v for v in nic.vcenter_dropped_rx if v is not None]
+    vcenter_symptom = next((s for s in nic.drop_symptoms if s.unit == "packets"), None)
+    samples = vcenter_symptom.present if vcenter_symptom else []
     if not samples:
         return [RuleCheck(RULE, "skip", "vCenter net.droppedRx was not collected for this vNIC", nic.mac)]
     trusted = signals(nic, t).drops

@@ -151,3 +151,68 @@ def test_config_errors_never_echo_the_line(tmp_path):
                                      "cpu.costop_pct=inf", "no.such=1"])
 def test_thresholds_must_be_sensible(setting):
     assert_one_line_error(run_cli("analyze", SEED, "--set", setting), setting.split("=")[0])
+
+
+@pytest.mark.parametrize("edit, words", [
+    (lambda m: m["captures"][0].update(file="esxi-esx0/a\x00b.txt"), "'file'"),
+    (lambda m: m["captures"][0].update(file=["esxi-esx0/esxi_version.txt"]), "'file'"),
+    (lambda m: m["captures"][0].update(file="/etc/passwd"), "'file'"),
+    (lambda m: m["captures"][0].update(spec=["esxi_version"]), "'spec'"),
+    (lambda m: m["captures"][0].update(target={"id": "x"}), "'target'"),
+    (lambda m: m["targets"][0].update(id=["vcenter"]), "'id'"),
+    (lambda m: m["targets"][0].update(kind=["esxi"]), "'kind'"),
+    (lambda m: m.update(window_s=float("nan")), "'window_s'"),
+    (lambda m: m.update(window_s=float("inf")), "'window_s'"),
+    (lambda m: m.update(window_s=-60), "'window_s'"),
+    (lambda m: m.update(window_s=0), "'window_s'"),
+])
+def test_manifest_defects_name_the_field(tmp_path, edit, words):
+    assert_one_line_error(run_cli("analyze", _damaged(tmp_path, edit)), words)
+
+
+def _with_capture_params(spec, params):
+    def edit(manifest):
+        cap = next(c for c in manifest["captures"] if c["spec"] == spec)
+        cap["params"] = params
+    return edit
+
+
+@pytest.mark.parametrize("spec, params, words", [
+    ("vsish_rxqueue_status", {"portset": "vSwitch0", "port": "33554464", "q": "0"}, "'q' unknown"),
+    ("vsish_rxsummary", {"portset": "vSwitch0"}, "'port' missing"),
+    ("ethtool_stats", {"interface": "eth0"}, "'interface' unknown"),
+])
+def test_misspelt_or_missing_params_are_refused(tmp_path, spec, params, words):
+    proc = run_cli("analyze", _damaged(tmp_path, _with_capture_params(spec, params)))
+    assert_one_line_error(proc, words)
+    assert "captures[" in proc.stderr
+
+
+def test_deeply_nested_or_huge_number_manifest_is_bad_input(tmp_path):
+    (tmp_path / "manifest.json").write_text("[" * 100_000 + "]" * 100_000)
+    assert_one_line_error(run_cli("analyze", tmp_path), "manifest.json")
+    (tmp_path / "manifest.json").write_text('{"format_version": 1, "window_s": ' + "9" * 5000 + "}")
+    assert_one_line_error(run_cli("analyze", tmp_path), "manifest.json")
+
+
+def test_manifest_must_be_a_regular_file_inside_the_bundle(tmp_path):
+    outside = tmp_path / "elsewhere.json"
+    shutil.copy(SEED / "manifest.json", outside)
+    bundle = tmp_path / "b"
+    shutil.copytree(SEED, bundle)
+    (bundle / "manifest.json").unlink()
+    (bundle / "manifest.json").symlink_to(outside)
+    assert_one_line_error(run_cli("analyze", bundle), "symlink out of the bundle")
+    (bundle / "manifest.json").unlink()
+    (bundle / "manifest.json").mkdir()
+    assert_one_line_error(run_cli("analyze", bundle), "not a regular file")
+
+
+def test_capture_symlinked_out_of_the_bundle_is_refused(tmp_path):
+    bundle = tmp_path / "b"
+    shutil.copytree(SEED, bundle)
+    target = bundle / "esxi-esx0" / "esxi_version.txt"
+    target.unlink()
+    (tmp_path / "secret.txt").write_text("VMware ESXi 6.0.0 build-5224934\n")
+    target.symlink_to(tmp_path / "secret.txt")
+    assert_one_line_error(run_cli("analyze", bundle), "outside the bundle")

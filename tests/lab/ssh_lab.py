@@ -90,15 +90,19 @@ class SshLab:
         return f"[{address}]:{self.port} {self.spare_host_key_pub}\n"
 
     def set_fault(self, kind: str, address: str | None = None, program: str | None = None,
-                  seconds: float | None = None) -> None:
+                  seconds: float | None = None, name: str | None = None) -> None:
         """kind "hang" (command prints nothing for ``seconds``), "missing" (program not found,
-        exit 127), or "refuse" (sshd stops listening on ``address``)."""
-        if kind not in ("hang", "missing", "refuse"):
+        exit 127), "flood" (prints without end for ``seconds``), "drop" (the SSH connection is
+        killed while the command runs), "ifname" (the guest's first NIC is called ``name``) or
+        "refuse" (sshd stops listening on ``address``)."""
+        if kind not in ("hang", "missing", "flood", "drop", "ifname", "refuse"):
             raise ValueError(f"unknown fault {kind!r}")
         faults = self._faults()
         entry = {"address": address, "program": program}
         if seconds is not None:
             entry["seconds"] = seconds
+        if name is not None:
+            entry["name"] = name
         faults.setdefault(kind, []).append(entry)
         self._write_faults(faults)
         if kind == "refuse":

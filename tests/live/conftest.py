@@ -175,19 +175,22 @@ class Esxdiag:
         return [self.finish(s, t0) for s in started]
 
     def interrupt_during(self, command: str, vm: str, marker: str, *extra: str, wait_s: float = 30.0,
-                         **kwargs) -> Run:
-        """Start a run and send it SIGINT (Ctrl-C) once a stderr line contains ``marker``."""
+                         presses: int = 1, **kwargs) -> Run:
+        """Start a run and send it SIGINT (Ctrl-C) once a stderr line contains ``marker``; with
+        ``presses=2`` a second one after the first was acknowledged on stderr."""
         t0 = time.monotonic()
         process, argv, bundle = self.start(command, vm, *extra, **kwargs)
         err_lines: list[str] = []
         out_text: list[str] = []
-        seen = threading.Event()
+        seen, acknowledged = threading.Event(), threading.Event()
 
         def read_stderr():
             for line in process.stderr:
                 err_lines.append(line)
                 if marker in line:
                     seen.set()
+                if "Ctrl-C again aborts" in line:
+                    acknowledged.set()
 
         readers = [threading.Thread(target=read_stderr, daemon=True),
                    threading.Thread(target=lambda: out_text.append(process.stdout.read()), daemon=True)]
@@ -199,6 +202,12 @@ class Esxdiag:
             pytest.fail(f"never saw {marker!r} on stderr within {wait_s:g} s: {''.join(err_lines)}")
         time.sleep(0.5)  # well inside the command that printed the marker
         process.send_signal(signal.SIGINT)
+        if presses > 1:
+            if not acknowledged.wait(wait_s):
+                process.kill()
+                process.wait(timeout=10)
+                pytest.fail(f"the first Ctrl-C was never acknowledged: {''.join(err_lines)}")
+            process.send_signal(signal.SIGINT)
         try:
             process.wait(timeout=RUN_TIMEOUT_S)
         except subprocess.TimeoutExpired:

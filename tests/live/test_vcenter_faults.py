@@ -1,6 +1,7 @@
-"""vCenter-side failures of `esxdiag report/collect --vm`: exit 3 with one stderr line naming
-vCenter (host:port) or the VM, the failure in the partial bundle's manifest, a report that still
-renders; and Ctrl-C during the window leaves a valid partial bundle (exit 130)."""
+"""vCenter-side failures of `esxdiag report/collect --vm` fail fast: exit 3 with one stderr line
+naming vCenter (host:port) or the VM, the failure in the partial bundle's manifest, and no report
+(one would read like a VM with nothing wrong; the last good report is never replaced). Ctrl-C
+during the window ends it early and the run still analyzes; a second Ctrl-C aborts (exit 130)."""
 
 from __future__ import annotations
 
@@ -19,13 +20,18 @@ HOST = "esx0.lab.local"
 
 
 def vcenter_gap(run, kind: str):
-    """The failed vsphere_vm capture; the report rendered and lists it among the gaps."""
+    """The failed vsphere_vm capture; no report was written and nothing on stdout reads like one."""
     (inventory,) = run.captures("vsphere_vm")
     assert (inventory.error_kind, inventory.file) == (kind, None), inventory
     assert run.bundle_loaded().manifest["notes"][-1] == inventory.error
-    report = run.cwd / f"{run.bundle.name}.html"
-    assert report.is_file(), run.explain()
-    assert "not collected: vsphere_vm" in run.stdout and f"failed ({kind})" in run.stdout, run.explain()
+    assert not (run.cwd / f"{run.bundle.name}.html").exists(), run.explain()
+    assert not (run.bundle / "report.html").exists()
+    assert run.stdout == f"bundle: {run.bundle}\n", run.explain()
+    for healthy in ("NO FINDINGS", "Findings:", "unlimited", "report:"):
+        assert healthy not in run.stdout + run.stderr, run.explain()
+    assert len(run.lines_naming(inventory.error)) == 1, run.explain()  # said once
+    assert run.lines_naming("no report written"), run.explain()
+    assert run.elapsed_s < 20, run.explain()  # nothing waited: no SSH, no window
     return inventory
 
 
@@ -109,9 +115,9 @@ def test_ambiguous_vm_name_lists_every_match(esxdiag, twin_vms):
     run = esxdiag.run("report", name, "-o", str(esxdiag.workdir / f"bundle{esxdiag.runs + 1}.html"))
     assert run.returncode == EXIT_COLLECTION, run.explain()
     (line,) = run.lines_naming(f"VM name {name!r} is ambiguous")
-    for moid in moids:
-        assert f"{name} ({moid} on {HOST})" in line
-    assert "use a MOID or UUID" in line
+    for side, moid in zip("ab", moids):
+        assert f"/DC0/vm/{name}-{side}/{name} ({moid} on {HOST})" in line  # each match's folder
+    assert "use the inventory path, a MOID or the instance UUID" in line
     vcenter_gap(run, "ambiguous")
 
 
@@ -131,27 +137,46 @@ def test_powered_off_vm_exits_3_with_its_inventory(esxdiag, ssh_lab, powered_off
     before = len(ssh_lab.commands())
     run = esxdiag.run("report", powered_off_vm, "-o", str(esxdiag.workdir / "report.html"))
     assert run.returncode == EXIT_COLLECTION, run.explain()
-    (line,) = run.lines_naming(f"VM {powered_off_vm!r} is poweredOff")
+    (line,) = run.lines_naming(f"esxdiag: VM {powered_off_vm!r} is poweredOff")
     assert "power it on and run again" in line
     (inventory,) = run.captures("vsphere_vm")
     assert inventory.ok, inventory
     record = json.loads(inventory.path.read_text())
     assert (record["name"], record["power_state"]) == (powered_off_vm, "poweredOff")
     assert any("is poweredOff" in note for note in run.bundle_loaded().manifest["notes"])
-    assert (esxdiag.workdir / "report.html").is_file()
+    assert not (esxdiag.workdir / "report.html").exists()
+    assert "NO FINDINGS" not in run.stdout
     assert ssh_lab.commands()[before:] == []  # nothing to collect from a VM that is off
 
 
-def test_ctrl_c_during_the_window_leaves_a_valid_partial_bundle(esxdiag):
-    run = esxdiag.interrupt_during("collect", VM, "esxtop batch", window=("--window", "20", "--esxtop-delay", "2"))
+def test_first_ctrl_c_ends_the_window_early_and_the_run_still_reports(esxdiag):
+    run = esxdiag.interrupt_during("report", VM, "esxtop batch", "--format", "json",
+                                   window=("--window", "30", "--esxtop-delay", "2"))
+    assert run.returncode == 0, run.explain()
+    assert run.elapsed_s < 20, run.explain()
+    assert run.lines_naming("Ctrl-C: ending the window now"), run.explain()
+    bundle = run.bundle_loaded()
+    assert any(n.startswith("window ended early by Ctrl-C after") for n in bundle.manifest["notes"])
+    for spec, kind in (("vsish_rxsummary", "esxi"), ("ethtool_stats", "linux")):
+        for sample in (0, 1):
+            (capture,) = run.captures(spec, sample, kind)
+            assert capture.ok and capture.path.stat().st_size > 0, capture
+    (esxtop,) = run.captures("esxtop_batch")
+    assert esxtop.error_kind == "interrupted" and "Ctrl-C" in esxtop.error, esxtop
+    assert run.captures("vsphere_perf")[0].ok
+    document = json.loads(run.stdout[:run.stdout.rindex("\nbundle: ") + 1])
+    assert [vm["name"] for vm in document["vms"]] == [VM]
+
+
+def test_second_ctrl_c_aborts_with_a_valid_partial_bundle(esxdiag):
+    run = esxdiag.interrupt_during("collect", VM, "esxtop batch", window=("--window", "30", "--esxtop-delay", "2"),
+                                   presses=2)
     assert run.returncode == EXIT_INTERRUPTED, run.explain()
-    assert run.elapsed_s < 15, run.explain()
+    assert run.elapsed_s < 20, run.explain()
     assert f"bundle: {run.bundle}" in run.stdout
     assert run.lines_naming("interrupted", str(run.bundle)), run.explain()
     bundle = run.bundle_loaded()
     assert any("interrupted" in note for note in bundle.manifest["notes"]), bundle.manifest["notes"]
-    for spec, kind in (("vsish_rxsummary", "esxi"), ("ethtool_stats", "linux")):
-        (first,) = run.captures(spec, 0, kind)
-        assert first.ok and first.path.stat().st_size > 0, first
-        assert run.captures(spec, 1) == []
+    (first,) = run.captures("vsish_rxsummary", 0, "esxi")
+    assert first.ok and first.path.stat().st_size > 0, first
     assert run.captures("vsphere_perf") == []

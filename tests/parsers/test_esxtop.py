@@ -355,14 +355,6 @@ def test_unusable_or_empty_input(text, error, line):
         assert err.value.line == line
 
 
-def test_non_numeric_wanted_cell_is_a_parse_error():
-    text = '"(PDH-CSV 4.0) (UTC)(0)","\\\\h\\Group Cpu(1:a)\\% Ready","\\\\h\\Vcpu(1:a:2:vmx)\\% Ready"\n' \
-           '"05/14/2024 09:00:00","1.00","0"\n"05/14/2024 09:00:05","n/a","0"\n'
-    with pytest.raises(ParseError) as err:
-        parse(text)
-    assert err.value.line == 3
-
-
 def test_binary_file_is_rejected(tmp_path):
     path = tmp_path / "core"
     path.write_bytes(b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 8)

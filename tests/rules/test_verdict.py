@@ -95,7 +95,7 @@ def test_past_exhaustion_only_when_flat_but_nonzero(make, thresholds):
 def test_single_reading_is_insufficient_evidence(make, thresholds):
     v = verdict(make, thresholds, ring1=(None, 7086), ring2=(None, 3284), oob=(None, 10370))
     assert v.verdict == "insufficient-evidence"
-    assert "10370" in v.summary
+    assert "10,370" in v.summary
 
 
 def test_no_counters_is_insufficient_evidence(make, thresholds):

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from esxdiag.collectors.vsphere import collect_inventory, connect, find_vm
+from esxdiag.collectors.vsphere_inventory import closest_names
 from esxdiag.errors import CollectionError
 from esxdiag.parsers.vsphere import parse_vm
 
@@ -44,7 +45,26 @@ def test_ambiguous_name_lists_every_match(session, extra_vms):
         find_vm(session, "dup-vm")
     assert err.value.kind == "ambiguous"
     message = str(err.value)
-    assert message.count("dup-vm (vm-") == 2 and "use a MOID or UUID" in message
+    assert "/DC0/vm/dup-vm (vm-" in message and "/DC0/vm/other/dup-vm (vm-" in message  # each one's folder
+    assert "use the inventory path, a MOID or the instance UUID" in message
+    assert find_vm(session, "/DC0/vm/other/dup-vm").path == "/DC0/vm/other/dup-vm"
+
+
+def test_inventory_path_finds_the_vm_and_a_wrong_folder_does_not(session):
+    by_path = find_vm(session, "/DC0/vm/iperf-test1")
+    assert by_path == find_vm(session, "iperf-test1") and by_path.path == "/DC0/vm/iperf-test1"
+    with pytest.raises(CollectionError) as err:
+        find_vm(session, "/DC0/vm/nowhere/iperf-test1")
+    assert err.value.kind == "not-found" and "close names: iperf-test1" in str(err.value)
+
+
+def test_close_names_rank_look_alikes_first():
+    names = [f"DC0_H0_VM{i}" for i in range(10)]
+    assert closest_names("DC0_H0_VMO", names) == ["DC0_H0_VM0", "DC0_H0_VM1", "DC0_H0_VM2"]
+    assert closest_names("dc0-h0-vm7", names)[0] == "DC0_H0_VM7"
+    assert closest_names("iperf-tset1", ["iperf-test1", "iperf-test2", "app-healthy01"])[:2] == [
+        "iperf-test1", "iperf-test2"]
+    assert closest_names("zzzz", names) == []
 
 
 def test_not_found_suggests_close_names(session):
@@ -99,6 +119,13 @@ def test_powered_off_vm_inventory(session, extra_vms):
     assert inv["num_cpu"] == 2
     assert [(n["type"], n["mac"]) for n in inv["vnics"]] == [("vmxnet3", "00:50:56:a6:0f:f0")]
     assert parse_vm(json.dumps(inv)).power_state == "poweredOff"
+
+
+def test_latency_sensitivity_level_is_read(session, extra_vms, vcsim_lab):
+    vcsim_lab.govc("vm.change", "-vm", "stopped-vm", "-latency", "high")
+    inv = collect_inventory(session, find_vm(session, "stopped-vm"))
+    assert inv["latency_sensitivity"] == "high"
+    assert parse_vm(json.dumps(inv)).latency_sensitivity == "high"
 
 
 def _requests_for(session, name: str) -> tuple[int, int, dict]:

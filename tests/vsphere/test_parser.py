@@ -26,7 +26,12 @@ def test_vm_record_mirrors_the_json_losslessly():
     (nic,) = vm.vnics
     assert (nic.type, nic.mac, nic.network, nic.dvs_uuid) == ("vmxnet3", "00:50:56:a6:55:f8", "VM Network", None)
     assert vm.guest_nics[0].device_config_id == nic.device_key
-    assert to_jsonable(vm) == json.loads(text)
+    assert vm.latency_sensitivity is None  # written before the field existed: optional
+    assert to_jsonable(vm) == {**json.loads(text), "latency_sensitivity": None}
+    high = parse_vm(json.dumps({**json.loads(text), "latency_sensitivity": "high"}))
+    assert high.latency_sensitivity == "high"
+    with pytest.raises(ParseError):
+        parse_vm(json.dumps({**json.loads(text), "latency_sensitivity": 3}))
 
 
 def test_windows_vm_through_the_registry():
@@ -54,7 +59,7 @@ def test_wrong_schema_tag_is_a_parse_error():
 def test_invalid_json_reports_the_line():
     with pytest.raises(ParseError) as err:
         parse_vm(_text("vsphere_vm_iperf-cpu-limited.json")[:200])
-    assert err.value.line is not None and "invalid JSON" in err.value.why
+    assert err.value.line is not None and "not valid" in err.value.why and "JSON" in err.value.why
 
 
 @pytest.mark.parametrize("path, value, why", [

@@ -9,7 +9,7 @@ import pytest
 from pyVmomi import vim
 
 from esxdiag.collectors.vsphere import collect_inventory, collect_perf, find_vm
-from esxdiag.collectors.vsphere_perf import CPU_COUNTERS, NET_COUNTERS, _decode, choose_interval
+from esxdiag.collectors.vsphere_perf import CPU_COUNTERS, NET_COUNTERS, decode_csv, choose_interval
 from esxdiag.parsers.vsphere import parse_perf
 
 UNITS = {"cpu.usage.average": "percent", "net.droppedRx.summation": "number", "cpu.ready.summation": "millisecond"}
@@ -59,7 +59,7 @@ def test_csv_decoding_keeps_gaps_and_marks_minus_one_as_null():
                    id=vim.PerformanceManager.MetricId(counterId=7, instance="0"), value="5,-1,0"),
                vim.PerformanceManager.MetricSeriesCSV(
                    id=vim.PerformanceManager.MetricId(counterId=8, instance="4000"), value="9")])
-    stamps, values = _decode([metric])
+    stamps, values = decode_csv([metric])
     assert [t.second for t in stamps] == [40, 20, 0]
     assert values[(7, "0")] == [5, None, 0]
     assert values[(8, "4000")] == [9, None, None]

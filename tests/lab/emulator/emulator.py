@@ -5,8 +5,10 @@ The target is chosen by the server address in SSH_CONNECTION; the command comes 
 SSH_ORIGINAL_COMMAND. Only the commands esxdiag's specs can render are answered; anything else
 gets an error on stderr and exit 127. Every command is appended to RUNTIME_DIR/commands.jsonl
 (with accepted true/false) so tests can prove what was and was not run.
-Faults (RUNTIME_DIR/faults.json, written by ssh_lab.SshLab.set_fault): "hang" and "missing"
-entries {"address", "program"}; "refuse" is handled by sshd's listen addresses, not here.
+Faults (RUNTIME_DIR/faults.json, written by ssh_lab.SshLab.set_fault): "hang", "missing",
+"flood" (prints without end), "drop" (kills its own SSH connection) and "ifname" (the guest's
+first NIC carries another interface name, {"name"}) entries {"address", "program"}; "refuse" is
+handled by sshd's listen addresses, not here.
 """
 
 from __future__ import annotations
@@ -116,13 +118,49 @@ def _hang(seconds: float) -> int:
     return 0
 
 
+def _flood(seconds: float) -> int:
+    """Print the same counter line without end, as fast as the reader takes it, until the client
+    closes the channel (the pipe breaks) or ``seconds`` pass."""
+    line = b"    123456 segments retransmitted and a line that never stops coming\n" * 1024
+    deadline = time.monotonic() + min(seconds, HANG_LIMIT_S)
+    try:
+        while time.monotonic() < deadline:
+            os.write(sys.stdout.fileno(), line)
+    except OSError:
+        return 141
+    return 0
+
+
+def _drop() -> int:
+    """Kill the sshd process serving this connection (the nearest ancestor named sshd*): the
+    client sees the TCP connection end in the middle of a command."""
+    pid = os.getppid()
+    for _ in range(5):
+        try:
+            comm = Path(f"/proc/{pid}/comm").read_text().strip()
+            parent = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+        if comm.startswith("sshd"):
+            os.kill(pid, 9)
+            time.sleep(5)  # killed with it, or ends here
+            return 1
+        pid = parent
+    sys.stderr.write("lab: no sshd ancestor to drop\n")
+    return 1
+
+
 def main() -> int:
     runtime = Path(sys.argv[1])
     lab = Lab.load(runtime)
     command = os.environ.get("SSH_ORIGINAL_COMMAND", "")
     address = os.environ.get("SSH_CONNECTION", "- - - -").split()[2]
     kind, vm = lab.target(address)
-    entry = {"time": time.time(), "address": address, "target": vm["name"] if vm else kind,
+    renamed = _fault(lab, "ifname", address, None) if vm else None
+    if renamed:
+        vm["nics"][0]["iface"] = renamed["name"]
+    client = " ".join(os.environ.get("SSH_CONNECTION", "- -").split()[:2])  # one per TCP connection
+    entry = {"time": time.time(), "address": address, "client": client, "target": vm["name"] if vm else kind,
              "command": command, "accepted": False}
     try:
         argv = shlex.split(command) if kind != "windows" else [command]
@@ -149,6 +187,11 @@ def main() -> int:
     hang = _fault(lab, "hang", address, program)
     if hang:
         return _hang(float(hang.get("seconds", 30)))
+    flood = _fault(lab, "flood", address, program)
+    if flood:
+        return _flood(float(flood.get("seconds", 60)))
+    if _fault(lab, "drop", address, program):
+        return _drop()
     out, err, rc = result()
     sys.stdout.write(out)
     sys.stderr.write(err)

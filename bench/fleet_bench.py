@@ -1,0 +1,163 @@
+"""Benchmark: `esxdiag scan` of a whole vcsim vCenter vs a per-VM QueryPerf loop vs `govc metric.sample`.
+
+    python bench/fleet_bench.py [--vms 1000] [--delay-ms 20] [--no-loop] [--no-govc]
+
+vcsim is built from flags (a model loaded with -load ignores -delay), -cluster N -host 10 -vm V
+with V VMs per cluster, and -delay adds the latency to every SOAP method. Then, side by side on
+the same server, the same five counters over the same powered-on VMs, last 5 minutes (15 x 20 s):
+
+1. esxdiag scan: the whole process (`esxdiag scan --format json`), wall time, peak RSS of the
+   process (wait4 rusage), SOAP requests as the session counted them (in the snapshot).
+2. per-VM loop: what per-VM tools do, one QueryPerf per VM after one inventory pass (pyvmomi in
+   this process, requests counted by the same session counter).
+3. govc metric.sample -n 15 of the same counters over /DC0/vm/*, requests counted from govc's
+   own debug log (one *.req.xml file per round trip).
+Not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import timedelta
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+LAB_FILE = REPO / "tests" / "lab" / "vcsim_lab.py"
+COUNTERS = ("cpu.ready.summation", "cpu.costop.summation", "cpu.maxlimited.summation",
+            "net.droppedRx.summation", "net.packetsRx.summation")
+
+
+def _lab_module():
+    spec = importlib.util.spec_from_file_location("esxdiag_bench_vcsim_lab", LAB_FILE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_scan(lab, workdir: Path, extra: list[str]) -> dict:
+    env = {**os.environ, "ESXDIAG_PASSWORD": lab.password}
+    snap = workdir / "snap.json"
+    argv = [str(Path(sys.executable).with_name("esxdiag")), "scan", "--vcenter", lab.url, "--user", lab.username,
+            "--insecure", "--no-history", "--quiet", "--format", "json", "-o", str(workdir / "report.json"),
+            "--save-snapshot", str(snap), "--timeout", "300", *extra]
+    started = time.perf_counter()
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - started
+    stderr = proc.stderr.read().decode(errors="replace")
+    proc.stderr.close()
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        raise RuntimeError(f"esxdiag scan exited {code}: {stderr.strip()}")
+    data = json.loads(snap.read_text())
+    vc = data["vcenters"][0]
+    on = sum(v["power_state"] == "poweredOn" for v in data["vms"])
+    with_perf = sum(v["perf"] is not None for v in data["vms"])
+    return {"seconds": seconds, "peak_rss_mib": usage.ru_maxrss / 1024, "requests": vc["requests"],
+            "scan_seconds": vc["seconds"], "vms": len(data["vms"]), "powered_on": on, "with_perf": with_perf,
+            "max_query_metrics": vc["max_query_metrics"]}
+
+
+def run_loop(lab) -> dict:
+    """One QueryPerf per VM, as per-VM tools do (inventory in one paged pass, to be fair)."""
+    from pyVmomi import vim
+
+    from esxdiag.collectors.credentials import resolve_credentials
+    from esxdiag.collectors.fleet.inventory import Places, read_vms
+    from esxdiag.collectors.vsphere_perf import perf_counters
+    from esxdiag.collectors.vsphere_session import connect
+
+    creds = resolve_credentials(lab.url, lab.username, env={"ESXDIAG_PASSWORD": lab.password},
+                                config_path=os.devnull, insecure=True)
+    started = time.perf_counter()
+    session = connect(creds, timeout_s=300)
+    try:
+        from esxdiag.collectors.fleet.inventory import Filters, read_places
+        vms = read_vms(session, read_places(session), Filters(), 1000)
+        counters = perf_counters(session)
+        ids = [vim.PerformanceManager.MetricId(counterId=counters[c].key, instance="*") for c in COUNTERS]
+        end = session.si.CurrentTime()
+        answered = 0
+        for vm in vms:
+            if vm["power_state"] != "poweredOn":
+                continue
+            spec = vim.PerformanceManager.QuerySpec(entity=vm["_obj"], startTime=end - timedelta(minutes=5),
+                                                    endTime=end, intervalId=20, format="csv", metricId=ids)
+            answered += bool(session.content.perfManager.QueryPerf(querySpec=[spec]))
+        requests = session.request_count
+    finally:
+        session.close()
+    return {"seconds": time.perf_counter() - started, "requests": requests, "answered": answered}
+
+
+def run_govc(lab) -> dict:
+    debug = Path(tempfile.mkdtemp(prefix="govc-debug-"))
+    env = {**os.environ, **lab.env(), "GOVC_DEBUG": "true", "GOVC_DEBUG_PATH": str(debug)}
+    started = time.perf_counter()
+    done = subprocess.run([lab.govc_path, "metric.sample", "-n", "15", "/DC0/vm/*", *COUNTERS], env=env,
+                          capture_output=True, text=True, check=False, timeout=3600)
+    seconds = time.perf_counter() - started
+    requests = len(glob.glob(str(debug / "**" / "*.req.xml"), recursive=True))
+    shutil.rmtree(debug, ignore_errors=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"govc metric.sample failed: {done.stderr.strip()[:300]}")
+    return {"seconds": seconds, "requests": requests, "lines": done.stdout.count("\n")}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--vms", type=int, default=1000)
+    parser.add_argument("--delay-ms", type=int, default=20)
+    parser.add_argument("--no-loop", action="store_true")
+    parser.add_argument("--no-govc", action="store_true")
+    parser.add_argument("--scan-args", default="", help="extra esxdiag scan arguments, e.g. '--in-flight 8'")
+    ns = parser.parse_args(argv)
+    clusters = max(1, ns.vms // 200 if ns.vms <= 1000 else ns.vms // 1000)
+    per_cluster = ns.vms // clusters
+    flags = ("-cluster", str(clusters), "-host", "10", "-vm", str(per_cluster), "-standalone-host", "0",
+             "-delay", str(ns.delay_ms))
+    workdir = REPO / ".lab" / f"bench-fleet-{ns.vms}"
+    shutil.rmtree(workdir, ignore_errors=True)
+    workdir.mkdir(parents=True)
+    started = time.monotonic()
+    lab = _lab_module().start_vcsim(workdir / "vcsim", flags, timeout_s=3600)
+    built = time.monotonic() - started
+    results = {"vms": clusters * per_cluster, "delay_ms": ns.delay_ms, "vcsim_flags": " ".join(flags),
+               "build_seconds": round(built, 1)}
+    try:
+        results["esxdiag_scan"] = run_scan(lab, workdir, ns.scan_args.split())
+        print(json.dumps(results, indent=1), flush=True)
+        if not ns.no_loop:
+            results["per_vm_loop"] = run_loop(lab)
+            print(json.dumps(results["per_vm_loop"]), flush=True)
+        if not ns.no_govc:
+            results["govc_metric_sample"] = run_govc(lab)
+            print(json.dumps(results["govc_metric_sample"]), flush=True)
+    finally:
+        lab.stop()
+    out = workdir / "results.json"
+    out.write_text(json.dumps(results, indent=1))
+    scan = results["esxdiag_scan"]
+    print(f"\n{results['vms']} VMs, vcsim -delay {ns.delay_ms} (built from flags in {built:.0f} s)")
+    print(f"  esxdiag scan      {scan['requests']:>7} requests {scan['seconds']:>8.2f} s  peak RSS "
+          f"{scan['peak_rss_mib']:.0f} MiB  ({scan['with_perf']} of {scan['powered_on']} powered-on VMs with perf)")
+    for key, label in (("per_vm_loop", "per-VM QueryPerf"), ("govc_metric_sample", "govc metric.sample")):
+        if key in results:
+            other = results[key]
+            print(f"  {label:<17} {other['requests']:>7} requests {other['seconds']:>8.2f} s  "
+                  f"(esxdiag {other['seconds'] / scan['seconds']:.1f}x faster)")
+    print(f"results: {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

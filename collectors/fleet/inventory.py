@@ -1,0 +1,194 @@
+"""The fleet's inventory in a fixed number of requests: places, then every VM in one paged pass.
+
+1. One RetrievePropertiesEx over a ContainerView of datacenters, clusters, hosts and folders
+   (names and parents): the map host -> cluster -> datacenter, and the containers the filters name.
+2. One RetrievePropertiesEx over one ContainerView per selected container (the root when no
+   place filter is given), following continuation tokens, with an explicit VM path set.
+The request count grows with VMs / page size, never with vNICs or vCPUs. Name globs are applied
+client side (the API has no name filter); a VM reached through two containers is kept once.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyVmomi import vim, vmodl
+
+from esxdiag.collectors.vsphere_inventory import NIC_TYPES, allocation_record
+from esxdiag.collectors.vsphere_session import VsphereSession, fault_text, props_of, retrieve
+
+_PS = vmodl.query.PropertyCollector
+VM_PATHS = [
+    "name", "runtime.powerState", "runtime.host", "config.hardware.numCPU", "config.cpuAllocation",
+    "config.latencySensitivity", "config.hardware.device", "config.guestId", "guest.guestFamily",
+    "guest.toolsStatus", "guest.ipAddress", "guest.net",
+]
+_PLACE_TYPES = [vim.Datacenter, vim.ComputeResource, vim.HostSystem, vim.Folder]
+
+
+@dataclass(frozen=True)
+class Filters:
+    datacenters: tuple[str, ...] = ()
+    clusters: tuple[str, ...] = ()
+    hosts: tuple[str, ...] = ()
+    folders: tuple[str, ...] = ()  # VM folder paths, "DC0/vm/prod" or "/DC0/vm/prod"
+    names: tuple[str, ...] = ()  # shell globs on the VM name
+
+    def describe(self) -> dict[str, list[str]]:
+        return {k: list(v) for k, v in self.__dict__.items() if v}
+
+
+@dataclass
+class Places:
+    """moid -> {name, parent moid, kind}; host/cluster/datacenter lookups by walking parents."""
+
+    objects: dict[str, dict] = field(default_factory=dict)
+
+    def walk(self, moid: str | None, kind: str) -> dict | None:
+        seen = 0
+        while moid is not None and moid in self.objects and seen < 64:  # parents form a tree; bounded anyway
+            node = self.objects[moid]
+            if node["kind"] == kind:
+                return node
+            moid, seen = node["parent"], seen + 1
+        return None
+
+    def path(self, moid: str) -> str:
+        names, seen = [], 0
+        while moid in self.objects and seen < 64:
+            names.append(self.objects[moid]["name"])
+            moid, seen = self.objects[moid]["parent"], seen + 1
+        return "/" + "/".join(reversed(names[:-1])) if len(names) > 1 else "/"  # the root folder has no name
+
+
+def read_places(session: VsphereSession) -> Places:
+    rows = _view_rows(session, [session.content.rootFolder], _PLACE_TYPES, [
+        _PS.PropertySpec(type=t, pathSet=["name", "parent"]) for t in _PLACE_TYPES], None)
+    places = Places()
+    root = session.content.rootFolder._moId
+    places.objects[root] = {"moid": root, "name": "", "parent": None, "kind": "folder"}
+    for obj, props, _missing in rows:
+        parent = props.get("parent")
+        kind = ("datacenter" if isinstance(obj, vim.Datacenter) else "host" if isinstance(obj, vim.HostSystem)
+                else "cluster" if isinstance(obj, vim.ClusterComputeResource)
+                else "compute" if isinstance(obj, vim.ComputeResource) else "folder")
+        places.objects[obj._moId] = {"moid": obj._moId, "name": props.get("name") or obj._moId,
+                                     "parent": parent._moId if parent is not None else None, "kind": kind,
+                                     "obj": obj}
+    return places
+
+
+def unmatched(places: Places, filters: Filters) -> list[str]:
+    """Place filter values that name nothing in this vCenter, as '--cluster NAME'."""
+    out = []
+    for flag, kind, wanted in (("--host", "host", filters.hosts), ("--cluster", "cluster", filters.clusters),
+                               ("--folder", "folder", filters.folders),
+                               ("--datacenter", "datacenter", filters.datacenters)):
+        out += [f"{flag} {w}" for w in wanted if not _find(places, kind, w)]
+    return out
+
+
+def _find(places: Places, kind: str, want: str) -> list[dict]:
+    if kind == "folder":
+        norm = "/" + want.strip("/")
+        return [n for n in places.objects.values() if n["kind"] == "folder" and places.path(n["moid"]) == norm]
+    return [n for n in places.objects.values() if n["kind"] == kind and n["name"] == want]
+
+
+def containers(session: VsphereSession, places: Places, filters: Filters) -> list[Any]:
+    """The objects to open ContainerViews on: those the narrowest place filter names (maybe none)."""
+    for kind, wanted in (("host", filters.hosts), ("cluster", filters.clusters), ("folder", filters.folders),
+                         ("datacenter", filters.datacenters)):
+        if wanted:
+            return [n["obj"] for want in wanted for n in _find(places, kind, want)]
+    return [session.content.rootFolder]
+
+
+def read_vms(session: VsphereSession, places: Places, filters: Filters, page_size: int | None) -> list[dict]:
+    roots = containers(session, places, filters)
+    if not roots:
+        return []
+    rows = _view_rows(session, roots, [vim.VirtualMachine],
+                      [_PS.PropertySpec(type=vim.VirtualMachine, pathSet=VM_PATHS)], page_size)
+    vms, seen = [], set()
+    for obj, props, missing in rows:
+        if obj._moId in seen:
+            continue
+        seen.add(obj._moId)
+        vm = vm_record(obj, props, missing, places)
+        if _selected(vm, filters):
+            vms.append(vm)
+    return vms
+
+
+def _selected(vm: dict, filters: Filters) -> bool:
+    """The place filters not used as the container, and the name globs."""
+    checks = ((filters.hosts, vm["host"]), (filters.clusters, vm["cluster"]), (filters.datacenters, vm["datacenter"]))
+    if any(wanted and value not in wanted for wanted, value in checks):
+        return False
+    return not filters.names or any(fnmatch.fnmatchcase(vm["name"], g) for g in filters.names)
+
+
+def vm_record(obj: Any, props: dict, missing: list[dict], places: Places) -> dict:
+    host_ref = props.get("runtime.host")
+    host_moid = host_ref._moId if host_ref is not None else None
+    host = places.objects.get(host_moid or "", {})
+    cluster = places.walk(host_moid, "cluster") or places.walk(host_moid, "compute")
+    datacenter = places.walk(host_moid, "datacenter")
+    latency = props.get("config.latencySensitivity")
+    devices = props.get("config.hardware.device") or []
+    guest_net = props.get("guest.net") or []
+    return {
+        "moid": obj._moId, "name": props.get("name") or obj._moId,
+        "power_state": str(props["runtime.powerState"]) if props.get("runtime.powerState") else None,
+        "host": host.get("name"), "host_moid": host_moid,
+        "cluster": cluster["name"] if cluster and cluster["kind"] == "cluster" else None,
+        "datacenter": datacenter["name"] if datacenter else None,
+        "num_cpu": props.get("config.hardware.numCPU"),
+        "cpu_allocation": allocation_record(props.get("config.cpuAllocation")),
+        "latency_sensitivity": str(latency.level) if latency is not None and latency.level else None,
+        "guest": {"guest_id": props.get("config.guestId"), "family": props.get("guest.guestFamily") or None,
+                  "tools_status": str(props["guest.toolsStatus"]) if props.get("guest.toolsStatus") else None,
+                  "ip_address": props.get("guest.ipAddress") or None,
+                  "ip_addresses": list(dict.fromkeys(ip for n in guest_net for ip in (n.ipAddress or [])))},
+        "vnics": [_vnic(d) for d in devices if isinstance(d, vim.vm.device.VirtualEthernetCard)],
+        "missing": missing,
+        "_obj": obj,  # the managed object for QueryPerf; popped before the record is written
+    }
+
+
+def _vnic(dev: Any) -> dict:
+    backing = dev.backing
+    network = None
+    if isinstance(backing, vim.vm.device.VirtualEthernetCard.DistributedVirtualPortBackingInfo):
+        network = backing.port.portgroupKey
+    elif isinstance(backing, vim.vm.device.VirtualEthernetCard.NetworkBackingInfo):
+        network = backing.deviceName or None
+    elif isinstance(backing, vim.vm.device.VirtualEthernetCard.OpaqueNetworkBackingInfo):
+        network = backing.opaqueNetworkId
+    conn = dev.connectable
+    return {"label": dev.deviceInfo.label if dev.deviceInfo else None, "type": NIC_TYPES.get(type(dev), "unknown"),
+            "mac": (dev.macAddress or "").lower() or None, "device_key": dev.key, "network": network,
+            "connected": conn.connected if conn else None}
+
+
+def _view_rows(session: VsphereSession, roots: list[Any], types: list[type], prop_specs: list[Any],
+               page_size: int | None) -> list[tuple[Any, dict, list[dict]]]:
+    views = []
+    try:
+        for root in roots:
+            views.append(session.content.viewManager.CreateContainerView(root, types, True))
+        spec = _PS.FilterSpec(objectSet=[
+            _PS.ObjectSpec(obj=view, skip=True, selectSet=[
+                _PS.TraversalSpec(name="view", type=vim.view.ContainerView, path="view", skip=False)])
+            for view in views], propSet=prop_specs)
+        return [(c.obj, props_of(c), [{"path": m.path, "fault": fault_text(m.fault)} for m in c.missingSet or []])
+                for c in retrieve(session, [spec], page_size)]
+    finally:
+        for view in views:
+            try:
+                view.DestroyView()
+            except (vmodl.MethodFault, OSError):
+                pass  # the session is going away anyway; the view dies with it

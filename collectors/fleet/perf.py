@@ -1,0 +1,157 @@
+"""Performance counters for many entities in few requests: QueryPerf in batches, a few in flight.
+
+Each QuerySpec asks for every counter with instance "*": a real vCenter answers with the
+aggregate ("") plus one series per vCPU / vNIC / pNIC; vcsim echoes one series named "*",
+recorded here as the aggregate "" with a note. A batch holds as many entities as fit in
+``config.vpxd.stats.maxQueryMetrics`` metrics (entities x counters; 64 when the option cannot be
+read; vCenter applies the limit to historical queries, esxdiag sizes realtime batches the same
+way). Entities without realtime (20 s) samples are asked again at the 300 s rollup and marked
+"historical". A batch the server refuses is retried one entity at a time, so one bad entity
+costs only its own figures.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Callable
+
+from pyVmomi import vim, vmodl
+
+from esxdiag.collectors.vsphere_perf import HISTORICAL_S, REALTIME_S, SCHEMA_PERF, decode_csv, iso_utc, perf_counters
+from esxdiag.collectors.vsphere_session import VsphereSession, api_errors, fault_text
+from esxdiag.errors import CollectionError
+
+VM_COUNTERS = ("cpu.ready.summation", "cpu.costop.summation", "cpu.maxlimited.summation",
+               "net.droppedRx.summation", "net.packetsRx.summation")
+HOST_COUNTERS = ("cpu.usage.average", "net.droppedRx.summation")
+DEFAULT_MAX_QUERY_METRICS = 64
+UNLIMITED_METRICS_CAP = 1024  # the server said -1 (no limit): still keep each answer a sane size
+OPTION = "config.vpxd.stats.maxQueryMetrics"
+
+
+@dataclass(frozen=True)
+class Entity:
+    key: str  # moid
+    name: str
+    obj: Any = field(repr=False, compare=False)
+
+
+def max_query_metrics(session: VsphereSession) -> tuple[int, str]:
+    """(metrics per QueryPerf, where that number came from)."""
+    try:
+        values = session.content.setting.QueryOptions(name=OPTION)
+    except vim.fault.InvalidName:
+        return DEFAULT_MAX_QUERY_METRICS, f"{OPTION} not set on the server: default {DEFAULT_MAX_QUERY_METRICS}"
+    except vmodl.MethodFault as exc:
+        return DEFAULT_MAX_QUERY_METRICS, f"{OPTION} unreadable ({fault_text(exc)}): default {DEFAULT_MAX_QUERY_METRICS}"
+    try:
+        value = int(str(values[0].value).strip())
+    except (IndexError, TypeError, ValueError):
+        return DEFAULT_MAX_QUERY_METRICS, f"{OPTION} is not a number: default {DEFAULT_MAX_QUERY_METRICS}"
+    if value <= 0:
+        return UNLIMITED_METRICS_CAP, f"{OPTION} = {value} (no limit): capped at {UNLIMITED_METRICS_CAP}"
+    return value, f"{OPTION} = {value} (server)"
+
+
+def batches(entities: list[Entity], counters: int, max_metrics: int) -> list[list[Entity]]:
+    size = max(1, max_metrics // max(1, counters))
+    return [entities[i:i + size] for i in range(0, len(entities), size)]
+
+
+def query(session: VsphereSession, entities: list[Entity], counter_names: tuple[str, ...], end: datetime,
+          window_s: float, max_metrics: int, in_flight: int,
+          progress: Callable[[int], None] | None = None) -> tuple[dict[str, dict], dict[str, str]]:
+    """moid -> vsphere_perf record (realtime, else the 300 s rollup), and moid -> why it has none."""
+    with api_errors(session, "reading performance counter ids"):
+        counters = perf_counters(session)
+    unknown = [n for n in counter_names if n not in counters]
+    if unknown:
+        raise CollectionError(f"{session.where}: server has no perf counter {', '.join(unknown)}", kind="not-found")
+    ids = [vim.PerformanceManager.MetricId(counterId=counters[n].key, instance="*") for n in counter_names]
+    names = {counters[n].key: (n, counters[n].unitInfo.key) for n in counter_names}
+    records, errors = _pass(session, entities, ids, names, end - timedelta(seconds=window_s), end, REALTIME_S,
+                            max_metrics, in_flight, progress)
+    late = [e for e in entities if e.key not in records and e.key not in errors]
+    if late:  # no realtime samples: the 5-minute rollup, over at least two rollup intervals
+        start = end - timedelta(seconds=max(window_s, 2 * HISTORICAL_S))
+        more, more_errors = _pass(session, late, ids, names, start, end, HISTORICAL_S, max_metrics, in_flight, None)
+        records.update(more)
+        errors.update(more_errors)
+        for e in late:
+            if e.key not in records and e.key not in errors:
+                errors[e.key] = "no samples at 20 s or 300 s (statistics level or collection off for it?)"
+    return records, errors
+
+
+def _pass(session, entities, ids, names, start, end, interval, max_metrics, in_flight, progress):
+    records: dict[str, dict] = {}
+    errors: dict[str, str] = {}
+
+    def one(batch: list[Entity]) -> None:
+        try:
+            got = _query_batch(session, batch, ids, names, start, end, interval)
+        except CollectionError as exc:
+            if len(batch) == 1 or exc.kind in ("unreachable", "timeout", "auth"):
+                raise
+            got = {}
+            for entity in batch:  # one refused entity must not cost the others their figures
+                try:
+                    got.update(_query_batch(session, [entity], ids, names, start, end, interval))
+                except CollectionError as single:
+                    if single.kind in ("unreachable", "timeout", "auth"):
+                        raise
+                    errors[entity.key] = single.one_line()
+        records.update(got)
+        if progress:
+            progress(len(batch))
+
+    with ThreadPoolExecutor(max_workers=max(1, in_flight), thread_name_prefix="queryperf") as pool:
+        for future in [pool.submit(one, b) for b in batches(entities, len(ids), max_metrics)]:
+            future.result()
+    return records, errors
+
+
+def _query_batch(session, batch, ids, names, start, end, interval) -> dict[str, dict]:
+    specs = [vim.PerformanceManager.QuerySpec(entity=e.obj, startTime=start, endTime=end, intervalId=interval,
+                                              format="csv", metricId=ids) for e in batch]
+    what = f"QueryPerf of {len(batch)} entities ({batch[0].name}...)"
+    with api_errors(session, what):
+        results = session.content.perfManager.QueryPerf(querySpec=specs) or []
+    by_name = {e.key: e.name for e in batch}
+    records = {}
+    for entity_metric in results:
+        key = entity_metric.entity._moId
+        record = perf_record(by_name.get(key, key), entity_metric, names, start, end, interval)
+        if record is not None and key in by_name:
+            records[key] = record
+    return records
+
+
+def perf_record(name: str, entity_metric: Any, names: dict[int, tuple[str, str]], start: datetime, end: datetime,
+                interval: int) -> dict | None:
+    """One entity's answer as a ``vsphere_perf`` capture (timestamps ascending); None without samples."""
+    timestamps, by_id = decode_csv([entity_metric])
+    if not timestamps:
+        return None
+    order = sorted(range(len(timestamps)), key=lambda i: timestamps[i])
+    wildcard = False
+    series = []
+    for (counter_id, instance), values in sorted(by_id.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        if counter_id not in names:
+            continue
+        counter, unit = names[counter_id]
+        if instance == "*":  # vcsim: the wildcard is echoed, one series, which is the entity's aggregate
+            instance, wildcard = "", True
+        series.append({"counter": counter, "instance": instance, "unit": unit, "values": [values[i] for i in order]})
+    notes = []
+    if interval != REALTIME_S:
+        notes.append(f"no realtime (20 s) samples for {name}; {interval} s rollup used")
+    if wildcard:
+        notes.append("the server answered instance '*' with one series (no per-vCPU / per-vNIC expansion): "
+                     "read as the aggregate")
+    return {"schema": SCHEMA_PERF, "vm": name, "interval_s": interval,
+            "rollup": "realtime" if interval == REALTIME_S else "historical", "note": "; ".join(notes) or None,
+            "start": iso_utc(start), "end": iso_utc(end), "timestamps": [iso_utc(timestamps[i]) for i in order],
+            "series": series}

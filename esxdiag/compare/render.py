@@ -1,0 +1,70 @@
+"""The comparison as text (terminal, control characters made visible), JSON, or one offline HTML file."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from esxdiag.compare import RATES, SIZES
+
+_CPU = (("ready_pct_max", "worst-vCPU %RDY (max)"), ("max_limited_pct_max", "%MLMTD (max)"),
+        ("costop_pct_max", "%CSTP (max)"))
+_TCP = (("retransmits_per_1000_sent", "TCP retransmits per 1,000 segments sent"),
+        ("retransmitted_segments", "TCP segments retransmitted in the window"))
+
+
+def _num(value: Any) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, float):
+        return f"{value:,.3f}".rstrip("0").rstrip(".") if value % 1 else f"{value:,.0f}"
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def rows(vm: dict[str, Any]) -> list[tuple[str, list[tuple[str, str, str, str]]]]:
+    """Sections of (what, before, after, change) rows: the shape both text and HTML print."""
+    sections = [("CPU", [(label, _num(vm["cpu"][k]["before"]), _num(vm["cpu"][k]["after"]),
+                          vm["cpu"][k]["change"] or "") for k, label in _CPU]),
+                ("Guest TCP", [(label, _num(vm["tcp"][k]["before"]), _num(vm["tcp"][k]["after"]),
+                                vm["tcp"][k]["change"] or "") for k, label in _TCP])]
+    for nic in vm["vnics"]:
+        title = f"vNIC {nic['label'] or ''} {nic['mac'] or ''} {nic['guest_interface'] or ''}".split()
+        lines = [("ring verdict", *(v or "absent" for v in nic["verdict"]),
+                  "changed" if nic["verdict"][0] != nic["verdict"][1] else "unchanged")]
+        lines += [(label, _num(nic["sizes"][k][0]), _num(nic["sizes"][k][1]), "") for k, label in SIZES]
+        lines += [(label, _num(nic["rates"][k]["before"]), _num(nic["rates"][k]["after"]),
+                   nic["rates"][k]["change"] or "") for k, label in RATES]
+        sections.append((" ".join(title), lines))
+    return sections
+
+
+def render_text(diff: dict[str, Any]) -> str:
+    from esxdiag.reports.text import safe_text
+
+    out = [f"esxdiag diff: BEFORE {safe_text(diff['before']['source'])} (window {_num(diff['before']['window_s'])} s)"
+           f" -> AFTER {safe_text(diff['after']['source'])} (window {_num(diff['after']['window_s'])} s)", ""]
+    for vm in diff["vms"]:
+        out.append(f"VM {safe_text(vm['name'])}")
+        for title, lines in rows(vm):
+            out.append(f"  {safe_text(title)}")
+            out.append(f"    {'':44} {'before':>14} {'after':>14}  change")
+            out += [f"    {what:44} {safe_text(b):>14} {safe_text(a):>14}  {change}" for what, b, a, change in lines]
+        out.append("")
+    for side in ("only_before", "only_after"):
+        if diff[side]:
+            out.append(f"only in {side[5:].upper()}: {safe_text(', '.join(diff[side]))}")
+    out += [f"note: {safe_text(n)}" for n in diff["notes"]]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def render_json(diff: dict[str, Any]) -> str:
+    return json.dumps(diff, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def render_html(diff: dict[str, Any]) -> str:
+    from jinja2 import Environment, PackageLoader, StrictUndefined
+
+    env = Environment(loader=PackageLoader("esxdiag.templates", "."), autoescape=True, undefined=StrictUndefined,
+                      trim_blocks=True, lstrip_blocks=True)
+    return env.get_template("diff.html.j2").render(diff=diff, vms=[(vm, rows(vm)) for vm in diff["vms"]],
+                                                   num=_num)

@@ -1,0 +1,110 @@
+"""Scan history in SQLite: each scan's per-VM class and rates, what changed since the previous scan,
+and one VM's past. Default file: <user data dir>/esxdiag/history.sqlite (platformdirs)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+from esxdiag.errors import EsxdiagError
+
+CONCERN = ("cpu-and-drops", "ring-suspect", "cpu-limit", "cpu-contention", "emulated-nic")
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS scans (
+    id INTEGER PRIMARY KEY, collected_at TEXT NOT NULL, scope TEXT NOT NULL, vcenters TEXT NOT NULL,
+    counts TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS vm_results (
+    scan_id INTEGER NOT NULL REFERENCES scans(id), vcenter TEXT NOT NULL, moid TEXT NOT NULL, name TEXT NOT NULL,
+    class TEXT NOT NULL, severity TEXT, score REAL, drops_per_s REAL, drops_per_1000 REAL, ready_worst_pct REAL,
+    PRIMARY KEY (scan_id, vcenter, moid));
+CREATE INDEX IF NOT EXISTS vm_results_name ON vm_results(name);
+"""
+
+
+class HistoryError(EsxdiagError):
+    pass
+
+
+def default_path() -> Path:
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("esxdiag", appauthor=False)) / "history.sqlite"
+
+
+def _open(path: str | Path, create: bool) -> sqlite3.Connection:
+    path = Path(path)
+    if not create and not path.exists():
+        raise HistoryError(f"{path}: no scan history yet (esxdiag scan writes it)")
+    try:
+        if create:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(path, timeout=10)
+        db.executescript(_SCHEMA)
+    except (sqlite3.Error, OSError) as exc:
+        raise HistoryError(f"{path}: cannot use as scan history ({exc})") from None
+    return db
+
+
+def changes_and_record(path: str | Path, document: dict) -> dict | None:
+    """What changed since the previous scan (None on the first), then append this scan."""
+    scanned = sorted(v["name"] for v in document["vcenters"] if v["status"] == "scanned")
+    scope = json.dumps(document["snapshot"]["filters"], sort_keys=True)  # only like scans are compared
+    with closing(_open(path, create=True)) as db:
+        try:
+            changes = _changes(db, document, set(scanned), scope)
+            with db:
+                cur = db.execute("INSERT INTO scans (collected_at, scope, vcenters, counts) VALUES (?, ?, ?, ?)",
+                                 (document["snapshot"]["collected_at"], scope, json.dumps(scanned),
+                                  json.dumps(document["counts"])))
+                db.executemany(
+                    "INSERT INTO vm_results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(cur.lastrowid, r["vcenter"], r["moid"], r["name"], r["class"], r["severity"], r["score"],
+                      r["drops_per_s"], r["drops_per_1000"], r["ready_worst_pct"]) for r in document["vms"]
+                     if r["vcenter"] in scanned])
+        except sqlite3.Error as exc:
+            raise HistoryError(f"{path}: cannot use as scan history ({exc})") from None
+    return changes
+
+
+def _changes(db: sqlite3.Connection, document: dict, scanned: set[str], scope: str) -> dict | None:
+    """Against the latest scan with the same filters, over the vCenters both scans reached."""
+    row = db.execute("SELECT id, collected_at, vcenters FROM scans WHERE scope = ? ORDER BY id DESC LIMIT 1",
+                     (scope,)).fetchone()
+    if row is None:
+        return None
+    scan_id, previous_at, vcenters = row
+    both = scanned & set(json.loads(vcenters))  # a vCenter missing from either scan says nothing about its VMs
+    before = {(vc, moid): (name, klass) for vc, moid, name, klass in db.execute(
+        "SELECT vcenter, moid, name, class FROM vm_results WHERE scan_id = ?", (scan_id,)) if vc in both}
+    now = {(r["vcenter"], r["moid"]): r for r in document["vms"] if r["vcenter"] in both}
+    new, recovered, changed = [], [], []
+    for key, r in now.items():
+        was = before.get(key, (None, None))[1]
+        item = {"vcenter": key[0], "moid": key[1], "name": r["name"], "before": was, "after": r["class"]}
+        if r["class"] in CONCERN and was not in CONCERN:
+            new.append(item)
+        elif r["class"] not in CONCERN and was in CONCERN:
+            recovered.append(item)
+        elif was is not None and was != r["class"]:
+            changed.append(item)
+    gone = [{"vcenter": k[0], "moid": k[1], "name": v[0], "before": v[1], "after": None}
+            for k, v in before.items() if k not in now]
+    return {"previous_at": previous_at, "vcenters_compared": sorted(both), "new": new, "recovered": recovered,
+            "changed": changed, "gone": gone}
+
+
+def vm_history(path: str | Path, vm: str, limit: int = 50) -> list[dict]:
+    """A VM's past results by name or MOID, newest first."""
+    with closing(_open(path, create=False)) as db:
+        try:
+            rows = db.execute(
+                "SELECT s.collected_at, r.vcenter, r.moid, r.name, r.class, r.severity, r.score, r.drops_per_s, "
+                "r.drops_per_1000, r.ready_worst_pct FROM vm_results r JOIN scans s ON s.id = r.scan_id "
+                "WHERE r.name = ? OR r.moid = ? ORDER BY s.id DESC LIMIT ?", (vm, vm, limit)).fetchall()
+        except sqlite3.Error as exc:
+            raise HistoryError(f"{path}: cannot read scan history ({exc})") from None
+    keys = ("collected_at", "vcenter", "moid", "name", "class", "severity", "score", "drops_per_s",
+            "drops_per_1000", "ready_worst_pct")
+    return [dict(zip(keys, row)) for row in rows]

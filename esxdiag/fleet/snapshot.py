@@ -1,0 +1,150 @@
+"""The fleet snapshot: what one API pass saw, written before any analysis, re-analysable offline.
+
+It is to ``esxdiag scan`` what the bundle is to ``analyze``: ``esxdiag scan --snapshot FILE``
+reads one back without touching the network. Layout: docs/fleet-scan.md. Loading checks
+every field against its declared type; anything else is a ParseError naming the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from esxdiag.errors import ParseError
+from esxdiag.parsers.vsphere import CpuAllocation, MissingProperty, VmPerf, build_record, check_perf
+
+SCHEMA_SNAPSHOT = "esxdiag.fleet_snapshot/1"
+MAX_SNAPSHOT_BYTES = 2 * 1024**3  # a 10,000-VM snapshot is ~60 MB; refuse what cannot be one
+
+
+@dataclass(frozen=True)
+class VcenterStatus:
+    url: str
+    name: str  # host:port
+    status: str  # scanned | failed
+    error: str | None
+    error_kind: str | None  # unreachable, tls, auth, timeout, not-found, internal, ...
+    requests: int
+    seconds: float | None
+    max_query_metrics: int | None
+    max_query_metrics_source: str | None
+    vms: int
+    perf_errors: int
+    unmatched_filters: tuple[str, ...]  # place filters naming nothing in this vCenter
+
+
+@dataclass(frozen=True)
+class FleetVnic:
+    label: str | None
+    type: str
+    mac: str | None
+    device_key: int
+    network: str | None
+    connected: bool | None
+
+
+@dataclass(frozen=True)
+class FleetGuest:
+    guest_id: str | None
+    family: str | None
+    tools_status: str | None
+    ip_address: str | None
+    ip_addresses: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class FleetVm:
+    vcenter: str
+    moid: str
+    name: str
+    power_state: str | None
+    host: str | None
+    host_moid: str | None
+    cluster: str | None
+    datacenter: str | None
+    num_cpu: int | None
+    cpu_allocation: CpuAllocation
+    latency_sensitivity: str | None
+    guest: FleetGuest
+    vnics: tuple[FleetVnic, ...]
+    missing: tuple[MissingProperty, ...]
+    perf: VmPerf | None
+    perf_error: str | None
+
+    @property
+    def key(self) -> str:
+        return f"{self.vcenter}/{self.moid}"
+
+
+@dataclass(frozen=True)
+class FleetHost:
+    vcenter: str
+    moid: str
+    name: str
+    cluster: str | None
+    perf: VmPerf | None
+    perf_error: str | None
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    schema: str
+    collected_at: str
+    window_s: float
+    filters: dict
+    vcenters: tuple[VcenterStatus, ...]
+    hosts: tuple[FleetHost, ...]
+    vms: tuple[FleetVm, ...]
+
+    def unmatched_everywhere(self) -> list[str]:
+        """Place filters that named nothing in any scanned vCenter (a typo, most likely)."""
+        scanned = [v for v in self.vcenters if v.status == "scanned"]
+        if not scanned:
+            return []
+        return sorted(set.intersection(*(set(v.unmatched_filters) for v in scanned)))
+
+    @property
+    def failed(self) -> tuple[VcenterStatus, ...]:
+        return tuple(v for v in self.vcenters if v.status != "scanned")
+
+
+def write_snapshot(data: dict, path: str | Path) -> Path:
+    """Write atomically (a partial file never looks like a snapshot)."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".partial")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, separators=(",", ":"), ensure_ascii=False)
+        fh.write("\n")
+    os.replace(tmp, path)
+    return path
+
+
+def snapshot_from_dict(data: object, file: str = "<snapshot>") -> Snapshot:
+    try:
+        if not isinstance(data, dict) or data.get("schema") != SCHEMA_SNAPSHOT:
+            found = data.get("schema") if isinstance(data, dict) else type(data).__name__
+            raise ParseError(f"schema is {found!r}, expected {SCHEMA_SNAPSHOT!r}")
+        snap = build_record(Snapshot, data, "")
+        for i, item in enumerate(snap.vms + snap.hosts):
+            if item.perf is not None:
+                check_perf(item.perf, f"{item.name}: ")
+    except ParseError as exc:
+        raise exc.with_file(file) from None
+    return snap
+
+
+def load_snapshot(path: str | Path) -> Snapshot:
+    path = Path(path)
+    size = path.stat().st_size
+    if size > MAX_SNAPSHOT_BYTES:
+        raise ParseError(f"{size} bytes: larger than any fleet snapshot ({MAX_SNAPSHOT_BYTES} bytes)", file=str(path))
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except json.JSONDecodeError as exc:
+        raise ParseError(f"invalid JSON: {exc.msg}", line=exc.lineno, file=str(path)) from None
+    except UnicodeDecodeError:
+        raise ParseError("not UTF-8 text", file=str(path)) from None
+    return snapshot_from_dict(data, str(path))

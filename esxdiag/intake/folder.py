@@ -1,0 +1,157 @@
+"""A plain folder of captures -> an inferred manifest: each file's kind from its content, sub-folders
+and sosreport / vm-support trees as machines, then params, targets and sample order (targets.py,
+order.py). Nothing is written into the folder; unpacked or derived files go to ``workdir``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from esxdiag.bundle import FORMAT_VERSION, MANIFEST, inside, slug
+from esxdiag.intake import sosreport, vmsupport
+from esxdiag.intake.found import Found, IntakeError
+from esxdiag.intake.order import order_samples
+from esxdiag.intake.sniff import HEAD_BYTES, netstat_spec, sniff_file, text_spec
+from esxdiag.intake.targets import assign_targets
+from esxdiag.specs import SPECS
+
+MAX_FILES = 5000
+DERIVED = ".esxdiag-derived"
+MAX_DEPTH = 8
+_SKIP_NAMES = {MANIFEST, "report.html", "report.json", "README.md", "README.txt"}
+_BY_KIND = {spec.parser: name for name, spec in reversed(SPECS.items())}  # kind -> its first spec
+
+
+@dataclass
+class Inference:
+    manifest: dict
+    locations: dict[str, Path]  # logical file -> real path, for files not under the folder itself
+    skipped: list[str] = field(default_factory=list)  # "file: why" for every file not used
+
+
+def infer(folder: Path, workdir: Path | None, archives: list[Path] = ()) -> Inference:
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise IntakeError(f"{folder}: not a directory")
+    found: list[Found] = []
+    skipped: list[str] = []
+    notes: list[str] = []
+    trees = _trees(folder)
+    walked = [(a.name, a, "") for a in archives] + list(_walk(folder, trees, skipped))
+    for rel, path, group in walked:
+        module = sosreport if sosreport.is_tarball(path) else vmsupport if vmsupport.is_tarball(path) else None
+        if module is not None:  # bundle init unpacks beside the manifest that will name the files
+            tree = module.unpack(path, (workdir or folder / DERIVED) / f"unpacked-{slug(rel)}", skipped)
+            prefix = rel if workdir is not None else tree.relative_to(folder).as_posix()
+            found += module.captures(tree, prefix, _deriver(folder, workdir), notes)
+            continue
+        item = _sniffed(rel, path, group, skipped)
+        if item is not None:
+            found.append(item)
+    for tree, module in trees.items():
+        found += module.captures(tree, tree.relative_to(folder).as_posix().strip("."), _deriver(folder, workdir),
+                                 notes)
+    if not found:
+        raise IntakeError(f"{archives[0] if archives else folder}: no manifest.json and no recognisable captures"
+                          + (f" ({'; '.join(skipped[:5])})" if skipped else "")
+                          + " - see docs/bundle-format.md")
+    targets = assign_targets(found, notes)
+    window_s = order_samples(found, notes)
+    manifest = {
+        "format_version": FORMAT_VERSION,
+        "tool": "inferred by esxdiag from the folder's contents (review before relying on it)",
+        "created": None,
+        "window_s": window_s,
+        "subject": {"vms": []},
+        "targets": targets,
+        "captures": [_capture(f) for f in sorted(found, key=lambda f: (f.group, f.spec, f.rel))],
+        "notes": notes + [f"not used: {s}" for s in skipped],
+    }
+    locations = {f.rel: f.path for f in found if f.path != folder / f.rel}
+    return Inference(manifest, locations, skipped)
+
+
+def _capture(f: Found) -> dict:
+    return {"spec": f.spec, "target": f.target, "file": f.rel, "params": f.params,
+            "sample": f.sample, "command": None, "started": None, "ended": f.ended, "rc": None,
+            "error_kind": None, "error": None}
+
+
+def _walk(folder: Path, trees: dict, skipped: list[str]):
+    """Files under the folder. A sosreport is read by its own module only; of a vm-support tree only
+    the loose files at its top (vsish -c outputs put there) are sniffed."""
+    count = 0
+    stack = [(folder, 0)]
+    while stack:
+        directory, depth = stack.pop()
+        if trees.get(directory) is sosreport:
+            continue
+        for entry in sorted(directory.iterdir()):
+            rel = entry.relative_to(folder).as_posix()
+            if entry.name.startswith(".") or entry.name in _SKIP_NAMES:
+                continue
+            if entry.is_symlink() and not inside(entry, folder):
+                skipped.append(f"{rel}: a link out of the folder")
+                continue
+            if entry.is_dir():
+                if depth + 1 < MAX_DEPTH and directory not in trees and not entry.is_symlink():
+                    stack.append((entry, depth + 1))
+                continue
+            if not entry.is_file():
+                skipped.append(f"{rel}: not a regular file")
+                continue
+            count += 1
+            if count > MAX_FILES:
+                raise IntakeError(f"{folder}: more than {MAX_FILES} files: point esxdiag at the folder of captures")
+            yield rel, entry, rel.split("/", 1)[0] if "/" in rel else ""
+
+
+def _trees(folder: Path) -> dict:
+    """The folder itself or its direct sub-folders that are sosreports or vm-support bundles."""
+    out = {}
+    for candidate in [folder] + sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink()):
+        if sosreport.is_tree(candidate):
+            out[candidate] = sosreport
+        elif vmsupport.is_tree(candidate):
+            out[candidate] = vmsupport
+    return out
+
+
+def _deriver(folder: Path, workdir: Path | None):
+    """Where files esxdiag makes (joined FRAG pieces, a vCPU count from proc/cpuinfo) are written:
+    the work directory for analyze, the folder's .esxdiag-derived/ for bundle init."""
+    base = workdir if workdir is not None else folder / DERIVED
+
+    def derive(name: str, content: str) -> tuple[str, Path]:
+        path = base / "derived" / name.replace("/", "__") if workdir is not None else base / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+        return (name if workdir is not None else path.relative_to(folder).as_posix()), path
+
+    return derive
+
+
+def _sniffed(rel: str, path: Path, group: str, skipped: list[str]) -> Found | None:
+    sniffed = sniff_file(path)
+    if sniffed.why:
+        skipped.append(f"{rel}: {sniffed.why}")
+        return None
+    if not sniffed.kinds:
+        skipped.append(f"{rel}: not a capture esxdiag reads (no parser kind recognised it)")
+        return None
+    if sniffed.kind is None:
+        skipped.append(f"{rel}: ambiguous, looks like {' and '.join(sniffed.kinds)}")
+        return None
+    kind = sniffed.kind
+    with open(path, "rb") as fh:
+        head = fh.read(min(HEAD_BYTES, 4096)).decode("utf-8", "replace")
+    if kind == "text":
+        spec = text_spec(head, windows=False)
+    elif kind == "netstat":
+        spec = netstat_spec(head)
+    elif kind in _BY_KIND:
+        spec = _BY_KIND[kind]
+    else:
+        skipped.append(f"{rel}: {kind} output is not used by the analysis")
+        return None
+    return Found(rel, path, spec, group, head=head)

@@ -1,0 +1,64 @@
+"""What file names say: before/after order, a port or queue number, an interface name."""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+
+_BEFORE = re.compile(r"(?:^|[^a-z])(before|start|begin|pre|first)(?:[^a-z]|$)")
+_AFTER = re.compile(r"(?:^|[^a-z])(after|end|post|second|last)(?:[^a-z]|$)")
+_SN = re.compile(r"(?:^|[^a-z0-9])[st](\d{1,3})(?:[^0-9]|$)")
+_TRAILING = re.compile(r"(?:^|[-_. a-z])(\d{1,3})$")
+_QUEUE = re.compile(r"(?:^|[^a-z])(?:rx)?(?:queues?|q)[-_=/ #]?(\d{1,3})(?:[^0-9]|$)")
+_PORT = re.compile(r"(?<![0-9])(\d{5,10})(?![0-9])")
+_PORTSET = re.compile(r"(vSwitch\w+?|DvsPortset-\d+)(?=[^A-Za-z0-9]|$)")
+
+# the families of order hints, strongest first: the report names the one used
+ORDER_FAMILIES = ("before/after", "start/end", "s0/s1", "t0/t1", "trailing 1/2")
+
+
+def stem(rel: str) -> str:
+    name = PurePosixPath(rel).name
+    for suffix in (".txt", ".out", ".log", ".csv", ".json"):
+        if name.lower().endswith(suffix):
+            name = name[: -len(suffix)]
+    return name
+
+
+def order_hint(rel: str, strip: tuple[str, ...] = ()) -> tuple[str, int] | None:
+    """(family, rank) from a file name; ``strip`` removes words that look like hints but are not
+    (an interface eth0, a port number)."""
+    name = stem(rel)
+    for word in strip:
+        if word:
+            name = name.replace(word, " ")
+    low = name.lower()
+    before, after = _BEFORE.search(low), _AFTER.search(low)
+    if before and not after:
+        return ("before/after" if before.group(1) in ("before", "pre", "first") else "start/end"), 0
+    if after and not before:
+        return ("before/after" if after.group(1) in ("after", "post", "second", "last") else "start/end"), 1
+    if m := _SN.search(low):
+        return ("s0/s1" if low[m.start(1) - 1] == "s" else "t0/t1"), int(m.group(1))
+    if m := _TRAILING.search(low):
+        return "trailing 1/2", int(m.group(1))
+    return None
+
+
+def queue_number(rel: str) -> str | None:
+    m = _QUEUE.search(stem(rel).lower().replace("rxsummary", ""))
+    return str(int(m.group(1))) if m else None
+
+
+def port_numbers(rel: str) -> list[int]:
+    return [int(p) for p in _PORT.findall(rel)]
+
+
+def portset(rel: str) -> str | None:
+    m = _PORTSET.search(rel)
+    return m.group(1) if m else None
+
+
+def mentions(rel: str, word: str) -> bool:
+    """An interface name as a word of the file name: eth0 in ethtool-S-eth0.txt, not in eth01."""
+    return re.search(r"(?:^|[^A-Za-z0-9])" + re.escape(word) + r"(?:[^A-Za-z0-9]|$)", stem(rel)) is not None

@@ -1,0 +1,177 @@
+"""Who each found capture belongs to: ESXi host or guest from its kind, the guest's VM from its MACs
+in net-stats -l (or a vCenter inventory), the interface of ethtool captures, the port of vsish ones."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from esxdiag.bundle import slug
+from esxdiag.errors import EsxdiagError
+from esxdiag.intake import names
+from esxdiag.intake.found import Found, IntakeError
+from esxdiag.parsers import parse_file
+from esxdiag.specs import ESXI, LINUX, SPECS, VCENTER, WINDOWS
+from esxdiag.windowing import norm_mac
+
+_IFACE_SPECS = {name for name, spec in SPECS.items() if "iface" in spec.params}
+_PORT_SPECS = {name for name, spec in SPECS.items() if "port" in spec.params}
+
+
+def _record(items: list[Found], spec: str) -> list[tuple[Found, Any]]:
+    out = []
+    for item in items:
+        if item.spec == spec:
+            try:
+                out.append((item, parse_file(SPECS[spec].parser, item.path)))
+            except EsxdiagError:
+                pass  # unusable: the analysis names it in coverage
+    return out
+
+
+def assign_targets(found: list[Found], notes: list[str]) -> list[dict[str, Any]]:
+    groups: dict[str, list[Found]] = {}
+    for item in found:
+        groups.setdefault(item.group, []).append(item)
+    ports = [(p, item) for item, rec in _record(found, "net_stats_list") for p in rec.ports]
+    vm_by_mac = {p.mac: p.vm for p, _ in ports if p.kind == "vnic" and p.vm}
+    for item, inv in _record(found, "vsphere_vm"):
+        vm_by_mac.update({norm_mac(v.mac): inv.name for v in inv.vnics if v.mac})
+    guest_macs: set[str] = set()
+    targets: list[dict[str, Any]] = []
+    same_vm: dict[str | None, str] = {}
+    for group, items in sorted(groups.items()):
+        suffix = f"-{slug(group)}" if group else ""
+        windows = any(SPECS[i.spec].target == WINDOWS for i in items)
+        guest_kind = WINDOWS if windows else LINUX
+        guest_items = [i for i in items if SPECS[i.spec].target in (LINUX, WINDOWS)]
+        macs = _guest_macs(guest_items, guest_kind)
+        guest_macs |= set(macs.values())
+        if guest_items:
+            vms = {vm_by_mac[m] for m in macs.values() if m in vm_by_mac}
+            vm = vms.pop() if len(vms) == 1 else None
+            if vm is None and not vm_by_mac:  # nothing to join against: the guest is the subject, by name
+                vm = next((i.machine for i in guest_items if i.machine), None) or slug(group or "guest")
+                notes.append(f"guest captures in {group or 'the folder'}: no host port list or vCenter inventory "
+                             f"to find their VM by MAC: called {vm}")
+            guest_id = same_vm.get(vm) if vm else None  # two sosreports of one guest: one target, a window
+            if guest_id is None:
+                guest_id = f"guest{suffix}"
+                targets.append({"id": guest_id, "kind": guest_kind, "address": None, "vm": vm})
+                same_vm[vm] = guest_id
+            if vm and vm in vm_by_mac.values():
+                notes.append(f"guest captures in {group or 'the folder'}: VM {vm} (from its MAC in net-stats -l / "
+                             "the vCenter inventory)")
+            for item in guest_items:
+                item.target = guest_id
+                if windows and item.spec == "nproc":
+                    item.spec = "win_cpu"
+            _ifaces(guest_items, macs)
+        if any(SPECS[i.spec].target == ESXI for i in items):
+            targets.append({"id": f"esxi{suffix}", "kind": ESXI, "address": None, "vm": None})
+            for item in items:
+                if SPECS[item.spec].target == ESXI:
+                    item.target = f"esxi{suffix}"
+        for item in items:
+            if SPECS[item.spec].target == VCENTER:
+                item.target = "vcenter"
+                item.params = {"vm": getattr(_one(item), "name", None) or "unknown"}
+    if any(i.target == "vcenter" for i in found):
+        targets.insert(0, {"id": "vcenter", "kind": VCENTER, "address": None, "vm": None})
+    host_ports: dict[str | None, list] = {}
+    for p, item in ports:
+        host_ports.setdefault(item.target, []).append(p)
+    placed: dict[str, list[str]] = {}
+    for item in found:
+        if item.spec in _PORT_SPECS:
+            if item.target not in host_ports and len(host_ports) == 1:  # vsish outputs beside a vm-support bundle
+                item.target = next(iter(host_ports))
+            how = _port(item, host_ports.get(item.target, []), guest_macs)
+            placed.setdefault(f"port {item.params['port']} on {item.params['portset']} ({how})", []).append(item.rel)
+    notes += [f"{where}: {', '.join(sorted(files))}" for where, files in placed.items()]
+    _guest_vms_from_ports(targets, found, ports, notes)
+    return targets
+
+
+def _guest_vms_from_ports(targets: list[dict], found: list[Found], ports: list, notes: list[str]) -> None:
+    """A guest whose MACs matched nothing: the VM of the host ports the folder's vsish captures
+    read, when there is exactly one such VM and one such guest; otherwise it stays unjoined."""
+    unknown = [t for t in targets if t["kind"] in (LINUX, WINDOWS) and not t["vm"]]
+    vm_of_port = {str(p.port): p.vm for p, _ in ports if p.kind == "vnic"}
+    vms = {vm_of_port.get(i.params.get("port")) for i in found if i.spec in _PORT_SPECS}
+    for target in unknown:
+        if len(unknown) == 1 and len(vms) == 1 and None not in vms:
+            target["vm"] = vms.pop()
+            notes.append(f"guest captures ({target['id']}): VM {target['vm']} (the only VM whose host port the "
+                         "vsish captures read; no guest MAC matched)")
+        else:
+            notes.append(f"guest captures ({target['id']}): their VM is unknown (no MAC from ip -o link / ethtool -P"
+                         " matched net-stats -l): they are not joined to any vNIC")
+
+
+def _one(item: Found) -> Any:
+    try:
+        return parse_file(SPECS[item.spec].parser, item.path)
+    except EsxdiagError:
+        return None
+
+
+def _guest_macs(items: list[Found], kind: str) -> dict[str, str]:
+    """Interface (or Windows adapter) name -> MAC."""
+    macs: dict[str, str] = {}
+    for item, rec in _record(items, "ip_link"):
+        macs.update({link.name: link.mac for link in rec.links if link.mac and link.link_type == "ether"})
+    for item, rec in _record(items, "win_netadapter"):
+        macs.update({a.name: norm_mac(a.mac) for a in rec.adapters if a.mac})
+    for item, rec in _record(items, "ethtool_permaddr"):
+        if item.params.get("iface"):
+            macs[item.params["iface"]] = rec.mac
+    return {k: v for k, v in macs.items() if v}
+
+
+def _ifaces(items: list[Found], macs: dict[str, str]) -> None:
+    known = set(macs)
+    for item in items:
+        if item.spec == "ethtool_rings" and item.head.startswith("Ring parameters for "):
+            known.add(item.head.split("\n", 1)[0][len("Ring parameters for "):].rstrip(": \r"))
+    for item in items:
+        if item.spec not in _IFACE_SPECS or item.params.get("iface"):
+            continue
+        named = [i for i in known if names.mentions(item.rel, i)]
+        if item.spec == "ethtool_rings" and item.head.startswith("Ring parameters for "):
+            named = [item.head.split("\n", 1)[0][len("Ring parameters for "):].rstrip(": \r")]
+        if len(named) != 1 and len(macs) == 1:
+            named = list(macs)
+        if len(named) != 1 and len(known) == 1:
+            named = list(known)
+        if len(named) != 1:
+            raise IntakeError(f"{item.rel}: which interface is this {item.spec} capture of? "
+                              f"{'candidates: ' + ', '.join(sorted(known)) if known else 'no ip -o link in the folder'}"
+                              " - put the interface name in the file name (e.g. ethtool-S-eth0-before.txt)")
+        item.params["iface"] = named[0]
+
+
+def _port(item: Found, ports: list, guest_macs: set[str]) -> str:
+    """The port from a number in the file name, else the only vmxnet3 port that fits the guests."""
+    by_number = {p.port: p for p in ports}
+    named = [n for n in names.port_numbers(item.rel) if n in by_number or not ports]
+    if len(named) == 1:
+        port = by_number.get(named[0])
+        portset = port.switch if port else names.portset(item.rel)
+        how = "the file name"
+        number = named[0]
+    else:
+        vmxnet3 = [p for p in ports if p.kind == "vnic" and p.subtype == 9]
+        fits = [p for p in vmxnet3 if p.mac in guest_macs] if guest_macs else vmxnet3
+        if len(fits) != 1:
+            listed = ", ".join(f"{p.port} ({p.client})" for p in fits or vmxnet3) or "none (no net-stats -l)"
+            raise IntakeError(f"{item.rel}: which port is this {item.spec} capture of? vmxnet3 ports: {listed} "
+                              "- put the port number in the file name (e.g. rxSummary-33554464-before.txt)")
+        number, portset = fits[0].port, fits[0].switch
+        how = f"the only vmxnet3 port {'with a guest MAC ' if guest_macs else ''}in net-stats -l"
+    if not portset:
+        raise IntakeError(f"{item.rel}: port {number} is not in a net-stats -l capture and the file name "
+                          "names no vSwitch / DvsPortset-N")
+    item.params.update({"portset": portset, "port": str(number)})
+    if item.spec == "vsish_rxqueue_status":
+        item.params["queue"] = names.queue_number(item.rel) or "0"
+    return how

@@ -1,0 +1,73 @@
+"""An ESXi vm-support bundle (directory or .tgz): the text command outputs esxdiag has parsers for,
+with large outputs joined from their .FRAG-NNNNN pieces. The VSI dump (commands/vsi_traverse_-s.txt)
+is not text: `vsish -c FILE -e get ...` on any ESXi host reads it (docs/bundle-format.md), and those
+outputs, placed beside the bundle's folders, are recognised by their content like any other file."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path, PurePosixPath
+
+from esxdiag.intake import archive
+from esxdiag.intake.found import Found, IntakeError, under
+from esxdiag.intake.sosreport import Derive
+
+COMMANDS = {"net-stats_-l.txt": "net_stats_list", "vmware_-vl.txt": "esxi_version"}
+NOT_USED = ("net-dvs_-l.txt", "esxcfg-vswitch_-l.txt")  # read by hand; no parser (yet) in esxdiag
+VSI_DUMP = "commands/vsi_traverse_-s.txt"
+_FRAG = re.compile(r"^(?P<base>.+\.txt)\.FRAG-(?P<n>\d{1,6})$")
+MAX_JOINED = 64 * 2**20
+
+
+def is_tree(path: Path) -> bool:
+    commands = path / "commands"
+    return commands.is_dir() and any((commands / name).exists() or any(commands.glob(name + ".FRAG-*"))
+                                     for name in COMMANDS)
+
+
+def is_tarball(path: Path) -> bool:
+    name = path.name.lower()
+    return archive.is_archive(path) and (name.startswith("esx-") or "vm-support" in name or "vmsupport" in name)
+
+
+def _base(name: str) -> str:
+    m = _FRAG.match(name)
+    return m["base"] if m else name
+
+
+def _wanted(inner: PurePosixPath) -> bool:
+    return len(inner.parts) == 2 and inner.parts[0] == "commands" and _base(inner.name) in (*COMMANDS, *NOT_USED)
+
+
+def unpack(path: Path, dest: Path, skipped: list[str]) -> Path:
+    tree = archive.unpack(path, dest, _wanted, skipped)
+    if not is_tree(tree):
+        raise IntakeError(f"{path}: no commands/net-stats_-l.txt or commands/vmware_-vl.txt inside: "
+                          "not an ESXi vm-support bundle")
+    return tree
+
+
+def captures(tree: Path, prefix: str, derive: Derive, notes: list[str]) -> list[Found]:
+    commands = tree / "commands"
+    out = []
+    for name, spec in COMMANDS.items():
+        whole = commands / name
+        frags = sorted(((int(m["n"]), p) for p in commands.glob(name + ".FRAG-*")
+                        if p.is_file() and not p.is_symlink() and (m := _FRAG.match(p.name))), key=lambda t: t[0])
+        if whole.is_file() and not whole.is_symlink() and not frags:
+            rel = under(prefix, f"commands/{name}")
+            out.append(Found(rel, whole, spec, prefix, head=whole.open("rb").read(4096).decode("utf-8", "replace"),
+                             origin="vm-support file name"))
+        elif frags:
+            joined = b"".join(p.read_bytes()[:MAX_JOINED] for _, p in frags)[:MAX_JOINED]
+            rel, path = derive(under(prefix, f"commands/{name} (joined from {len(frags)} FRAG pieces)"),
+                               joined.decode("utf-8", "replace"))
+            out.append(Found(rel, path, spec, prefix, origin="vm-support FRAG pieces, joined in order"))
+    present = [n for n in NOT_USED if (commands / n).exists() or any(commands.glob(n + ".FRAG-*"))]
+    if present:
+        notes.append(f"{prefix or 'the folder'}: {', '.join(present)} present, not read by esxdiag (port lists come from net-stats -l)")
+    if (tree / VSI_DUMP).exists() or any(commands.glob("vsi_traverse_-s.txt.FRAG-*")):
+        notes.append(f"{prefix or 'the folder'}: the VSI dump is not text: extract rxSummary, clientStats and rx queue status "
+                     "with `vsish -c` on an ESXi host (docs/bundle-format.md) and put the outputs in this folder")
+    notes.append(f"{prefix or 'the folder'}: ESXi vm-support bundle read ({len(out)} captures)")
+    return out

@@ -1,0 +1,184 @@
+"""PowerShell object output as records: ``ConvertTo-Csv`` (with or without ``#TYPE``),
+``ConvertTo-Json`` (object or array) and ``Format-List``; the default table view is rejected
+because it truncates values. Empty strings become None.
+
+Repeats are never "last one wins": a property printed twice in one record keeps one value when
+both agree and is None (with a warning) when they differ; ``unique`` does the same for whole
+records that share a key (an adapter listed twice), where different records are a ParseError
+(two outputs pasted into one capture)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from dataclasses import dataclass, field
+
+from esxdiag.errors import NoData, ParseError
+from esxdiag.parsers.jsontext import load_json
+from esxdiag.parsers.numbers import count
+
+Value = str | tuple[str, ...] | None
+_RULER = re.compile(r"^\s*-{2,}(?:\s+-{2,})*\s*$")
+
+
+@dataclass
+class Records:
+    items: list[dict[str, Value]]
+    source: str  # csv | json | list
+    warnings: list[str] = field(default_factory=list)
+
+
+def read_records(text: str) -> Records:
+    body = text.lstrip("\ufeff").strip()
+    if not body:
+        raise NoData("empty PowerShell output")
+    lines = body.splitlines()
+    ruler = next((n for n, line in enumerate(lines) if _RULER.match(line)), None)
+    if ruler is not None and ruler > 0 and " : " not in lines[ruler - 1]:
+        truncated = any("..." in line or "\u2026" in line for line in lines[ruler + 1:])
+        raise ParseError("default table output" + (" with truncated ('...') values" if truncated else "")
+                         + ": capture with '| Format-List *', '| ConvertTo-Csv -NoTypeInformation' or "
+                         "'| ConvertTo-Json'", line=ruler + 1)
+    records = Records([], "list")
+    if body[0] in "[{":
+        records.source = "json"
+        records.items = _json_records(body, records.warnings)
+    elif lines[0].startswith("#TYPE") or (lines[0].startswith('"') and '","' in lines[0]):
+        records.source = "csv"
+        records.items = _csv_records(lines, records.warnings)
+    else:
+        records.items = _list_records(lines, records.warnings)
+    return records
+
+
+class _Record(dict):
+    """One record; ``put`` applies the repeat rule."""
+
+    def __init__(self, warnings: list[str], where: str):
+        super().__init__()
+        self._warnings, self._where, self._ambiguous = warnings, where, set()
+
+    def put(self, key: str, value: Value) -> None:
+        if key in self._ambiguous:
+            return
+        if key in self and self[key] != value:
+            self._warnings.append(f"{self._where}: property {key!r} repeated with different values: not used")
+            self._ambiguous.add(key)
+            self[key] = None
+        else:
+            if key in self:
+                self._warnings.append(f"{self._where}: property {key!r} repeated")
+            self[key] = value
+
+
+def _csv_records(lines: list[str], warnings: list[str]) -> list[dict[str, Value]]:
+    offset = 1
+    if lines[0].startswith("#TYPE"):
+        lines, offset = lines[1:], 2
+    try:
+        rows = list(csv.reader(lines))
+    except csv.Error as exc:
+        raise ParseError(f"bad CSV: {exc}") from None
+    if len(rows) < 2:
+        raise NoData("CSV has a header but no rows")
+    header = rows[0]
+    records = []
+    for n, row in enumerate(rows[1:], offset + 1):
+        if len(row) != len(header):
+            raise ParseError(f"CSV row has {len(row)} fields, header has {len(header)}", line=n)
+        record = _Record(warnings, f"line {n}")
+        for key, value in zip(header, row):
+            record.put(key, value if value != "" else None)
+        records.append(record)
+    return records
+
+
+def _json_records(body: str, warnings: list[str]) -> list[dict[str, Value]]:
+    data, repeats = load_json(body, "ConvertTo-Json")
+    warnings.extend(repeats)
+    items = data if isinstance(data, list) else [data]
+    if not items or not all(isinstance(item, dict) for item in items):
+        raise ParseError("JSON is not an object or an array of objects")
+    return [{k: _json_value(v) for k, v in item.items()} for item in items]
+
+
+def _json_value(value) -> Value:
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        return "True" if value else "False"  # as PowerShell prints it
+    if isinstance(value, list):
+        return tuple(str(_json_value(v)) for v in value)
+    if isinstance(value, dict):
+        return json.dumps(value, sort_keys=True)
+    return str(value)
+
+
+def _list_records(lines: list[str], warnings: list[str]) -> list[dict[str, Value]]:
+    records: list[dict[str, Value]] = []
+    current = _Record(warnings, "line 1")
+    last = None
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            if current:
+                records.append(current)
+            current, last = _Record(warnings, f"line {n + 1}"), None
+            continue
+        if line[0].isspace() and last is not None:  # a long value wrapped by the console
+            dict.__setitem__(current, last, _list_value(f"{raw_text(current[last])} {line.strip()}"))
+            continue
+        key, sep, value = line.partition(" : ")
+        if not sep and line.rstrip().endswith(" :"):
+            key, sep, value = line.rstrip()[:-2], " :", ""
+        if not sep:
+            raise ParseError(f"not a Format-List 'Property : value' line: {line.strip()[:80]!r}", line=n)
+        last = key.strip()
+        current.put(last, _list_value(value.strip()))
+    if current:
+        records.append(current)
+    return records
+
+
+def raw_text(value: Value) -> str:
+    if isinstance(value, tuple):
+        return "{" + ", ".join(value) + "}"
+    return value or ""
+
+
+def _list_value(value: str) -> Value:
+    if value.startswith("{") and value.endswith("}"):
+        inner = value[1:-1].strip()
+        return tuple(item.strip() for item in inner.split(",")) if inner else ()
+    return value or None
+
+
+def need(records: list[dict[str, Value]], keys: tuple[str, ...], what: str) -> None:
+    for i, record in enumerate(records, 1):
+        missing = [k for k in keys if not isinstance(record.get(k), str)]
+        if missing:
+            raise ParseError(f"record {i} has no {', '.join(missing)}: not {what} output "
+                             f"(properties seen: {', '.join(list(record)[:8])})")
+
+
+def unique(records: list[dict[str, Value]], keys: tuple[str, ...], warnings: list[str]) -> list[dict[str, Value]]:
+    """One record per key: an identical repeat is dropped with a warning, a different one is a
+    ParseError (two samples in one capture: which one is the capture?)."""
+    seen: dict[tuple, dict[str, Value]] = {}
+    for record in records:
+        key = tuple(record.get(k) for k in keys)
+        if key not in seen:
+            seen[key] = record
+        elif seen[key] == record:
+            warnings.append(f"{'/'.join(map(str, key))} listed twice with the same values: read once")
+        else:
+            raise ParseError(f"{'/'.join(map(str, key))} listed twice with different values: two outputs in "
+                             "one capture? Save each sample in its own file")
+    return list(seen.values())
+
+
+def counter(value: Value, what: str) -> int | None:
+    """A count property: None when absent or empty, else a non-negative integer or ParseError."""
+    if value is None:
+        return None
+    return count(raw_text(value), what)

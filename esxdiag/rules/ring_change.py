@@ -1,0 +1,111 @@
+"""The ring verdicts once drops are rising and CPU does not explain them (shared/domain.md
+section 4): enable RSS (Windows, one rx queue), at-max (spread receive work instead), or raise
+ring 1 / ring 2 — each with only the steps that would change something."""
+
+from __future__ import annotations
+
+from esxdiag.result import Evidence, RingVerdict
+from esxdiag.rules import remediation as fix
+from esxdiag.rules.cpustats import CpuState
+
+LOW_LATENCY = ("Latency sensitivity is high on this VM: a small ring may be deliberate (VMware's vSphere 8 "
+               "low-latency guidance sets rx 512 to keep buffering, and so latency, down); weigh the drops "
+               "against latency before raising it.")
+
+
+def change_ring(vm, nic, sig, evidence, cpu: CpuState, missing: list[str], t) -> RingVerdict:
+    against = _ready_investigate_band(cpu, t) + cpu.undecided
+    if vm.guest_os == "windows" and nic.rx_queues == 1 and (vm.vcpus or 0) > 1 and nic.rss_enabled is not True:
+        q = Evidence("rx queues in use", 1, "queues", vm.vcpus, "< vCPUs", nic.rx_queues_source, "rxqueues")
+        return RingVerdict(
+            "enable-rss",
+            f"Drops are rising on a single rx queue while the VM has {vm.vcpus} vCPUs and RSS is "
+            f"{'off' if nic.rss_enabled is False else 'not confirmed on'}: enable RSS so receive work spreads, "
+            "then raise Rx Ring #1 if drops continue.",
+            evidence=evidence + (q,) + cpu.healthy, evidence_against=against,
+            remediation=(fix.windows_enable_rss(nic.windows_adapter, vm.vcpus),
+                         fix.windows_raise_ring(nic.windows_adapter, 1, nic.ring1_size, int(t["ring.max_size"]),
+                                                1, t["ring.memory_kb_per_ring1_entry"])),
+            missing=tuple(missing))
+    for ring, rising, size, ring_max in ((1, sig.ring1_rising, nic.ring1_size, nic.ring1_max),
+                                         (2, sig.ring2_rising, nic.ring2_size, nic.ring2_max)):
+        if not rising:
+            continue
+        size_ev = Evidence(f"ring {ring} size", size, "entries per queue", ring_max, "<", nic.ring_size_source,
+                           f"ring #{ring} size")
+        if size is not None and size >= ring_max:
+            return RingVerdict(
+                "at-max", f"Ring {ring} is already at its maximum ({ring_max}) and still fills: "
+                + _spread_words(vm, nic), evidence=evidence + (size_ev,) + cpu.healthy,
+                evidence_against=against, remediation=_spread_remedies(vm, nic), missing=tuple(missing))
+        return _raise(vm, nic, sig, ring, size, ring_max, size_ev, evidence, cpu, against, missing, t)
+    return RingVerdict("insufficient-evidence", "Drops are rising but no ring-full counter says which ring.",
+                       evidence=evidence, missing=tuple(missing))
+
+
+def _raise(vm, nic, sig, ring, size, ring_max, size_ev, evidence, cpu, against, missing, t) -> RingVerdict:
+    target = int(t["ring.max_size"])
+    kb = t["ring.memory_kb_per_ring1_entry" if ring == 1 else "ring.memory_kb_per_ring2_entry"]
+    remedies = []
+    if vm.guest_os in (None, "linux"):
+        remedies.append(fix.linux_raise_ring(nic.guest_interface, nic.mac, ring, size, target, nic.rx_queues,
+                                             kb, nic.mtu))
+    if vm.guest_os in (None, "windows"):
+        remedies.append(fix.windows_raise_ring(nic.windows_adapter, ring, size, target, nic.rx_queues, kb))
+    full = sig.ring1 if ring == 1 else sig.ring2
+    why = (f"ring {ring} was full {full.delta:,} times in the window" if full is not None and full.delta
+           else "out-of-buffer drops are rising")
+    extra = ""
+    if ring == 2 and nic.lro_packets is not None and (nic.lro_packets.delta or 0) > 0:
+        extra = " Ring 2 fills with LRO aggregates here (LRO packets are rising), not only jumbo frames."
+    if ring == 1 and sig.ring2_rising and sig.ring2 is not None:
+        extra = (f" Ring 2 also filled {sig.ring2.delta:,} times (jumbo frames / LRO): raise it too if it keeps "
+                 "filling after ring 1 is raised.")
+    if vm.latency_sensitivity == "high":
+        extra += " " + LOW_LATENCY
+        against += (Evidence("VM latency sensitivity", "high", None, None, None, vm.inventory_file,
+                             "config.latencySensitivity.level"),)
+    if size is None:
+        missing.append(f"current ring {ring} size (vsish rxqueues status / ethtool -g)")
+    return RingVerdict(
+        f"raise-ring{ring}",
+        f"Raise RX ring {ring}: {why}, "
+        + (f"the ring is {size} of {ring_max}" if size is not None else f"the ring size is unknown (max {ring_max})")
+        + f" and CPU is {cpu.words}.{extra}",
+        evidence=evidence + (size_ev,) + cpu.healthy, evidence_against=against,
+        remediation=tuple(remedies), missing=tuple(missing))
+
+
+def _queues_short(vm, nic) -> bool | None:
+    """Fewer rx queues than vCPUs (more can be opened), or None when either count is unknown."""
+    if nic.rx_queues is None or not vm.vcpus:
+        return None
+    return nic.rx_queues < vm.vcpus
+
+
+def _spread_words(vm, nic) -> str:
+    if _queues_short(vm, nic) is False and (vm.guest_os != "windows" or nic.rss_enabled is not False):
+        return (f"the vNIC already has {nic.rx_queues} rx queues for {vm.vcpus} vCPUs, so more queues need more "
+                "vCPUs; or reduce the load or contention on this VM.")
+    return "spread receive work over more rx queues (one per vCPU), or reduce contention."
+
+
+def _spread_remedies(vm, nic):
+    """Only steps that change something: more queues when there are fewer than vCPUs (or RSS when it is
+    off on Windows), else more vCPUs (each brings an rx queue)."""
+    short = _queues_short(vm, nic)
+    if vm.guest_os == "windows":
+        if nic.rss_enabled is not True or short:
+            return (fix.windows_enable_rss(nic.windows_adapter, vm.vcpus),)
+    elif short is not False:
+        return (fix.linux_more_queues(nic.guest_interface, vm.vcpus),)
+    return (fix.vsphere_add_vcpus(vm.name, vm.vcpus, nic.guest_interface if vm.guest_os != "windows" else None),)
+
+
+def _ready_investigate_band(cpu: CpuState, t) -> tuple[Evidence, ...]:
+    """%RDY in the 5-10 % band does not block a ring raise, but it is worth showing against it."""
+    ready = cpu.ready
+    if ready is not None and ready.bound == "exact" and \
+            t["cpu.ready_pct_warning"] < ready.worst_avg <= t["cpu.ready_pct_critical"]:
+        return (ready.evidence(t["cpu.ready_pct_warning"], ">"),)
+    return ()

@@ -1,0 +1,46 @@
+"""OpenMetrics text for Prometheus' node_exporter textfile collector.
+
+Per VM: receive drops per second and per 1,000 packets, worst-vCPU %RDY, the class (a 1-valued
+series labelled with it); per class: VM counts; per vCenter: scanned (1) or not (0). A VM whose
+figure was not measured has no sample for it (absent, never 0).
+"""
+
+from __future__ import annotations
+
+from esxdiag.fleet.rules import CLASSES
+
+
+def _label(value) -> str:
+    text = "" if value is None else str(value)
+    return text.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def _labels(**labels) -> str:
+    return "{" + ",".join(f'{k}="{_label(v)}"' for k, v in labels.items()) + "}"
+
+
+def render_fleet_metrics(document: dict) -> str:
+    lines: list[str] = []
+
+    def family(name: str, kind: str, help_text: str, samples: list[tuple[dict, float]]) -> None:
+        lines.append(f"# TYPE {name} {kind}")
+        lines.append(f"# HELP {name} {help_text}")
+        lines.extend(f"{name}{_labels(**labels)} {value:g}" for labels, value in samples)
+
+    vms = document["vms"]
+    ident = [(dict(vcenter=r["vcenter"], vm=r["name"], moid=r["moid"], cluster=r["cluster"], host=r["host"]), r)
+             for r in vms]
+    family("esxdiag_fleet_vm_rx_drops_per_second", "gauge", "vCenter net.droppedRx over the scan window, per second",
+           [(i, r["drops_per_s"]) for i, r in ident if r["drops_per_s"] is not None])
+    family("esxdiag_fleet_vm_rx_drops_per_1000_packets", "gauge", "receive drops per 1,000 packets received",
+           [(i, r["drops_per_1000"]) for i, r in ident if r["drops_per_1000"] is not None])
+    family("esxdiag_fleet_vm_ready_worst_vcpu_percent", "gauge", "worst vCPU's window-average %RDY",
+           [(i, r["ready_worst_pct"]) for i, r in ident if r["ready_worst_pct"] is not None])
+    family("esxdiag_fleet_vm_class", "gauge", "the VM's fleet class (value 1)",
+           [({**i, "class": r["class"]}, 1) for i, r in ident])
+    family("esxdiag_fleet_class_vms", "gauge", "VMs per fleet class",
+           [({"class": c}, document["counts"].get(c, 0)) for c in CLASSES])
+    family("esxdiag_fleet_vcenter_scanned", "gauge", "1 when the vCenter was scanned, 0 when it could not be",
+           [({"vcenter": v["name"]}, 1 if v["status"] == "scanned" else 0) for v in document["vcenters"]])
+    lines.append("# EOF")
+    return "\n".join(lines) + "\n"

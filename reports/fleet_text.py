@@ -1,0 +1,58 @@
+"""Terminal summary of a fleet scan: counts per class, what was not scanned, the top N table,
+changes since the previous scan and the deep checks. Untrusted names go through safe_text."""
+
+from __future__ import annotations
+
+from esxdiag.fleet.rules import CLASSES
+from esxdiag.reports.text import safe_text
+
+COLUMNS = (("#", 3), ("class", 14), ("VM", 28), ("host", 18), ("drops/s", 9), ("/1k pkts", 9),
+           ("%RDY max", 8), ("%CSTP", 6), ("%MLMTD", 7), ("score", 7))
+
+
+def _num(value, digits: int = 2) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _cut(text: str, width: int) -> str:
+    text = safe_text(text)
+    return text if len(text) <= width else text[: width - 1] + "~"
+
+
+def render_fleet_text(document: dict, top: int = 10) -> str:
+    vms = document["vms"]
+    scanned = [v for v in document["vcenters"] if v["status"] == "scanned"]
+    lines = [f"esxdiag scan: {len(vms)} VMs from {len(scanned)} of {len(document['vcenters'])} vCenter(s), "
+             f"window {document['snapshot']['window_s']:g} s, collected {document['snapshot']['collected_at']}"]
+    lines.append("  " + " | ".join(f"{c} {document['counts'].get(c, 0)}" for c in CLASSES))
+    for miss in document["not_scanned"]:
+        lines.append(f"  NOT SCANNED: {safe_text(miss['error'])} ({safe_text(miss['error_kind'])})")
+    concern = [r for r in vms if r["class"] not in ("healthy", "no-data")]
+    lines.append(f"Top {min(top, len(concern))} of {len(concern)} VMs needing attention:" if concern
+                 else "No VM needs attention in this window.")
+    if concern and top > 0:
+        lines.append(" ".join(f"{name:<{w}}" for name, w in COLUMNS).rstrip())
+        for r in concern[:top]:
+            cells = (str(r["rank"]), r["class"], _cut(r["name"], 28), _cut(r["host"] or "-", 18),
+                     _num(r["drops_per_s"]), _num(r["drops_per_1000"]), _num(r["ready_worst_pct"]),
+                     _num(r["costop_worst_pct"]), _num(r["max_limited_worst_pct"]), _num(r["score"], 1))
+            lines.append(" ".join(f"{c:<{w}}" for c, (_, w) in zip(cells, COLUMNS)).rstrip())
+            lines.append(f"    {safe_text(r['reason'])}")
+    changes = document.get("changes")
+    if changes:
+        lines.append(f"Since the previous scan ({changes['previous_at']}): "
+                     f"{len(changes['new'])} new, {len(changes['recovered'])} recovered, "
+                     f"{len(changes['changed'])} changed class")
+        for label, key in (("new", "new"), ("recovered", "recovered"), ("changed", "changed")):
+            for item in changes[key][:top]:
+                lines.append(f"  {label:<9} {safe_text(item['name'])}: {item['before'] or '-'} -> {item['after'] or '-'}")
+    deep = document.get("deep")
+    if deep:
+        lines.append(f"Deep checks ({len(deep['vms'])} VMs on {len(deep['hosts'])} hosts):")
+        for host in deep["hosts"]:
+            if host["error"]:
+                lines.append(f"  host {safe_text(host['host'])} not reached: {safe_text(host['error'])}")
+        for vm in deep["vms"]:
+            verdicts = ", ".join(vm["verdicts"]) or "no verdict"
+            lines.append(f"  {safe_text(vm['name'])}: {verdicts}" + (f" ({safe_text(vm['error'])})" if vm["error"] else ""))
+    return "\n".join(lines) + "\n"

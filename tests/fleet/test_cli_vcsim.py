@@ -1,0 +1,46 @@
+"""`esxdiag scan` end to end as a user runs it: a subprocess against two vCenters, one down."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.lab
+
+
+def run(args, env, cwd, timeout=120):
+    return subprocess.run([sys.executable, "-m", "esxdiag", *args], env=env, cwd=cwd, capture_output=True,
+                          text=True, timeout=timeout, check=False)
+
+
+def test_scan_two_vcenters_one_down_writes_everything_and_exits_3(fleet_lab, lab_module, tmp_path):
+    down = lab_module.start_vcsim(tmp_path / "down")
+    down.stop()
+    env = {**os.environ, "ESXDIAG_PASSWORD": fleet_lab.password, "HOME": str(tmp_path),
+           "XDG_DATA_HOME": str(tmp_path / "data"), "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    env.pop("GOVC_URL", None)
+    args = ["scan", "--vcenter", fleet_lab.url, "--vcenter", down.url, "--user", fleet_lab.username, "--insecure",
+            "--folder", "/DC0/vm/prod", "--save-snapshot", "snap.json", "--top", "3"]
+    done = run(args + ["-o", "fleet.html"], env, tmp_path)
+    assert done.returncode == 3, done.stderr
+    assert "NOT SCANNED" in done.stdout and f"127.0.0.1:{down.port}" in done.stdout
+    assert "snapshot:" in done.stderr and fleet_lab.password not in done.stdout + done.stderr
+    assert (tmp_path / "fleet.html").read_text().count("Not scanned") == 1
+    snap = json.loads((tmp_path / "snap.json").read_text())
+    assert len(snap["vms"]) == 10 and fleet_lab.password not in (tmp_path / "snap.json").read_text()
+    assert (tmp_path / "data" / "esxdiag" / "history.sqlite").exists()  # default: the user data dir
+    again = run(args + ["--format", "json", "-o", "r.json"], env, tmp_path)
+    assert again.returncode == 3
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["changes"]["previous_at"] and report["not_scanned"][0]["error_kind"] == "unreachable"
+    history = run(["history", "ring-a"], env, tmp_path)
+    assert history.returncode == 0 and history.stdout.count("ring-a") == 2
+    offline = run(["scan", "--snapshot", "snap.json", "--format", "csv"], env, tmp_path)
+    assert offline.returncode == 3 and offline.stdout.count("\n") == 11  # header + 10 VMs; still not scanned: 3
+    typo = run(["scan", "--vcenter", fleet_lab.url, "--user", fleet_lab.username, "--insecure", "--cluster", "nope",
+                "--format", "text", "--no-history"], env, tmp_path)
+    assert typo.returncode == 2 and "--cluster nope: matched nothing" in typo.stderr

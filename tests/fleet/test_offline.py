@@ -1,0 +1,153 @@
+"""Offline: a snapshot written by hand -> fleet rules -> every output, and the history. No network."""
+
+from __future__ import annotations
+
+import copy
+import csv
+import io
+import json
+import re
+
+import pytest
+
+from esxdiag.cli import main
+from esxdiag.config import load_thresholds
+from esxdiag.errors import ParseError
+from esxdiag.fleet.analysis import build_report
+from esxdiag.fleet.history import changes_and_record, vm_history
+from esxdiag.fleet.snapshot import SCHEMA_SNAPSHOT, snapshot_from_dict, write_snapshot
+from esxdiag.reports.fleet_csv import render_fleet_csv
+from esxdiag.reports.fleet_html import render_fleet_html
+from esxdiag.reports.fleet_metrics import render_fleet_metrics
+
+HOSTILE = '<script>alert("x")</script>\n"} 1\nevil_metric 2'
+SAMPLES = 15
+
+
+def perf(name: str, ready_ms: int, drops: int, packets: int = 100_000, limited: int = 0) -> dict:
+    stamps = [f"2026-11-23T02:{m:02d}:{s:02d}Z" for m in range(40, 45) for s in (0, 20, 40)]
+    series = [{"counter": c, "instance": "", "unit": u, "values": [v] * SAMPLES} for c, u, v in (
+        ("cpu.ready.summation", "millisecond", ready_ms), ("cpu.costop.summation", "millisecond", 0),
+        ("cpu.maxlimited.summation", "millisecond", limited), ("net.droppedRx.summation", "number", drops),
+        ("net.packetsRx.summation", "number", packets))]
+    return {"schema": "esxdiag.vsphere_perf/1", "vm": name, "interval_s": 20, "rollup": "realtime", "note": None,
+            "start": stamps[0], "end": stamps[-1], "timestamps": stamps, "series": series}
+
+
+def vm(name: str, moid: str, ready_ms: int = 100, drops: int = 0, nic: str = "vmxnet3", host: str = "esx1",
+       limit: int | None = None, limited: int = 0, power: str = "poweredOn") -> dict:
+    return {
+        "vcenter": "vc1:443", "moid": moid, "name": name, "power_state": power, "host": host, "host_moid": "host-1",
+        "cluster": "C1", "datacenter": "DC", "num_cpu": 1,
+        "cpu_allocation": {"limit_mhz": limit, "reservation_mhz": 0, "shares": 1000, "shares_level": "normal"},
+        "latency_sensitivity": "normal",
+        "guest": {"guest_id": "otherGuest", "family": "linuxGuest", "tools_status": None, "ip_address": None,
+                  "ip_addresses": []},
+        "vnics": [{"label": "Network adapter 1", "type": nic, "mac": "00:50:56:00:00:01", "device_key": 4000,
+                   "network": "VM Network", "connected": True}],
+        "missing": [], "perf": perf(name, ready_ms, drops, limited=limited) if power == "poweredOn" else None,
+        "perf_error": None if power == "poweredOn" else "powered off",
+    }
+
+
+def snapshot(vms: list[dict], failed: bool = False) -> dict:
+    status = {"url": "https://vc1/sdk", "name": "vc1:443", "status": "scanned", "error": None, "error_kind": None,
+              "requests": 12, "seconds": 0.5, "max_query_metrics": 64, "max_query_metrics_source": "default",
+              "vms": len(vms), "perf_errors": 0, "unmatched_filters": []}
+    vcenters = [status]
+    if failed:
+        vcenters.append({**status, "url": "https://vc2/sdk", "name": "vc2:443", "status": "failed",
+                         "error": "vc2:443: unreachable (Connection refused)", "error_kind": "unreachable", "vms": 0})
+    return {"schema": SCHEMA_SNAPSHOT, "collected_at": "2026-11-23T02:45:00Z", "window_s": 300, "filters": {},
+            "vcenters": vcenters, "hosts": [], "vms": vms}
+
+
+FLEET = [vm("ring1", "vm-1", drops=100), vm(HOSTILE, "vm-2", drops=300), vm("=cmd|' /C calc'!A0", "vm-3"),
+         vm("limited", "vm-4", ready_ms=3100, limited=3000, limit=800, drops=5), vm("old", "vm-5", nic="e1000"),
+         vm("off", "vm-6", power="poweredOff")]
+
+
+def document(vms=FLEET, failed=False, **kw):
+    return build_report(snapshot_from_dict(snapshot(copy.deepcopy(vms), failed)), load_thresholds(**kw), "snap.json")
+
+
+def test_snapshot_errors_name_the_file_and_field(tmp_path):
+    bad = snapshot([vm("a", "vm-1")])
+    bad["vms"][0]["num_cpu"] = "two"
+    with pytest.raises(ParseError, match=r"x\.json: vms\[0\]\.num_cpu: expected int"):
+        snapshot_from_dict(bad, "x.json")
+    short = snapshot([vm("a", "vm-1")])
+    short["vms"][0]["perf"]["series"][0]["values"].pop()
+    with pytest.raises(ParseError, match="a: series cpu.ready.summation"):
+        snapshot_from_dict(short, "x.json")
+    path = tmp_path / "broken.json"
+    path.write_text('{"schema": "esxdiag.fleet_snapshot/1", ')
+    assert main(["scan", "--snapshot", str(path), "--format", "json"]) == 2
+    path.write_text(json.dumps({"schema": "esxdiag.bundle/1"}))
+    assert main(["scan", "--snapshot", str(path), "--format", "json"]) == 2
+
+
+def test_csv_quotes_formulas_and_keeps_every_vm():
+    rows = list(csv.DictReader(io.StringIO(render_fleet_csv(document()))))
+    assert len(rows) == len(FLEET)
+    assert {r["name"] for r in rows} >= {"'=cmd|' /C calc'!A0", HOSTILE}
+    assert rows[0]["class"] == "cpu-and-drops" and rows[0]["name"] == "limited"
+
+
+def test_openmetrics_parses_and_escapes_labels():
+    from prometheus_client.openmetrics.parser import text_string_to_metric_families
+
+    families = {f.name: f for f in text_string_to_metric_families(render_fleet_metrics(document(failed=True)))}
+    drops = {s.labels["vm"]: s.value for s in families["esxdiag_fleet_vm_rx_drops_per_second"].samples}
+    assert drops[HOSTILE] == 15.0 and drops["ring1"] == 5.0
+    assert "off" not in drops  # not measured: absent, never 0
+    classes = {s.labels["vm"]: s.labels["class"] for s in families["esxdiag_fleet_vm_class"].samples}
+    assert classes["old"] == "emulated-nic" and classes["off"] == "no-data"
+    scanned = {s.labels["vcenter"]: s.value for s in families["esxdiag_fleet_vcenter_scanned"].samples}
+    assert scanned == {"vc1:443": 1, "vc2:443": 0}
+    assert "evil_metric" not in families
+
+
+def test_html_is_escaped_offline_and_complete():
+    html = render_fleet_html(document(failed=True))
+    assert "<script" not in html and "&lt;script&gt;" in html
+    assert not re.search(r"(src|href)=\"(https?:)?//", html)
+    assert "Not scanned: vc2:443" in html and "<svg" in html
+    for klass in ("cpu-and-drops", "ring-suspect", "emulated-nic", "no-data", "healthy"):
+        assert f'id="class-{klass}"' in html
+    assert html.index("VMs per class") < html.index("Top suspects") < html.index("VMs by class")
+    assert "Per cluster" in html and "Per host" in html
+
+
+def test_fail_on_and_exit_codes(tmp_path):
+    path = write_snapshot(snapshot(copy.deepcopy(FLEET)), tmp_path / "s.json")
+    out = tmp_path / "r.json"
+    assert main(["scan", "--snapshot", str(path), "--format", "json", "-o", str(out)]) == 0
+    assert json.loads(out.read_text())["counts"]["ring-suspect"] == 2
+    assert main(["scan", "--snapshot", str(path), "--format", "json", "-o", str(out), "--fail-on", "critical"]) == 1
+    quiet = write_snapshot(snapshot([vm("calm", "vm-9")]), tmp_path / "q.json")
+    assert main(["scan", "--snapshot", str(quiet), "--format", "text", "--fail-on", "warning"]) == 0
+    failed = write_snapshot(snapshot([vm("calm", "vm-9")], failed=True), tmp_path / "f.json")
+    assert main(["scan", "--snapshot", str(failed), "--format", "text"]) == 3
+    assert main(["scan", "--snapshot", str(path), "--set", "cpu.nope=1"]) == 2
+
+
+def test_history_changes_and_vm_history(tmp_path, capsys):
+    db = tmp_path / "h.sqlite"
+    first = document()
+    assert changes_and_record(db, first) is None
+    healed = copy.deepcopy(FLEET)
+    healed[0] = vm("ring1", "vm-1")  # stopped dropping
+    healed[4] = vm("old", "vm-5", drops=40)  # an emulated NIC that now drops: still a concern, other reason
+    healed.append(vm("newbie", "vm-7", drops=90))
+    second = document(healed)
+    changes = changes_and_record(db, second)
+    assert [c["name"] for c in changes["recovered"]] == ["ring1"]
+    assert [c["name"] for c in changes["new"]] == ["newbie"]
+    assert changes["previous_at"] == "2026-11-23T02:45:00Z"
+    rows = vm_history(db, "ring1")
+    assert [r["class"] for r in rows] == ["healthy", "ring-suspect"]
+    assert main(["history", "vm-1", "--history", str(db)]) == 0
+    printed = capsys.readouterr().out
+    assert "ring-suspect" in printed and "healthy" in printed
+    assert main(["history", "ring1", "--history", str(tmp_path / "none.sqlite")]) == 2

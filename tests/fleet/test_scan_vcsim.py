@@ -1,0 +1,139 @@
+"""The fleet API pass against vcsim: inventory, filters, paging, request counts, several vCenters
+with one down. vcsim's perf values are random, so only their structure is checked here."""
+
+from __future__ import annotations
+
+import math
+import socket
+import threading
+
+import pytest
+
+from esxdiag.collectors.fleet import Filters, ScanOptions, scan
+from esxdiag.fleet.snapshot import snapshot_from_dict
+
+pytestmark = pytest.mark.lab
+FIXED_REQUESTS = 9  # RetrieveContent, CurrentTime, QueryOptions, places view (3), VM view create+destroy, perfCounter
+
+
+def names(data) -> set[str]:
+    return {v["name"] for v in data["vms"]}
+
+
+def expected_requests(data, page_size: int, vm_metrics: int) -> int:
+    """The request count the design promises: fixed + pages + ceil(VMs / batch) + ceil(hosts / batch)."""
+    vms = data["vms"]
+    on = [v for v in vms if v["power_state"] == "poweredOn"]
+    pages = max(1, math.ceil(len(vms) / page_size))
+    vm_batches = math.ceil(len(on) / max(1, vm_metrics // 5)) if on else 0
+    host_batches = math.ceil(len(data["hosts"]) / max(1, vm_metrics // 2)) if data["hosts"] else 0
+    return FIXED_REQUESTS + pages + vm_batches + host_batches
+
+
+def test_inventory_of_every_vm(fleet_lab, creds_for):
+    data = scan([creds_for(fleet_lab)], ScanOptions())
+    status = data["vcenters"][0]
+    assert (status["status"], status["vms"], status["max_query_metrics"]) == ("scanned", 16, 64)
+    assert "not set on the server" in status["max_query_metrics_source"]  # vcsim has no such option
+    by_name = {v["name"]: v for v in data["vms"]}
+    ring = by_name["ring-a"]
+    assert (ring["host"], ring["cluster"], ring["datacenter"], ring["num_cpu"], ring["power_state"]) == (
+        "DC0_C0_H0", "DC0_C0", "DC0", 2, "poweredOn")
+    assert [(n["type"], n["connected"]) for n in ring["vnics"]] == [("vmxnet3", True)]
+    assert by_name["limited"]["cpu_allocation"]["limit_mhz"] == 800
+    assert by_name["DC0_H0_VM0"]["cluster"] is None  # standalone host
+    assert by_name["stopped"]["perf"] is None and by_name["stopped"]["perf_error"] == "powered off"
+    perf = ring["perf"]
+    assert (perf["interval_s"], perf["rollup"]) == (20, "realtime")
+    assert {s["counter"] for s in perf["series"]} == {"cpu.ready.summation", "cpu.costop.summation",
+                                                     "cpu.maxlimited.summation", "net.droppedRx.summation",
+                                                     "net.packetsRx.summation"}
+    assert all(len(s["values"]) == len(perf["timestamps"]) for s in perf["series"])
+    assert {h["name"] for h in data["hosts"]} == {v["host"] for v in data["vms"] if v["power_state"] == "poweredOn"}
+    snapshot_from_dict(data)  # the snapshot validates against its own schema
+
+
+@pytest.mark.parametrize("filters, want", [
+    (Filters(clusters=("DC0_C1",)), {"DC0_C1_RP0_VM0", "DC0_C1_RP0_VM1"}),
+    (Filters(hosts=("DC0_H0",)), {"DC0_H0_VM0", "DC0_H0_VM1"}),
+    (Filters(folders=("DC0/vm/prod",), names=("ring-*",)), {"ring-a", "ring-b"}),
+    (Filters(datacenters=("DC0",), clusters=("DC0_C0",), names=("DC0_*",)), {"DC0_C0_RP0_VM0", "DC0_C0_RP0_VM1"}),
+    (Filters(clusters=("DC0_C0", "DC0_C1"), names=("*VM1",)), {"DC0_C0_RP0_VM1", "DC0_C1_RP0_VM1"}),
+])
+def test_filters(fleet_lab, creds_for, filters, want):
+    data = scan([creds_for(fleet_lab)], ScanOptions(filters=filters, with_hosts=False))
+    assert names(data) == want
+    assert data["filters"] == filters.describe()
+
+
+def test_filter_naming_nothing_is_reported_not_fatal(fleet_lab, creds_for):
+    data = scan([creds_for(fleet_lab)], ScanOptions(filters=Filters(clusters=("nope", "DC0_C1"))))
+    status = data["vcenters"][0]
+    assert status["status"] == "scanned" and status["unmatched_filters"] == ["--cluster nope"]
+    assert names(data) == {"DC0_C1_RP0_VM0", "DC0_C1_RP0_VM1"}
+    assert snapshot_from_dict(data).unmatched_everywhere() == ["--cluster nope"]
+
+
+def test_paging_follows_continuation_tokens_and_counts_requests(fleet_lab, creds_for):
+    whole = scan([creds_for(fleet_lab)], ScanOptions())
+    paged = scan([creds_for(fleet_lab)], ScanOptions(page_size=3, max_metrics=10))
+    assert names(paged) == names(whole) and len(whole["vms"]) == 16
+    assert whole["vcenters"][0]["requests"] == expected_requests(whole, 1000, 64)
+    assert paged["vcenters"][0]["requests"] == expected_requests(paged, 3, 10)
+    assert len(whole["hosts"]) <= 5  # one host batch either way (5 hosts per call at 10 metrics)
+    # 16 VMs in pages of 3: 5 more pages; 15 powered-on VMs, 2 per call instead of 12: 6 more QueryPerf
+    assert paged["vcenters"][0]["requests"] - whole["vcenters"][0]["requests"] == (6 - 1) + (8 - 2)
+
+
+def test_requests_grow_with_vms_over_batch_size_only(fleet_lab, creds_for):
+    """2 VMs or 16 VMs, 1 vCPU or 2, 1 vNIC: the count is fixed + pages + ceil(VMs / batch) + hosts."""
+    for filters in (Filters(clusters=("DC0_C1",)), Filters(), Filters(folders=("/DC0/vm/prod",))):
+        for max_metrics in (64, 5):
+            data = scan([creds_for(fleet_lab)], ScanOptions(filters=filters, max_metrics=max_metrics, page_size=4))
+            assert data["vcenters"][0]["requests"] == expected_requests(data, 4, max_metrics), (filters, max_metrics)
+
+
+@pytest.fixture
+def silent_port():
+    """A TCP port that accepts and never answers (a hung vCenter)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept():
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+            except OSError:
+                continue
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield server.getsockname()[1]
+    stop.set()
+    thread.join(timeout=5)
+    for conn in held:
+        conn.close()
+    server.close()
+
+
+def test_several_vcenters_one_down_one_hung(fleet_lab, lab_module, creds_for, tmp_path, silent_port):
+    second = lab_module.start_vcsim(tmp_path / "second", ("-cluster", "1", "-host", "1", "-vm", "3",
+                                                          "-standalone-host", "0"))
+    down = lab_module.start_vcsim(tmp_path / "down")
+    down_creds = creds_for(down)
+    down.stop()
+    hung = creds_for(fleet_lab).__class__(f"https://127.0.0.1:{silent_port}/sdk", "u", "p", True)
+    try:
+        data = scan([creds_for(fleet_lab), down_creds, creds_for(second), hung], ScanOptions(timeout_s=3))
+    finally:
+        second.stop()
+    status = {v["url"]: v for v in data["vcenters"]}
+    assert [v["status"] for v in data["vcenters"]] == ["scanned", "failed", "scanned", "failed"]
+    assert status[down_creds.url]["error_kind"] == "unreachable"
+    assert status[hung.url]["error_kind"] == "timeout"
+    assert {v["vcenter"] for v in data["vms"]} == {f"127.0.0.1:{fleet_lab.port}", f"127.0.0.1:{second.port}"}
+    assert len(data["vms"]) == 16 + 3
+    assert [v.name for v in snapshot_from_dict(data).failed] == [f"127.0.0.1:{down.port}", f"127.0.0.1:{silent_port}"]

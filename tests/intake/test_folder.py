@@ -1,0 +1,143 @@
+"""A folder of captures under natural names, no manifest: analyze infers one in memory, bundle init
+writes it for review, bundle check validates it; what cannot be inferred is an error naming the file."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+
+METRICS = ("ring1_full", "ring2_full", "host_out_of_buffers", "dropped_rx", "guest_oob")
+
+
+def _same_figures(a: dict, b: dict) -> None:
+    assert a["ring_verdict"] == b["ring_verdict"]
+    for key in METRICS:
+        assert a["metrics"][key]["delta"] == b["metrics"][key]["delta"], key
+        assert a["metrics"][key]["per_s"] == b["metrics"][key]["per_s"], key
+    for key in ("ring1_size", "ring2_size", "rx_queues"):
+        assert a["metrics"][key] == b["metrics"][key], key
+
+
+def test_natural_names_give_the_seed_verdict_without_a_manifest(seed_folder, kit):
+    before = sorted(p.name for p in seed_folder.iterdir())
+    doc = kit.analyze(seed_folder)
+    expected = kit.vnic(json.loads((kit.SEED / "report.json").read_text()), "iperf-test1")
+    nic = kit.vnic(doc, "iperf-test1")
+    assert nic["ring_verdict"] == "raise-ring1"
+    _same_figures(nic, expected)
+    assert doc["bundle"]["window_s"] == 60
+    notes = " ".join(doc["notes"])
+    assert "sample order inferred from file names (before/after)" in notes
+    assert "first and last timestamps of esxtop.csv" in notes
+    assert sorted(p.name for p in seed_folder.iterdir()) == before  # nothing written into the folder
+
+
+def test_bundle_init_writes_a_manifest_that_check_and_analyze_accept(seed_folder, kit):
+    proc = kit.run("bundle", "init", seed_folder)
+    assert proc.returncode == 0, proc.stderr
+    assert "sample order inferred from file names" in proc.stdout
+    manifest = json.loads((seed_folder / "manifest.json").read_text())
+    rx = [c for c in manifest["captures"] if c["spec"] == "vsish_rxsummary"]
+    assert {(c["file"], c["sample"]) for c in rx} == {("rxSummary-before.txt", 0), ("rxSummary-after.txt", 1)}
+    assert rx[0]["params"] == {"portset": "vSwitch0", "port": "33554464"}
+    check = kit.run("bundle", "check", seed_folder)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert kit.vnic(kit.analyze(seed_folder), "iperf-test1")["ring_verdict"] == "raise-ring1"
+    again = kit.run("bundle", "init", seed_folder)
+    assert again.returncode == 2 and "exists" in again.stderr
+
+
+def test_bundle_check_names_missing_files_and_misspelt_params(seed_folder, kit):
+    assert kit.run("bundle", "init", seed_folder).returncode == 0
+    (seed_folder / "rxSummary-after.txt").unlink()
+    proc = kit.run("bundle", "check", seed_folder)
+    assert proc.returncode == 2
+    assert "rxSummary-after.txt is listed but missing" in proc.stdout and str(seed_folder) in proc.stdout
+    manifest = json.loads((seed_folder / "manifest.json").read_text())
+    status = next(c for c in manifest["captures"] if c["spec"] == "vsish_rxqueue_status")
+    status["params"]["q"] = status["params"].pop("queue")
+    (seed_folder / "manifest.json").write_text(json.dumps(manifest))
+    proc = kit.run("bundle", "check", seed_folder)
+    assert proc.returncode == 2 and "'q' unknown for vsish_rxqueue_status" in proc.stderr
+
+
+def test_bundle_check_warns_when_a_file_holds_another_kind(seed_folder, kit):
+    assert kit.run("bundle", "init", seed_folder).returncode == 0
+    shutil.copy(seed_folder / "ethtool-g.txt", seed_folder / "ethtool-S-after.txt")
+    proc = kit.run("bundle", "check", seed_folder)
+    assert proc.returncode == 0 and "looks like ethtool-rings output, not ethtool-stats" in proc.stdout
+
+
+def test_port_number_in_the_name_wins_and_unknown_port_is_an_error_naming_the_file(seed_folder, kit):
+    for name in ("ethtool-P.txt", "ip-o-link.txt"):  # no guest MAC: two vmxnet3 ports fit
+        (seed_folder / name).unlink()
+    proc = kit.run("analyze", seed_folder, "--format", "json")
+    assert proc.returncode == 2 and "which port" in proc.stderr and "33554465 (iperf-test2)" in proc.stderr
+    for name in ("rxSummary", "clientStats"):
+        for when in ("before", "after"):
+            (seed_folder / f"{name}-{when}.txt").rename(seed_folder / f"{name}-33554464-{when}.txt")
+    for name in ("rxqueues-ls.txt", "rxqueue0-status.txt", "rxqueue1-status.txt"):
+        (seed_folder / name).rename(seed_folder / name.replace("rxqueue", "port33554464-rxqueue"))
+    doc = kit.analyze(seed_folder)
+    assert kit.vnic(doc, "iperf-test1")["ring_verdict"] == "raise-ring1"
+
+
+def test_modification_times_order_the_samples_when_the_names_do_not(seed_folder, kit):
+    for name in ("rxSummary", "clientStats", "ethtool-S", "netstat-s"):
+        (seed_folder / f"{name}-before.txt").rename(seed_folder / f"{name} copy.txt")
+        (seed_folder / f"{name}-after.txt").rename(seed_folder / f"{name}.txt")
+        os.utime(seed_folder / f"{name} copy.txt", (1_500_000_000, 1_500_000_000))
+        os.utime(seed_folder / f"{name}.txt", (1_500_000_060, 1_500_000_060))
+    doc = kit.analyze(seed_folder)
+    assert kit.vnic(doc, "iperf-test1")["metrics"]["ring1_full"]["delta"] == 1417
+    assert "sample order inferred from file modification times" in " ".join(doc["notes"])
+
+
+def test_same_mtime_and_no_name_hint_is_an_error(seed_folder, kit):
+    (seed_folder / "rxSummary-before.txt").rename(seed_folder / "rx a.txt")
+    (seed_folder / "rxSummary-after.txt").rename(seed_folder / "rx b.txt")
+    for name in ("rx a.txt", "rx b.txt"):
+        os.utime(seed_folder / name, (1_500_000_000, 1_500_000_000))
+    proc = kit.run("analyze", seed_folder)
+    assert proc.returncode == 2 and "rx a.txt, rx b.txt: cannot tell which was taken first" in proc.stderr
+
+
+def test_trailing_numbers_and_s0_s1_order_samples(seed_folder, kit):
+    (seed_folder / "rxSummary-before.txt").rename(seed_folder / "rxsummary.s0.txt")
+    (seed_folder / "rxSummary-after.txt").rename(seed_folder / "rxsummary.s1.txt")
+    (seed_folder / "ethtool-S-before.txt").rename(seed_folder / "ethtool_S_eth0_1.txt")
+    (seed_folder / "ethtool-S-after.txt").rename(seed_folder / "ethtool_S_eth0_2.txt")
+    doc = kit.analyze(seed_folder)
+    nic = kit.vnic(doc, "iperf-test1")
+    assert nic["metrics"]["ring1_full"]["delta"] == 1417 and nic["metrics"]["guest_oob"]["delta"] == 2074
+    notes = " ".join(doc["notes"])
+    assert "file names (s0/s1) for vsish_rxsummary" in notes and "file names (trailing 1/2) for ethtool_stats" in notes
+
+
+def test_unknown_and_ambiguous_files_are_named(seed_folder, kit):
+    (seed_folder / "notes.txt").write_text("ran iperf with 12 streams\n")
+    (seed_folder / "both.txt").write_text((kit.HOST / "vsish_rxqueue_status@port=33554464,portset=vSwitch0,queue=0.txt")
+                                          .read_text() + (seed_folder / "rxSummary-before.txt").read_text())
+    notes = " ".join(kit.analyze(seed_folder)["notes"])
+    assert "not used: notes.txt: not a capture esxdiag reads" in notes
+    assert "not used: both.txt: ambiguous, looks like vsish-rxsummary and vsish-rxqueue-status" in notes
+
+
+def test_one_subfolder_per_machine(seed_folder, kit):
+    guest = seed_folder / "web-guest"
+    guest.mkdir()
+    for path in seed_folder.iterdir():
+        if path.name.startswith(("ethtool", "ip-", "nproc", "netstat")):
+            path.rename(guest / path.name)
+    doc = kit.analyze(seed_folder)
+    assert kit.vnic(doc, "iperf-test1")["guest_interface"] == "eth0"
+    assert "guest captures in web-guest: VM iperf-test1" in " ".join(doc["notes"])
+
+
+def test_empty_folder_and_missing_path_are_bad_input(tmp_path, kit):
+    proc = kit.run("analyze", tmp_path)
+    assert proc.returncode == 2 and "no manifest.json and no recognisable captures" in proc.stderr
+    proc = kit.run("analyze", tmp_path / "nope")
+    assert proc.returncode == 2 and "nope" in proc.stderr
