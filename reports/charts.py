@@ -190,8 +190,10 @@ def line_chart(series: list[Series], title: str, unit: str,
         y = _num(frame.y(value))
         parts.append(f'<line class="threshold" x1="{LEFT}" y1="{y}" x2="{LEFT + frame.plot_w}" y2="{y}"'
                      f' stroke={quoteattr(colour)} stroke-width="1.5" stroke-dasharray="{dash}"/>')
-        parts.append(f'<text x="{LEFT + frame.plot_w + 3}" y="{y}" dominant-baseline="middle" font-size="10"'
-                     f' fill={quoteattr(colour)}>{escape(name)}</text>')
+        # the higher line's name sits above it, the others' below, so close lines keep readable names
+        above = value == max(v for _, v in thresholds)
+        parts.append(f'<text x="{LEFT + frame.plot_w + 3}" y="{y}" dominant-baseline="{"auto" if above else "hanging"}"'
+                     f' font-size="10" fill={quoteattr(colour)}>{escape(name)}</text>')
     for index, one in enumerate(series):
         colour = quoteattr(PALETTE[index % len(PALETTE)])
         dash = DASHES[index % len(DASHES)]
