@@ -61,28 +61,10 @@ def source_href(source: str, bundle_root: pathlib.Path | None, report_path: path
     return quote(path, safe="/")
 
 
-def _stats(values: list[float]) -> tuple[float | None, float | None]:
-    return (max(values), sum(values) / len(values)) if values else (None, None)
-
-
 def cpu_table(vm: VmResult) -> dict[str, Any]:
-    """One row per vCPU with every per-vCPU figure, and one row for all vCPUs computed the same way
-    for every metric (window max of any sample, mean of every sample). A metric the capture has
-    only for the whole VM (divided by the vCPU count) appears in the all-vCPUs row alone."""
-    per_metric: dict[str, dict[str, list[float]]] = defaultdict(dict)
-    for series in vm.charts:
-        metric, who = text.split_cpu_label(series)
-        if metric.startswith("%"):
-            per_metric[metric][who] = [v for v in series.values if v is not None]
-    metrics = [m for m in per_metric if any(per_metric[m].values())]
-    vcpu_names = sorted({who for m in metrics for who in per_metric[m] if who != "per-vCPU average"},
-                        key=lambda who: (len(who), who))
-    rows = [(words.vcpu_words(who), {m: _stats(per_metric[m][who]) for m in metrics if who in per_metric[m]})
-            for who in vcpu_names]
-    summary = {m: _stats([v for values in per_metric[m].values() for v in values]) for m in metrics}
-    whole_vm = [m for m in metrics if not any(who in per_metric[m] for who in vcpu_names)]
-    return {"metrics": metrics, "rows": rows, "summary": summary, "whole_vm": whole_vm,
-            "samples": max((len(v) for m in metrics for v in per_metric[m].values()), default=0)}
+    """text.per_vcpu_table with vCPUs named in words ("vCPU 0", not "vmx-vcpu-0:name")."""
+    table = text.per_vcpu_table(vm)
+    return {**table, "rows": [(words.vcpu_words(who), row) for who, row in table["rows"]]}
 
 
 def vm_charts(vm: VmResult, thresholds: dict[str, float]) -> list[Markup]:

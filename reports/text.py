@@ -85,23 +85,28 @@ def split_cpu_label(series: Series) -> tuple[str, str]:
     return found.group(), who or "all vCPUs"
 
 
-def _stats(values: tuple[float | None, ...]) -> tuple[float | None, float | None]:
-    present = [v for v in values if v is not None]
-    return (max(present), sum(present) / len(present)) if present else (None, None)
+def _stats(values: list[float]) -> tuple[float | None, float | None]:
+    return (max(values), sum(values) / len(values)) if values else (None, None)
 
 
-def per_vcpu_table(vm: VmResult) -> tuple[list[str], list[tuple[str, dict[str, tuple]]]]:
-    """Window (max, average) per vCPU and metric, computed from the VM's per-vCPU chart series."""
-    metrics: list[str] = []
-    rows: dict[str, dict[str, tuple]] = {}
+def per_vcpu_table(vm: VmResult) -> dict[str, Any]:
+    """From the VM's per-vCPU chart series: one row per vCPU with every per-vCPU figure, and a
+    summary over all vCPUs computed the same way for every metric (window max of any sample, mean
+    of every sample). A metric the capture has only for the whole VM (divided by the vCPU count,
+    "per-vCPU average") appears in the summary alone and is listed in "whole_vm"."""
+    per_metric: dict[str, dict[str, list[float]]] = {}
     for series in vm.charts:
         metric, who = split_cpu_label(series)
-        if not metric.startswith("%"):
-            continue
-        if metric not in metrics:
-            metrics.append(metric)
-        rows.setdefault(who, {})[metric] = _stats(series.values)
-    return metrics, list(rows.items())
+        if metric.startswith("%"):
+            per_metric.setdefault(metric, {})[who] = [v for v in series.values if v is not None]
+    metrics = [m for m in per_metric if any(per_metric[m].values())]
+    vcpus = sorted({who for m in metrics for who in per_metric[m] if who != "per-vCPU average"},
+                   key=lambda who: (len(who), who))
+    rows = [(who, {m: _stats(per_metric[m][who]) for m in metrics if who in per_metric[m]}) for who in vcpus]
+    return {"metrics": metrics, "rows": rows,
+            "summary": {m: _stats([v for values in per_metric[m].values() for v in values]) for m in metrics},
+            "whole_vm": [m for m in metrics if not any(who in per_metric[m] for who in vcpus)],
+            "samples": max((len(v) for m in metrics for v in per_metric[m].values()), default=0)}
 
 
 def cpu_max(vm: VmResult, key: str) -> float | None:
@@ -109,9 +114,7 @@ def cpu_max(vm: VmResult, key: str) -> float | None:
     value = vm.cpu.get(f"{key}_max")
     if isinstance(value, (int, float)):
         return value
-    label = dict(CPU_METRICS)[key]
-    peaks = [row[label][0] for _, row in per_vcpu_table(vm)[1] if row.get(label, (None,))[0] is not None]
-    return max(peaks) if peaks else None
+    return per_vcpu_table(vm)["summary"].get(dict(CPU_METRICS)[key], (None,))[0]
 
 
 def counter_windows(metrics: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
@@ -195,7 +198,7 @@ def _nic_facts(metrics: dict[str, Any]) -> list[str]:
 
 
 def _cpu_line(vm: VmResult) -> str:
-    metrics, rows = per_vcpu_table(vm)
+    rows = per_vcpu_table(vm)["rows"]
     per_vcpu = ", ".join(f"{vcpu_words(who)} {fmt(row['%RDY'][0])}" for who, row in rows if "%RDY" in row)
     source = vm.cpu.get("source") or "no CPU source"
     return (f"CPU ({source}): %RDY max {fmt(cpu_max(vm, 'ready_pct'))}"

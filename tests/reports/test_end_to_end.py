@@ -66,3 +66,16 @@ def test_seed_example_names_every_source_in_words_and_the_disagreeing_drop_count
     assert "summed 0 packets" in card[:2000] and "counted 2,153" in card[:2000]
     assert "The verdict trusts the host&#39;s out-of-buffer counter" in card[:2000]
     assert "%SWPWT" in document  # every CPU figure the capture has
+
+
+@pytest.mark.parametrize("bundle", BUNDLES, ids=lambda p: p.name)
+def test_cpu_summary_row_matches_the_engine_figures_the_rules_judged(bundle):
+    """The all-vCPUs row is computed from the series the same way CpuFacts.summary() is."""
+    from esxdiag.reports.text import CPU_METRICS, per_vcpu_table
+
+    for vm in analyze(bundle, dict(DEFAULT_THRESHOLDS)).vms:
+        summary = per_vcpu_table(vm)["summary"]
+        for key, metric in CPU_METRICS:
+            if metric in summary:
+                peak, mean = summary[metric]
+                assert (round(peak, 2), round(mean, 2)) == (vm.cpu[f"{key}_max"], vm.cpu[f"{key}_avg"]), metric

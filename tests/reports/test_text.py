@@ -82,11 +82,26 @@ def test_counter_phrases_for_single_reading_and_reset():
 def test_per_vcpu_table_comes_from_the_chart_series(analysis_result):
     from esxdiag.reports.text import per_vcpu_table
 
-    metrics, rows = per_vcpu_table(analysis_result.vms[1])
-    assert metrics == ["%RDY", "%MLMTD"]
-    (who, row), = rows
+    table = per_vcpu_table(analysis_result.vms[1])
+    assert table["metrics"] == ["%RDY", "%MLMTD"] and table["whole_vm"] == []
+    (who, row), = table["rows"]
     assert who == "vCPU 0" and row["%RDY"][0] == 69.6 and row["%MLMTD"][0] == 69.52
     assert row["%MLMTD"][1] < row["%MLMTD"][0]  # average over the samples, gaps skipped
+    assert table["summary"]["%RDY"] == row["%RDY"]  # one vCPU: the summary row is that vCPU
+
+
+def test_whole_vm_figures_appear_only_in_the_summary():
+    from esxdiag.reports.text import per_vcpu_table
+    from esxdiag.result import Series, VmResult
+
+    times = ("t0", "t1")
+    vm = VmResult("vm", None, 2, None, None, None, (), (), charts=(
+        Series("%RDY vmx-vcpu-0:vm", "%", times, (1.0, 3.0)), Series("%RDY vmx-vcpu-1:vm", "%", times, (2.0, None)),
+        Series("%CSTP per-vCPU average", "%", times, (0.5, 0.1))))
+    table = per_vcpu_table(vm)
+    assert [who for who, _ in table["rows"]] == ["vmx-vcpu-0:vm", "vmx-vcpu-1:vm"]
+    assert all("%CSTP" not in row for _, row in table["rows"]) and table["whole_vm"] == ["%CSTP"]
+    assert table["summary"] == {"%RDY": (3.0, 2.0), "%CSTP": (0.5, 0.3)}
 
 
 def test_counts_are_pluralised_with_separators_and_times_name_their_zone(analysis_result):
