@@ -5,9 +5,10 @@ DevTools, so the report's CSP (script-src 'none') stays in force for the page it
 * Every example's report at 1280 px and 800 px: the page, and the summary above all, has no
   horizontal scroll; a screenshot is taken (ESXDIAG_KEEP_SCREENSHOTS=DIR keeps them to look at).
 * Printed to PDF on A4 and Letter: a sane page count, and no table row or chart split across
-  pages. How a split is detected: before printing, each shown table row and chart figure gets two
-  marker words positioned absolutely at its top and bottom edge (absolute positioning takes no
-  space, so the layout and page breaks are the report's own). Chromium fragments a box that
+  pages (folded <details> print unfolded). How a split is detected: before printing, each visible
+  table row and chart figure gets two marker words positioned absolutely at its top and bottom
+  edge (absolute positioning takes no space, so the layout and page breaks are the report's own).
+  Chromium fragments a box that
   breaks across pages, and its bottom marker then lands on a later page than its top marker.
   The PDF's text is extracted per page with pypdf and each pair must be found on one page.
   Printed at the page's printable width, nothing is wider than the page (cut off on paper).
@@ -37,7 +38,7 @@ MARGIN_MM = 12  # left and right, as @page in templates/base.css
 MM_TO_CSS_PX = 96 / 25.4
 
 MARK = """(() => {
-  const boxes = [...document.querySelectorAll('tr, figure')].filter(box => box.getClientRects().length && !box.closest('details:not([open])'));
+  const boxes = [...document.querySelectorAll('tr, figure')].filter(box => box.checkVisibility());
   boxes.forEach((box, i) => {
     const cells = box.tagName === 'TR' ? [...box.cells] : [box];
     const edges = [['top', cells[0], 'qzTOP' + i + 'zq'], ['bottom', cells[cells.length - 1], 'qzEND' + i + 'zq']];
