@@ -8,8 +8,8 @@ DevTools, so the report's CSP (script-src 'none') stays in force for the page it
   pages (folded <details> print unfolded). How a split is detected: before printing, each visible
   table row and chart figure gets two marker words positioned absolutely at its top and bottom
   edge (absolute positioning takes no space, so the layout and page breaks are the report's own).
-  Chromium fragments a box that
-  breaks across pages, and its bottom marker then lands on a later page than its top marker.
+  Chromium fragments a box that breaks across pages, and its bottom marker then lands on a later
+  page than its top marker.
   The PDF's text is extracted per page with pypdf and each pair must be found on one page.
   Printed at the page's printable width, nothing is wider than the page (cut off on paper).
 """
