@@ -10,6 +10,7 @@ import math
 from datetime import datetime, timezone
 from xml.sax.saxutils import escape, quoteattr
 
+from esxdiag.bundle import parse_time
 from esxdiag.result import Series
 
 WIDTH, HEIGHT = 720, 260
@@ -31,13 +32,8 @@ def _num(value: float) -> str:
 
 
 def _parse_time(text: str) -> float | None:
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.timestamp()
+    moment = parse_time(text)
+    return moment.timestamp() if moment else None
 
 
 def _clock(epoch_s: float) -> str:

@@ -101,9 +101,8 @@ def counter_rows(metrics: dict[str, Any]) -> list[dict[str, Any]]:
 def vnic_charts(vnic: VnicResult) -> list[Markup]:
     """Rates over the window side by side (one chart, one axis); counters read many times are also
     drawn as per-second rates over time. None when no counter was read at both ends."""
-    bars = [(f"{what} ({where})", c["per_s"], f"/s over {text.fmt(c.get('seconds'))} s")
-            for what, where, c in ((r["what"], r["where"], r["c"]) for r in counter_rows(vnic.metrics))
-            if c.get("per_s") is not None]
+    bars = [(f"{r['what']} ({r['where']})", r["c"]["per_s"], f"/s over {text.fmt(r['c'].get('seconds'))} s")
+            for r in counter_rows(vnic.metrics) if r["c"].get("per_s") is not None]
     out = []
     if bars:
         out.append(Markup(charts.rate_bars(bars, "Rates over the window (per second)", "per second")))

@@ -1,14 +1,15 @@
 """Plain words for what the result stores as keys, paths and comparisons: where a figure came
-from, which evidence decided a verdict, vCPU names, adapter facts, times with their time zone.
+from, which evidence decided a verdict, vCPU names, counts, times with their time zone.
 Shared by the HTML report (and any other template that includes the same macros)."""
 
 from __future__ import annotations
 
 import operator
 import re
-from datetime import datetime, timezone
+from datetime import timezone
 from typing import Any
 
+from esxdiag.bundle import parse_time
 from esxdiag.result import Evidence
 
 _CAPTURE = re.compile(r"(?:^|/)(?P<spec>[a-z0-9_]+)(?:@(?P<params>[^/]*?))?(?:\.s(?P<sample>\d+))?\.(?:txt|json)$")
@@ -41,9 +42,6 @@ SPEC_WORDS = {
 COMPARE = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le,
            "==": operator.eq, "!=": operator.ne}
 _VCPU = re.compile(r"^vmx-vcpu-(\d+)(?::.*)?$")
-ADAPTER_FACTS = (  # metrics key -> label; ring sizes and queue counts are shown together
-    ("driver", "Guest driver"), ("mtu", "MTU"), ("rss_enabled", "Receive Side Scaling"),
-)
 
 
 def source_words(path: str | None) -> str | None:
@@ -68,13 +66,8 @@ def utc_time(value: Any) -> str:
     """ISO time -> "2026-11-21 06:01:24 UTC" (naive times are UTC, as the bundle writes them)."""
     if not isinstance(value, str) or not value:
         return "n/a"
-    try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return value
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    moment = parse_time(value)
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC") if moment else value
 
 
 def threshold_met(e: Evidence) -> bool | None:
