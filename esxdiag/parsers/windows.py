@@ -117,7 +117,8 @@ _STAT_KEYS = ("ReceivedDiscardedPackets", "ReceivedPacketErrors", "OutboundDisca
 
 
 def parse_stats(text: str) -> WinStats:
-    text, cut = (text, []) if text.lstrip("\ufeff \t\r\n")[:1] in ("[", "{") else drop_cut_line(text)  # JSON: the decoder sees a cut
+    is_json = text.lstrip("\ufeff \t\r\n")[:1] in ("[", "{")  # a cut JSON text fails to decode anyway
+    text, cut = (text, []) if is_json else drop_cut_line(text)
     found = read_records(text)
     found.warnings[:0] = cut
     need(found.items, ("Name",), "Get-NetAdapterStatistics")
