@@ -28,17 +28,14 @@ def norm_mac(mac: str | None) -> str | None:
         return None
 
 
-def seconds_between(a: Reading | None, b: Reading | None, fallback: float | None) -> float | None:
-    if a is None or b is None:
+def window_seconds(readings: list[Reading], fallback: float | None) -> float | None:
+    """Real time between the first and the last reading (their `ended` stamps), else the bundle's window."""
+    if len(readings) < 2:
         return None
-    ta, tb = a.capture.time, b.capture.time
+    ta, tb = readings[0].capture.time, readings[-1].capture.time
     if ta and tb and tb > ta:
         return (tb - ta).total_seconds()
     return fallback
-
-
-def window_seconds(readings: list[Reading], fallback: float | None) -> float | None:
-    return seconds_between(readings[0], readings[-1], fallback) if len(readings) > 1 else None
 
 
 def counter(what: str, readings: Iterable[Reading | None], get: Callable, seconds: float | None,
