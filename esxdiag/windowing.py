@@ -80,9 +80,10 @@ def queue_sum(what: str, readings: list[Reading], per_queue: Callable, seconds: 
     if common != everywhere:
         notes.append(f"{what}: rx queue(s) {', '.join(map(str, sorted(everywhere - common)))} missing from some "
                      f"readings (capture cut short?): summed over queues {', '.join(map(str, sorted(common)))} only")
-    if len(maps) > 1:
-        went_back = {q for q in common if any(b[q] < a[q] for (_, a), (_, b) in zip(maps, maps[1:]))}
-        if went_back and went_back != common:
+    if len(maps) > 1:  # in one step some queues went back while others rose: not a device reset
+        steps = list(zip((m for _, m in maps), (m for _, m in maps[1:])))
+        went_back = {q for a, b in steps if any(b[q] > a[q] for q in common) for q in common if b[q] < a[q]}
+        if went_back:
             notes.append(f"{what}: rx queue(s) {', '.join(map(str, sorted(went_back)))} went back while the others "
                          "rose: a damaged reading, not a reset; left out")
             common -= went_back
