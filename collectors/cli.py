@@ -39,7 +39,7 @@ def register(sub, add_report_options) -> None:
 
 def _live_options(p: argparse.ArgumentParser) -> None:
     from esxdiag.collectors.credentials import DEFAULT_CONFIG
-    from esxdiag.collectors.ssh import DEFAULT_COMMAND_TIMEOUT_S
+    from esxdiag.specs import DEFAULT_COMMAND_TIMEOUT_S
 
     p.add_argument("--vm", required=True, action="append",
                    help="VM name, inventory path (/DC/vm/folder/name), MOID (vm-123) or instance UUID; once")
@@ -80,7 +80,7 @@ def _live_options(p: argparse.ArgumentParser) -> None:
                    help="overall limit for the vCenter login and VM lookup, and again for the performance "
                    "query (default: %(default)g)")
     p.add_argument("--output-cap", type=float, metavar="MIB",
-                   help="cap every command's output at MIB mebibytes (default: per command, 1-32 MiB; esxtop "
+                   help="cap every command's output at MIB mebibytes (default: per command, 4 KiB-32 MiB; esxtop "
                    "16 MiB + 4 MiB per sample); output past the cap is cut and marked truncated")
     p.add_argument("--window", type=float, default=60.0, metavar="SECONDS",
                    help="observation window between the two counter samples; without host and guest SSH, "

@@ -42,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     from esxdiag.intake.cli import register as register_bundle
 
     register_bundle(sub)
-    register_diff(sub, add_report_options)
+    register_diff(sub)
 
     try:
         from esxdiag.collectors.cli import register
