@@ -416,3 +416,13 @@ def test_guest_counter_reset_on_every_queue_is_past_exhaustion(hand, kit):
     nic = kit.vnic(report)
     assert nic["ring_verdict"] == "past-exhaustion-only", nic["verdict"]["summary"]
     assert "12,554 before the reset" in nic["verdict"]["summary"]
+
+
+def test_vcenter_drop_series_of_only_gaps_is_not_a_zero(hand, kit):
+    """QueryPerf left every droppedRx sample empty (vcsim drops zero values; a real vCenter returns -1 for
+    a missing sample): that is no measurement, not 'no drops'."""
+    _vcenter_only(hand, kit, ready_ms=100, dropped=[None, None, None])
+    _, report = hand.analyze()
+    nic = kit.vnic(report)
+    assert nic["ring_verdict"] == "insufficient-evidence"
+    assert "stayed 0" not in nic["verdict"]["summary"]
