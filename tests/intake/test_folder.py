@@ -171,3 +171,9 @@ def test_every_example_without_its_manifest_gives_the_same_verdicts(tmp_path, ki
             for key in METRICS:
                 assert (a["metrics"].get(key) or {}).get("delta") == (b["metrics"].get(key) or {}).get("delta")
     assert _findings(inferred) == _findings(with_manifest)
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_bundle_check_accepts_every_example(kit, example):
+    proc = kit.run("bundle", "check", kit.ROOT / "examples" / example)
+    assert proc.returncode == 0 and "ok (" in proc.stdout and "warning:" not in proc.stdout, proc.stdout
