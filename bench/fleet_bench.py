@@ -72,7 +72,7 @@ def run_loop(lab) -> dict:
     from pyVmomi import vim
 
     from esxdiag.collectors.credentials import resolve_credentials
-    from esxdiag.collectors.fleet.inventory import Places, read_vms
+    from esxdiag.collectors.fleet.inventory import Filters, read_places, read_vms
     from esxdiag.collectors.vsphere_perf import perf_counters
     from esxdiag.collectors.vsphere_session import connect
 
@@ -81,8 +81,7 @@ def run_loop(lab) -> dict:
     started = time.perf_counter()
     session = connect(creds, timeout_s=300)
     try:
-        from esxdiag.collectors.fleet.inventory import Filters, read_places
-        vms = read_vms(session, read_places(session), Filters(), 1000)
+        vms = read_vms(session, read_places(session), Filters(), 1000, with_devices=False)
         counters = perf_counters(session)
         ids = [vim.PerformanceManager.MetricId(counterId=counters[c].key, instance="*") for c in COUNTERS]
         end = session.si.CurrentTime()
@@ -135,6 +134,7 @@ def main(argv: list[str] | None = None) -> int:
                "build_seconds": round(built, 1)}
     try:
         results["esxdiag_scan"] = run_scan(lab, workdir, ns.scan_args.split())
+        results["esxdiag_scan_nic_drops"] = run_scan(lab, workdir, ["--nic-types", "drops", *ns.scan_args.split()])
         print(json.dumps(results, indent=1), flush=True)
         if not ns.no_loop:
             results["per_vm_loop"] = run_loop(lab)
@@ -147,9 +147,12 @@ def main(argv: list[str] | None = None) -> int:
     out = workdir / "results.json"
     out.write_text(json.dumps(results, indent=1))
     scan = results["esxdiag_scan"]
-    print(f"\n{results['vms']} VMs, vcsim -delay {ns.delay_ms} (built from flags in {built:.0f} s)")
-    print(f"  esxdiag scan      {scan['requests']:>7} requests {scan['seconds']:>8.2f} s  peak RSS "
-          f"{scan['peak_rss_mib']:.0f} MiB  ({scan['with_perf']} of {scan['powered_on']} powered-on VMs with perf)")
+    print(f"\n{results['vms']} VMs, vcsim -delay {ns.delay_ms} (built from flags in {built:.0f} s), "
+          f"load average {os.getloadavg()[0]:.1f}")
+    for key, label in (("esxdiag_scan", "esxdiag scan"), ("esxdiag_scan_nic_drops", "  --nic-types drops")):
+        one = results[key]
+        print(f"  {label:<17} {one['requests']:>7} requests {one['seconds']:>8.2f} s  peak RSS "
+              f"{one['peak_rss_mib']:.0f} MiB  ({one['with_perf']} of {one['powered_on']} powered-on VMs with perf)")
     for key, label in (("per_vm_loop", "per-VM QueryPerf"), ("govc_metric_sample", "govc metric.sample")):
         if key in results:
             other = results[key]

@@ -28,7 +28,7 @@ from esxdiag import specs
 from esxdiag.bundle import utcnow
 from esxdiag.errors import CollectionError
 
-DEFAULT_COMMAND_TIMEOUT_S = 60.0
+DEFAULT_COMMAND_TIMEOUT_S = specs.DEFAULT_COMMAND_TIMEOUT_S
 STDERR_KEEP_BYTES = 64 * 1024  # stderr past this is read and dropped: only its first line is ever shown
 _KINDS = (specs.ESXI, specs.LINUX, specs.WINDOWS)
 _ESXI_SSH_HINT = ("SSH is disabled by default on ESXi: enable the SSH service on the host "

@@ -8,6 +8,8 @@ import sys
 import threading
 from typing import Callable, TextIO
 
+from esxdiag.terminal import safe_text
+
 
 class Progress:
     """What is being collected and how long the window has left, on stderr."""
@@ -20,16 +22,16 @@ class Progress:
     def step(self, text: str) -> None:
         if self.tty:
             self.stream.write("\r\033[K")
-        print(f"esxdiag: {text}", file=self.stream, flush=True)
+        print(f"esxdiag: {safe_text(text)}", file=self.stream, flush=True)
 
     def wait(self, what: str, elapsed: float, total: float) -> None:
         left = max(0.0, total - elapsed)
         if self.tty:
-            self.stream.write(f"\r\033[Kesxdiag: {what}: {left:.0f} s left")
+            self.stream.write(f"\r\033[Kesxdiag: {safe_text(what)}: {left:.0f} s left")
             self.stream.flush()
         elif elapsed - self._last >= 10 or elapsed < self._last:
             self._last = elapsed
-            print(f"esxdiag: {what}: {left:.0f} s left", file=self.stream, flush=True)
+            print(f"esxdiag: {safe_text(what)}: {left:.0f} s left", file=self.stream, flush=True)
 
 
 def terminal_prompt() -> Callable[[str], str] | None:

@@ -161,7 +161,7 @@ def _inventory(session: VsphereSession, vm_ref: VmRef) -> dict:
         "num_cpu": vm.get("config.hardware.numCPU"),
         "cores_per_socket": vm.get("config.hardware.numCoresPerSocket"),
         "memory_mb": vm.get("config.hardware.memoryMB"),
-        "cpu_allocation": allocation_record(alloc),
+        "cpu_allocation": _allocation(alloc),
         "guest": _guest(vm, guest_net),
         "vnics": [_vnic(dev, networks) for dev in vm.get("config.hardware.device") or []
                   if isinstance(dev, vim.vm.device.VirtualEthernetCard)],
@@ -227,7 +227,7 @@ def _match(vms: list[VmRef], ref: str) -> list[VmRef]:
     return [v for v in vms if v.name == ref]
 
 
-def allocation_record(alloc: Any) -> dict:
+def _allocation(alloc: Any) -> dict:
     if alloc is None:
         return {"limit_mhz": None, "reservation_mhz": None, "shares": None, "shares_level": None}
     limit = alloc.limit

@@ -17,6 +17,8 @@ from esxdiag.parsers import parse_file
 from esxdiag.result import CoverageItem
 from esxdiag.specs import SPECS
 
+MAX_WARNINGS = 20  # per capture in coverage: a capture repeating a counter 100,000 times says so once
+
 
 @dataclass(frozen=True)
 class Reading:
@@ -111,7 +113,9 @@ class Readings:
                 self.read(cap)
             item = self.problems.get(index) or CoverageItem(describe(cap), cap.spec, cap.target,
                                                             "collected", None, cap.file)
-            if self.warnings.get(index):
-                item = replace(item, warnings=tuple(self.warnings[index]))
+            found = list(self.warnings.get(index, ()))
+            if found:
+                more = [f"... and {len(found) - MAX_WARNINGS} more warnings"] if len(found) > MAX_WARNINGS else []
+                item = replace(item, warnings=tuple(found[:MAX_WARNINGS] + more))
             items.append(item)
         return items

@@ -31,6 +31,7 @@ class ScanOptions:
     timeout_s: float = 60.0
     max_metrics: int | None = None  # override maxQueryMetrics (tests, benchmarks)
     with_hosts: bool = True
+    nic_types: str = "all"  # "all": every VM's vNIC types; "drops": only for VMs with receive drops
 
 
 class Progress:
@@ -64,6 +65,7 @@ def scan(targets: list[Credentials], options: ScanOptions,
         parts = list(pool.map(lambda c: _scan_one(c, options, tracker), targets))
     return {
         "schema": SCHEMA_SNAPSHOT, "collected_at": iso_utc(started), "window_s": options.window_s,
+        "nic_types": options.nic_types,
         "filters": options.filters.describe(),
         "vcenters": [p["vcenter"] for p in parts],
         "hosts": [h for p in parts for h in p["hosts"]],
@@ -108,7 +110,8 @@ def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracke
     status.update(max_query_metrics=max_metrics, max_query_metrics_source=source)
     with api_errors(session, "reading the inventory"):
         places = inventory.read_places(session)
-        vms = inventory.read_vms(session, places, options.filters, options.page_size)
+        vms = inventory.read_vms(session, places, options.filters, options.page_size,
+                                 with_devices=options.nic_types == "all")
     status["unmatched_filters"] = inventory.unmatched(places, options.filters)
     status["vms"] = len(vms)
     on = [v for v in vms if v["power_state"] == "poweredOn"]
@@ -118,6 +121,12 @@ def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracke
                                  perf.VM_COUNTERS, end, options.window_s, max_metrics, options.in_flight,
                                  tracker.advance)
     status["perf_errors"] = len(errors)
+    if options.nic_types != "all":
+        dropping = [v for v in on if _has_drops(records.get(v["moid"]))]
+        with api_errors(session, "reading the vNICs of the VMs with receive drops"):
+            found = inventory.read_devices(session, [objs[v["moid"]] for v in dropping], options.page_size)
+        for vm in dropping:
+            vm["vnics"] = found.get(vm["moid"])
     for vm in vms:
         vm["vcenter"] = name
         vm["perf"] = records.get(vm["moid"])
@@ -135,3 +144,8 @@ def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracke
                           "cluster": cluster["name"] if cluster else None, "perf": host_records.get(e.key),
                           "perf_error": host_errors.get(e.key)})
     return {"hosts": hosts, "vms": vms}
+
+
+def _has_drops(record: dict | None) -> bool:
+    return record is not None and any(v for s in record["series"] if s["counter"] == "net.droppedRx.summation"
+                                       for v in s["values"] if v)

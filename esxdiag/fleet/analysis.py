@@ -31,7 +31,8 @@ def vm_row(rank: int, a: Assessment) -> dict:
         "severity": a.severity, "reason": a.reason, "score": a.score, "score_terms": a.score_terms,
         "power_state": vm.power_state, "host": vm.host, "cluster": vm.cluster, "datacenter": vm.datacenter,
         "num_cpu": vm.num_cpu, "cpu_limit_mhz": vm.cpu_allocation.limit_mhz,
-        "latency_sensitivity": vm.latency_sensitivity, "nic_types": sorted({n.type for n in vm.vnics}),
+        "latency_sensitivity": vm.latency_sensitivity, "num_vnics": vm.num_vnics,
+        "nic_types": sorted({n.type for n in vm.vnics}) if vm.vnics is not None else None,
         "guest_ip": vm.guest.ip_address, "source": a.source, "samples": a.samples, "drops": a.drops,
         "drops_per_s": _r(a.drops_per_s, 3), "drops_per_1000": _r(a.drops_per_1000, 3), "packets_rx": a.packets_rx,
         "ready_worst_pct": _r(a.ready_worst), "ready_worst_vcpu": a.ready_vcpu, "ready_avg_pct": _r(a.ready_avg),
@@ -92,7 +93,7 @@ def build_report(snapshot: Snapshot, thresholds: dict[str, float], snapshot_file
         "schema": SCHEMA_REPORT, "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "esxdiag_version": __version__,
         "snapshot": {"file": snapshot_file, "collected_at": snapshot.collected_at, "window_s": snapshot.window_s,
-                     "filters": snapshot.filters},
+                     "nic_types": snapshot.nic_types, "filters": snapshot.filters},
         "thresholds": {k: thresholds[k] for k in THRESHOLD_KEYS},
         "vcenters": [dict(v.__dict__) for v in snapshot.vcenters],
         "not_scanned": [{"vcenter": v.name, "url": v.url, "error": v.error, "error_kind": v.error_kind}

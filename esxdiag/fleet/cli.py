@@ -45,6 +45,9 @@ def register(sub) -> None:
     s.add_argument("--page-size", type=int, default=1000, metavar="N", help="objects per inventory page")
     s.add_argument("--max-query-metrics", type=int, metavar="N",
                    help="metrics per QueryPerf (default: vCenter's config.vpxd.stats.maxQueryMetrics, else 64)")
+    s.add_argument("--nic-types", choices=("all", "drops"), default="all",
+                   help="read every VM's vNIC types (default; finds e1000s everywhere) or only those of VMs with "
+                   "receive drops (drops: about 5x less to parse on big fleets)")
     s.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS", help="per-request timeout")
     s.add_argument("--quiet", action="store_true", help="no progress on stderr")
     from esxdiag.fleet.deep_cli import add_deep_options
@@ -100,11 +103,18 @@ def _credentials(args: argparse.Namespace):
 
 
 def _progress(quiet: bool):
-    if quiet or not sys.stderr.isatty():
+    """VMs done of total: one updating line on a terminal, else a line at each quarter."""
+    if quiet:
         return None
+    tty = sys.stderr.isatty()
+    shown = [-1]
 
     def show(done: int, total: int) -> None:
-        print(f"\rscanning: {done} of {total} VMs", end="", file=sys.stderr, flush=True)
+        if tty:
+            print(f"\rscanning: {done} of {total} VMs", end="", file=sys.stderr, flush=True)
+        elif total and done * 4 // total > shown[0]:
+            shown[0] = done * 4 // total
+            print(f"scanning: {done} of {total} VMs", file=sys.stderr, flush=True)
     return show
 
 
@@ -114,7 +124,7 @@ def _scan(args: argparse.Namespace, targets: list) -> tuple[dict, Path]:
 
     filters = Filters(tuple(args.datacenter), tuple(args.cluster), tuple(args.host), tuple(args.folder), tuple(args.vm))
     options = ScanOptions(window_s=args.window, filters=filters, page_size=args.page_size, in_flight=args.in_flight,
-                          timeout_s=args.timeout, max_metrics=args.max_query_metrics)
+                          timeout_s=args.timeout, max_metrics=args.max_query_metrics, nic_types=args.nic_types)
     data = scan(targets, options, _progress(args.quiet))
     if not args.quiet:
         total_requests = sum(v["requests"] for v in data["vcenters"])

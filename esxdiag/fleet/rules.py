@@ -73,8 +73,8 @@ def _window_sum(perf, counter: str) -> tuple[int | None, dict[str, int], int]:
 
 
 def assess(vm: FleetVm, t: dict[str, float]) -> Assessment:
-    nic_types = {n.type for n in vm.vnics}
-    emulated = sorted(nic_types & set(EMULATED))
+    nic_types = {n.type for n in vm.vnics} if vm.vnics is not None else None  # None: not read
+    emulated = sorted((nic_types or set()) & set(EMULATED))
     base = dict(score=0.0, score_terms={}, source=None, samples=0, drops=None, drops_per_s=None, drops_per_1000=None,
                 packets_rx=None, ready_worst=None, ready_vcpu=None, ready_avg=None, costop_worst=None,
                 max_limited_worst=None)
@@ -105,6 +105,8 @@ def assess(vm: FleetVm, t: dict[str, float]) -> Assessment:
         notes.append(f"CPU: {cpu.normalisation}")
     if limit is not None:
         notes.append(f"CPU limit {limit} MHz")
+    if nic_types is None:
+        notes.append("vNIC types not read (--nic-types drops, no drops): emulated e1000/e1000e not checked")
     if vm.latency_sensitivity == "high":
         notes.append("latency sensitivity high: small rings may be deliberate (vSphere 8 low-latency guidance)")
     klass, severity, reason = _classify(vm, gate, drops, per_s, per_1000, nic_types, emulated, t)
@@ -128,8 +130,11 @@ def _classify(vm, gate, drops, per_s, per_1000, nic_types, emulated, t) -> tuple
         if gate.throttled or gate.contended:
             why = "CPU limit" if gate.throttled else "CPU contention"
             return "cpu-and-drops", "critical", f"{drop_text} with {why} ({cpu_text or 'limit set, %MLMTD not measured'}): fix CPU first"
-        if not cpu_known:
-            return "no-data", "warning", f"{drop_text} but no CPU figures: cannot tell ring exhaustion from CPU starvation"
+        if not cpu_known or gate.undecided:
+            why = "no CPU figures" if not cpu_known else f"CPU {gate.words}"
+            return "no-data", "warning", f"{drop_text} but {why}: cannot tell ring exhaustion from CPU starvation"
+        if nic_types is None:
+            return "no-data", "warning", f"{drop_text} but the vNIC types could not be read"
         if "vmxnet3" in nic_types:
             return ("ring-suspect", "critical" if critical_rate else "warning",
                     f"{drop_text} with CPU healthy ({cpu_text}): rx ring exhaustion likely; the deep check proves it")
@@ -147,6 +152,6 @@ def _classify(vm, gate, drops, per_s, per_1000, nic_types, emulated, t) -> tuple
         return "emulated-nic", "warning", f"emulated {'/'.join(emulated)} vNIC (no drops in the window)"
     if not cpu_known:
         return "no-data", "info", "no CPU figures in the window"
-    if drops is None and vm.vnics:
+    if drops is None and vm.num_vnics != 0:
         return "no-data", "info", f"no receive-drop figures for its vNICs ({cpu_text})"
-    return "healthy", None, f"no receive drops, {cpu_text}" if vm.vnics else f"no vNICs, {cpu_text}"
+    return "healthy", None, f"no receive drops, {cpu_text}" if vm.num_vnics != 0 else f"no vNICs, {cpu_text}"

@@ -47,11 +47,8 @@ class FleetVnic:
 
 @dataclass(frozen=True)
 class FleetGuest:
-    guest_id: str | None
     family: str | None
-    tools_status: str | None
     ip_address: str | None
-    ip_addresses: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -68,7 +65,8 @@ class FleetVm:
     cpu_allocation: CpuAllocation
     latency_sensitivity: str | None
     guest: FleetGuest
-    vnics: tuple[FleetVnic, ...]
+    num_vnics: int | None
+    vnics: tuple[FleetVnic, ...] | None  # None: not read (--nic-types drops and no drops)
     missing: tuple[MissingProperty, ...]
     perf: VmPerf | None
     perf_error: str | None
@@ -93,6 +91,7 @@ class Snapshot:
     schema: str
     collected_at: str
     window_s: float
+    nic_types: str  # all | drops: whose vNIC types were read
     filters: dict
     vcenters: tuple[VcenterStatus, ...]
     hosts: tuple[FleetHost, ...]
@@ -114,9 +113,9 @@ def write_snapshot(data: dict, path: str | Path) -> Path:
     """Write atomically (a partial file never looks like a snapshot)."""
     path = Path(path)
     tmp = path.with_name(path.name + ".partial")
+    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)  # dumps: the C encoder; dump is pure Python
     with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, separators=(",", ":"), ensure_ascii=False)
-        fh.write("\n")
+        fh.write(text + "\n")
     os.replace(tmp, path)
     return path
 

@@ -8,6 +8,7 @@ a missing or unexpected field, a wrong schema tag or invalid JSON is a ParseErro
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
 from dataclasses import dataclass
@@ -159,15 +160,34 @@ def build_record(cls: type, data: Any, where: str) -> Any:
     """A frozen dataclass from JSON data, every field checked against its declared type."""
     if not isinstance(data, dict):
         raise ParseError(f"{where or 'record'}: expected an object, got {type(data).__name__}")
-    fields = dataclasses.fields(cls)
-    names = [f.name for f in fields]
-    optional = {f.name for f in fields if f.default is not dataclasses.MISSING}  # added after schema /1 shipped
-    missing = [n for n in names if n not in data and n not in optional]
-    extra = sorted(set(data) - set(names))
-    if missing or extra:
-        raise ParseError(f"{where or cls.__name__}: missing fields {missing}, unexpected fields {extra}")
-    hints = typing.get_type_hints(cls)
+    names, optional, hints = _fields(cls)
+    if len(data) != len(names) or not all(n in data for n in names):
+        missing = [n for n in names if n not in data and n not in optional]
+        extra = sorted(set(data) - set(names))
+        if missing or extra:
+            raise ParseError(f"{where or cls.__name__}: missing fields {missing}, unexpected fields {extra}")
     return cls(**{n: _convert(hints[n], data[n], f"{where}.{n}" if where else n) for n in names if n in data})
+
+
+@functools.lru_cache(maxsize=None)
+def _fields(cls: type) -> tuple[tuple[str, ...], frozenset[str], dict[str, Any]]:
+    """Field names, those with a default (added after schema /1 shipped), type hints."""
+    fields = dataclasses.fields(cls)
+    optional = frozenset(f.name for f in fields if f.default is not dataclasses.MISSING)
+    return tuple(f.name for f in fields), optional, typing.get_type_hints(cls)
+
+
+@functools.lru_cache(maxsize=None)
+def _flat_item(hint: Any):
+    """A one-pass check for list items that are int (a count), str or bool, each maybe None; else None."""
+    nullable = typing.get_origin(hint) in (types.UnionType, typing.Union) and type(None) in typing.get_args(hint)
+    options = [o for o in typing.get_args(hint) if o is not type(None)] if nullable else [hint]
+    if len(options) != 1 or options[0] not in (int, str, bool):
+        return None
+    kind = options[0]
+    if kind is int:
+        return lambda v: (type(v) is int and json_count(v)) or (v is None and nullable)
+    return lambda v: type(v) is kind or (v is None and nullable)
 
 
 def _convert(hint: Any, value: Any, where: str) -> Any:
@@ -182,6 +202,9 @@ def _convert(hint: Any, value: Any, where: str) -> Any:
         if not isinstance(value, list):
             raise ParseError(f"{where}: expected a list, got {type(value).__name__}")
         item = typing.get_args(hint)[0]
+        flat = _flat_item(item)
+        if flat is not None and all(flat(v) for v in value):
+            return tuple(value)  # the common case checked in one pass; otherwise the precise error below
         return tuple(_convert(item, v, f"{where}[{i}]") for i, v in enumerate(value))
     if dataclasses.is_dataclass(hint):
         return build_record(hint, value, where)

@@ -120,3 +120,16 @@ def test_batches_follow_max_query_metrics(fleet_lab, creds_for, fake_perf):
         powered_on = 9  # TEST_VMS less "stopped"
         assert len(realtime) == math.ceil(powered_on / per_call), max_metrics
         assert max(realtime) == min(per_call, powered_on)
+
+
+def test_nic_types_drops_reads_devices_only_for_dropping_vms(fleet_lab, creds_for, fake_perf):
+    _, doc, _ = run_scan(fake_perf, fleet_lab, creds_for, no_realtime={"rollup-only"}, refused={"refused"},
+                         nic_types="drops")
+    rows = rows_by_name(doc)
+    assert doc["snapshot"]["nic_types"] == "drops"
+    for name in ("ring-a", "ring-b", "limited", "dropping-nocpu"):
+        assert rows[name]["nic_types"] == ["vmxnet3"], name
+    assert rows["ring-b"]["class"] == "ring-suspect" and rows["limited"]["class"] == "cpu-and-drops"
+    legacy = rows["legacy"]  # e1000 but no drops: its type was not read, and the report says so
+    assert (legacy["nic_types"], legacy["num_vnics"], legacy["class"]) == (None, 1, "healthy")
+    assert any("e1000/e1000e not checked" in n for n in legacy["notes"])

@@ -29,6 +29,7 @@ def test_scan_two_vcenters_one_down_writes_everything_and_exits_3(fleet_lab, lab
     assert done.returncode == 3, done.stderr
     assert "NOT SCANNED" in done.stdout and f"127.0.0.1:{down.port}" in done.stdout
     assert "snapshot:" in done.stderr and fleet_lab.password not in done.stdout + done.stderr
+    assert "scanning: 9 of 9 VMs" in done.stderr  # progress: powered-on VMs done of total
     assert (tmp_path / "fleet.html").read_text().count("Not scanned") == 1
     snap = json.loads((tmp_path / "snap.json").read_text())
     assert len(snap["vms"]) == 10 and fleet_lab.password not in (tmp_path / "snap.json").read_text()

@@ -41,8 +41,7 @@ def vm(name: str, moid: str, ready_ms: int = 100, drops: int = 0, nic: str = "vm
         "cluster": "C1", "datacenter": "DC", "num_cpu": 1,
         "cpu_allocation": {"limit_mhz": limit, "reservation_mhz": 0, "shares": 1000, "shares_level": "normal"},
         "latency_sensitivity": "normal",
-        "guest": {"guest_id": "otherGuest", "family": "linuxGuest", "tools_status": None, "ip_address": None,
-                  "ip_addresses": []},
+        "guest": {"family": "linuxGuest", "ip_address": None}, "num_vnics": 1,
         "vnics": [{"label": "Network adapter 1", "type": nic, "mac": "00:50:56:00:00:01", "device_key": 4000,
                    "network": "VM Network", "connected": True}],
         "missing": [], "perf": perf(name, ready_ms, drops, limited=limited) if power == "poweredOn" else None,
@@ -58,7 +57,7 @@ def snapshot(vms: list[dict], failed: bool = False) -> dict:
     if failed:
         vcenters.append({**status, "url": "https://vc2/sdk", "name": "vc2:443", "status": "failed",
                          "error": "vc2:443: unreachable (Connection refused)", "error_kind": "unreachable", "vms": 0})
-    return {"schema": SCHEMA_SNAPSHOT, "collected_at": "2026-11-23T02:45:00Z", "window_s": 300, "filters": {},
+    return {"schema": SCHEMA_SNAPSHOT, "collected_at": "2026-11-23T02:45:00Z", "window_s": 300, "nic_types": "all", "filters": {},
             "vcenters": vcenters, "hosts": [], "vms": vms}
 
 
@@ -151,3 +150,17 @@ def test_history_changes_and_vm_history(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "ring-suspect" in printed and "healthy" in printed
     assert main(["history", "ring1", "--history", str(tmp_path / "none.sqlite")]) == 2
+
+
+def test_vcenters_from_the_config_file(tmp_path):
+    from types import SimpleNamespace
+
+    from esxdiag.fleet.cli import vcenter_urls
+
+    config = tmp_path / "config.ini"
+    config.write_text("[fleet]\nvcenters = vc1.example.com, https://vc2.example.com:8443/sdk\n  vc1.example.com\n")
+    assert vcenter_urls(SimpleNamespace(vcenter=[], config=config)) == [
+        "vc1.example.com", "https://vc2.example.com:8443/sdk"]
+    assert vcenter_urls(SimpleNamespace(vcenter=["a", "a", "b"], config=config)) == ["a", "b"]
+    config.write_text("[vcenter]\nurl = vc9\n")
+    assert vcenter_urls(SimpleNamespace(vcenter=[], config=config)) == [None]  # one, from env / [vcenter]

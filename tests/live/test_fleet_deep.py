@@ -54,6 +54,7 @@ def test_deep_groups_by_host_one_connection_each_and_folds_verdicts(three_host_l
             "--format", "json", "-o", "fleet.json", "--deep-window", "3", "--esxtop-delay", "1",
             "--deep-host-ssh", f"esx0.lab.local={host_login}", "--deep-host-ssh", f"esx1.lab.local={host_login}",
             "--deep-host-ssh", f"esx2.lab.local={sshd.user}@127.0.0.1:{live.closed_port()}",
+            "--deep-guests", "--guest-ssh", f"{sshd.user}@:{sshd.port}",
             "--ssh-key", str(sshd.key_file), "--known-hosts", str(sshd.known_hosts), "--deep-dir", "deep"]
     for vm in (*ON_ESX0, "iperf-test2", "legacy-e1000"):
         argv += ["--deep-vm", vm]
@@ -91,3 +92,7 @@ def test_deep_groups_by_host_one_connection_each_and_folds_verdicts(three_host_l
     assert max(c.time for c in firsts) <= esxtop.time <= min(c.time for c in lasts)
     assert sorted(json.loads(Path(bundle.root, c.file).read_text())["name"] for c in bundle.captures
                   if c.spec == "vsphere_vm") == sorted(ON_ESX0)
+    # guests sampled too (--deep-guests), each at both ends of the host's window
+    guest_stats = [c for c in bundle.captures if c.spec == "ethtool_stats" and c.ok]
+    assert sorted((c.target, c.sample) for c in guest_stats if c.target != "guest-win2012r2-file01") == sorted(
+        (f"guest-{vm}", n) for vm in ON_ESX0 for n in (0, 1))
