@@ -1,4 +1,5 @@
-"""esxtop parser benchmark: our streaming parser vs ``pandas.read_csv``, as whole processes.
+"""esxtop parser benchmark: our streaming parser vs ``pandas.read_csv`` and polars' lazy
+``scan_csv(...).select(the VM's columns)``, as whole processes.
 
 Runs each command ``--repeat`` times alternately on the same (page-cached) file and reports the
 best and median wall time, the ratio, and each process's peak RSS (``ru_maxrss`` from
@@ -6,6 +7,9 @@ best and median wall time, the ratio, and each process's peak RSS (``ru_maxrss``
 
     python bench/esxtop_gen.py                      # writes bench/out/esxtop_300mb.csv
     python bench/esxtop_bench.py [FILE] [--vm iperf-test1] [--repeat 3]
+    python bench/esxtop_bench.py tests/fixtures/esxtop/esxtop_batch_full_*.csv --vm styx
+
+polars is optional (``pip install polars``): without it that row is left out.
 """
 
 from __future__ import annotations
@@ -43,6 +47,27 @@ def pandas_command(path: Path) -> list[str]:
     return [sys.executable, "-c", "import pandas, sys; pandas.read_csv(sys.argv[1])", str(path)]
 
 
+# The columns of one VM found from the header (as esxdiag does), then polars reads only those.
+POLARS_SNIPPET = """
+import csv, sys
+import polars as pl
+path, vm = sys.argv[1], sys.argv[2]
+with open(path, newline="", encoding="utf-8", errors="replace") as handle:
+    header = next(csv.reader(handle))
+wanted = [h for h in header[1:] if f":{vm})" in h or f":{vm}:" in h]
+frame = pl.scan_csv(path, infer_schema=False).select([header[0]] + wanted).collect()
+print(frame.shape)
+"""
+
+
+def polars_command(path: Path, vm: str) -> list[str] | None:
+    try:
+        metadata.version("polars")
+    except metadata.PackageNotFoundError:
+        return None
+    return [sys.executable, "-c", POLARS_SNIPPET, str(path), vm]
+
+
 def run_measured(command: list[str]) -> tuple[float, int, int, float]:
     """(wall s, peak RSS bytes, stdout bytes, user+sys CPU s) of one child: fork/exec + wait4 on
     that pid, because Popen reaps the child itself and its rusage would be lost."""
@@ -78,7 +103,9 @@ def main() -> None:
     with open(args.file, "rb") as warm:
         while warm.read(1 << 24):
             pass
-    commands = {"esxdiag": our_command(args.file, args.vm), "pandas": pandas_command(args.file)}
+    commands = {"esxdiag": our_command(args.file, args.vm), "pandas": pandas_command(args.file),
+                "polars": polars_command(args.file, args.vm)}
+    commands = {name: command for name, command in commands.items() if command is not None}
     results: dict[str, list[tuple[float, int, int, float]]] = {name: [] for name in commands}
     for _ in range(args.repeat):
         for name, command in commands.items():
@@ -88,16 +115,19 @@ def main() -> None:
         columns = handle.readline().count('","') + 1
     print(f"file: {args.file} ({size_mb:.0f} MB, {columns} columns); machine: {platform.machine()}, "
           f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}, Python {platform.python_version()}, "
-          f"{', '.join(f'{d} {_version(d)}' for d in ('pyarrow', 'pandas'))}")
+          f"{', '.join(f'{d} {_version(d)}' for d in ('pyarrow', 'pandas', 'polars'))}")
     for name, command in commands.items():
         walls = [r[0] for r in results[name]]
         rss = max(r[1] for r in results[name])
         cpu = min(r[3] for r in results[name])
         print(f"{name:8s} best {min(walls):6.2f} s  median {statistics.median(walls):6.2f} s  "
               f"CPU {cpu:5.2f} s  peak RSS {rss / 2**20:7.1f} MiB  stdout {results[name][0][2]} B")
-        print(f"         $ {' '.join(command)}")
-    ratio = min(r[0] for r in results["pandas"]) / min(r[0] for r in results["esxdiag"])
-    print(f"speed-up (pandas best / esxdiag best): {ratio:.2f}x")
+        shown = [part if "\n" not in part else "<POLARS_SNIPPET>" for part in command]
+        print(f"         $ {' '.join(shown)}")
+    for name in commands:
+        if name != "esxdiag":
+            ratio = min(r[0] for r in results[name]) / min(r[0] for r in results["esxdiag"])
+            print(f"speed-up ({name} best / esxdiag best): {ratio:.2f}x")
 
 
 def _version(distribution: str) -> str:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from esxdiag.errors import EXIT_COLLECTION, EXIT_INTERRUPTED, EXIT_OK, EsxdiagError
 from esxdiag.result import SEVERITIES
+from esxdiag.terminal import safe_text
 
 
 def register(sub, add_report_options) -> None:
@@ -38,7 +39,7 @@ def register(sub, add_report_options) -> None:
 
 def _live_options(p: argparse.ArgumentParser) -> None:
     from esxdiag.collectors.credentials import DEFAULT_CONFIG
-    from esxdiag.collectors.ssh import DEFAULT_COMMAND_TIMEOUT_S
+    from esxdiag.specs import DEFAULT_COMMAND_TIMEOUT_S
 
     p.add_argument("--vm", required=True, action="append",
                    help="VM name, inventory path (/DC/vm/folder/name), MOID (vm-123) or instance UUID; once")
@@ -79,7 +80,7 @@ def _live_options(p: argparse.ArgumentParser) -> None:
                    help="overall limit for the vCenter login and VM lookup, and again for the performance "
                    "query (default: %(default)g)")
     p.add_argument("--output-cap", type=float, metavar="MIB",
-                   help="cap every command's output at MIB mebibytes (default: per command, 1-32 MiB; esxtop "
+                   help="cap every command's output at MIB mebibytes (default: per command, 4 KiB-32 MiB; esxtop "
                    "16 MiB + 4 MiB per sample); output past the cap is cut and marked truncated")
     p.add_argument("--window", type=float, default=60.0, metavar="SECONDS",
                    help="observation window between the two counter samples; without host and guest SSH, "
@@ -143,7 +144,7 @@ def _exit(outcome, code: int) -> int:
 
 def cmd_collect(args: argparse.Namespace) -> int:
     outcome = _collect(args, Path(args.output))
-    print(f"bundle: {outcome.bundle.resolve()}")
+    print(safe_text(f"bundle: {outcome.bundle.resolve()}"))
     return _exit(outcome, EXIT_OK)
 
 
@@ -160,12 +161,12 @@ def cmd_report(args: argparse.Namespace) -> int:
     outcome = _collect(args, bundle)
     if outcome.fatal or outcome.interrupted:
         print("esxdiag: no report written (the error above stopped the run)", file=sys.stderr)
-        print(f"bundle: {outcome.bundle.resolve()}")
+        print(safe_text(f"bundle: {outcome.bundle.resolve()}"))
         return _exit(outcome, EXIT_COLLECTION)
     if getattr(args, "rings", False) and args.format == "text":
         args.format = "rings"
     if args.format == "html" and not args.output:
         args.output = str(outcome.bundle / "report.html")  # beside its bundle: never over the last good one
     code = emit_report(analyze(outcome.bundle, thresholds), args, outcome.bundle)
-    print(f"bundle: {outcome.bundle.resolve()}")
+    print(safe_text(f"bundle: {outcome.bundle.resolve()}"))
     return _exit(outcome, code)

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 
 from esxdiag.bundle import BundleWriter, Capture
 from esxdiag.errors import NoData, ParseError
-from esxdiag.collectors.ssh import OnWait, SshConnection, run_capture
+from esxdiag.collectors.captures import run_capture
+from esxdiag.collectors.ssh import OnWait, SshConnection
 from esxdiag.specs import esxtop_max_bytes
 from esxdiag.parsers.netstats import normalize_mac, parse_net_stats_list
 from esxdiag.parsers.vsish import parse_ls

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 from esxdiag import specs
 from esxdiag.bundle import BundleWriter
-from esxdiag.collectors.ssh import SshConnection, run_capture
+from esxdiag.collectors.captures import run_capture
+from esxdiag.collectors.ssh import SshConnection
 from esxdiag.errors import NoData, ParseError
 from esxdiag.parsers.ethtool import parse_permaddr
 from esxdiag.parsers.netstats import normalize_mac

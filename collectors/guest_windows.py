@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from esxdiag import specs
 from esxdiag.bundle import BundleWriter, Capture
-from esxdiag.collectors.ssh import SshConnection, run_capture
+from esxdiag.collectors.captures import run_capture
+from esxdiag.collectors.ssh import SshConnection
 
 WINDOWS_SPECS = ("win_netadapter", "win_advprops", "win_rss", "win_stats", "win_cpu")
 

@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import sys
-import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import TextIO
+from typing import Callable
 
 from esxdiag.bundle import ERROR_KINDS, BundleWriter, Target, slug, utcnow
+from esxdiag.collectors.terminal import FirstCtrlC, Progress, terminal_prompt
 from esxdiag.errors import CollectionError
 from esxdiag.specs import ESXI, LINUX, VCENTER, WINDOWS
 
@@ -45,6 +43,7 @@ class LiveOptions:
     no_host_ssh: bool = False
     no_guest: bool = False
     env: dict[str, str] = field(default_factory=lambda: dict(os.environ), repr=False)
+    prompt: Callable[[str], str] | None = field(default_factory=terminal_prompt, repr=False)
 
 
 @dataclass(frozen=True)
@@ -58,29 +57,6 @@ class Outcome:
     @property
     def incomplete(self) -> bool:
         return bool(self.fatal or self.unreached or self.lost)
-
-
-class Progress:
-    """What is being collected and how long the window has left, on stderr."""
-
-    def __init__(self, stream: TextIO = sys.stderr):
-        self.stream = stream
-        self.tty = stream.isatty()
-        self._last = 0.0
-
-    def step(self, text: str) -> None:
-        if self.tty:
-            self.stream.write("\r\033[K")
-        print(f"esxdiag: {text}", file=self.stream, flush=True)
-
-    def wait(self, what: str, elapsed: float, total: float) -> None:
-        left = max(0.0, total - elapsed)
-        if self.tty:
-            self.stream.write(f"\r\033[Kesxdiag: {what}: {left:.0f} s left")
-            self.stream.flush()
-        elif elapsed - self._last >= 10 or elapsed < self._last:
-            self._last = elapsed
-            print(f"esxdiag: {what}: {left:.0f} s left", file=self.stream, flush=True)
 
 
 def error_kind(exc: CollectionError) -> str:
@@ -188,6 +164,7 @@ class LiveRun:
 
     def open(self, kind: str, target_text: str | None, default_user: str, default_host: str | None,
              target_id: str, first_spec: str, password_env: str, vm: str | None = None):
+        from esxdiag.collectors.captures import record_failure
         from esxdiag.collectors.ssh import SshConnection
 
         target = parse_ssh(target_text, default_user, default_host)
@@ -197,12 +174,18 @@ class LiveRun:
                                error=f"no address for the {kind} target: pass --{'host' if kind == ESXI else 'guest'}-ssh")
             return None
         self.progress.step(f"{kind} {target}: connecting")
+        options = self.ssh_options(password_env)
         try:
-            return SshConnection(target, kind, self.ssh_options(password_env)).connect()
+            try:
+                return SshConnection(target, kind, options).connect()
+            except CollectionError as exc:
+                if exc.kind != "auth" or options.password is not None or self.opts.prompt is None:
+                    raise
+                self.progress.step(f"{target}: no key was accepted")  # ask, as ssh does on a terminal
+                password = self.opts.prompt(f"Password for {target}: ")
+                return SshConnection(target, kind, replace(options, password=password)).connect()
         except CollectionError as exc:
-            now = utcnow()
-            self.writer.record(first_spec, target_id, None, started=now, ended=now, error_kind=error_kind(exc),
-                               error=exc.one_line())
+            record_failure(self.writer, target_id, first_spec, None, exc)
             self.unreached.append(str(target))
             self.announce_failures()
             return None
@@ -277,7 +260,7 @@ class LiveRun:
 
         o = self.opts
         deadline = time.monotonic() + o.window_s
-        with _FirstCtrlC(self.progress) as ctrl_c:
+        with FirstCtrlC(self.progress) as ctrl_c:
             if self.host and self.alive(self.host, "esxtop"):
                 conn, tid = self.host
                 self.progress.step(f"host: esxtop batch for {o.window_s:g} s (every {o.esxtop_delay_s} s; "
@@ -289,7 +272,7 @@ class LiveRun:
 
                 cap = esxi.run_esxtop(conn, self.writer, tid, o.window_s, o.esxtop_delay_s, on_wait=on_wait)
                 self.announce_failures()
-                if cap.ok or cap.error_kind == "interrupted":
+                if cap.ok:
                     return self.ended_early(ctrl_c, deadline)
             # no esxtop (or it failed): still let the window pass, so the two samples differ
             while (left := deadline - time.monotonic()) > 0 and not ctrl_c.pressed:
@@ -297,10 +280,11 @@ class LiveRun:
                 time.sleep(min(0.5, left))
             self.ended_early(ctrl_c, deadline)
 
-    def ended_early(self, ctrl_c: "_FirstCtrlC", deadline: float) -> None:
+    def ended_early(self, ctrl_c: FirstCtrlC, deadline: float) -> None:
         if ctrl_c.pressed:
             short = self.opts.window_s - max(0.0, deadline - time.monotonic())
-            self.writer.note(f"window ended early by Ctrl-C after {short:.0f} of {self.opts.window_s:g} s")
+            self.writer.note(f"window ended early by Ctrl-C after {short:.0f} of {self.opts.window_s:g} s "
+                             "(esxtop stopped there: its rows until then are used)")
 
     def announce_costs(self) -> None:
         """Say at once what the targets that cannot be sampled cost."""
@@ -351,29 +335,6 @@ class LiveRun:
                 pair[0].close()
         if self.session is not None:
             self.session.close()
-
-
-class _FirstCtrlC:
-    """Inside the block the first SIGINT only sets ``pressed`` (the window ends early, the end
-    samples are still taken); a second one raises KeyboardInterrupt as usual. Outside the main
-    thread (a fleet worker) signals cannot be caught here and nothing changes."""
-
-    def __init__(self, progress: Progress):
-        self.progress, self.pressed, self._old = progress, False, None
-
-    def __enter__(self) -> "_FirstCtrlC":
-        if threading.current_thread() is threading.main_thread():
-            self._old = signal.signal(signal.SIGINT, self._first)
-        return self
-
-    def _first(self, signum: int, frame: object) -> None:
-        self.pressed = True
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        self.progress.step("Ctrl-C: ending the window now and taking the end samples (Ctrl-C again aborts)")
-
-    def __exit__(self, *exc: object) -> None:
-        if self._old is not None:
-            signal.signal(signal.SIGINT, self._old)
 
 
 def collect(opts: LiveOptions, progress: Progress | None = None) -> Outcome:

@@ -25,16 +25,17 @@ from typing import BinaryIO, Callable
 import paramiko
 
 from esxdiag import specs
-from esxdiag.bundle import BundleWriter, Capture, utcnow
+from esxdiag.bundle import utcnow
 from esxdiag.errors import CollectionError
 
-DEFAULT_COMMAND_TIMEOUT_S = 60.0
+DEFAULT_COMMAND_TIMEOUT_S = specs.DEFAULT_COMMAND_TIMEOUT_S
 STDERR_KEEP_BYTES = 64 * 1024  # stderr past this is read and dropped: only its first line is ever shown
 _KINDS = (specs.ESXI, specs.LINUX, specs.WINDOWS)
 _ESXI_SSH_HINT = ("SSH is disabled by default on ESXi: enable the SSH service on the host "
                   "(Host > Actions > Services > Enable Secure Shell) for the collection window")
 
-OnWait = Callable[[float, float], "bool | None"]  # (elapsed, timeout) -> True to stop the command now
+# (elapsed, timeout) -> True to stop the command now: its output so far is the result (rc None)
+OnWait = Callable[[float, float], "bool | None"]
 
 
 def default_own_known_hosts() -> Path:
@@ -127,11 +128,12 @@ class _UnknownHostKey(paramiko.MissingHostKeyPolicy):
     def missing_host_key(self, client: paramiko.SSHClient, hostname: str, key: paramiko.PKey) -> None:
         offered = f"{key.get_name()} {fingerprint(key)}"
         if not self.accept:
-            files = ", ".join(str(p) for p in self.searched) or "no known_hosts file"
+            where = (f"not in {', '.join(str(p) for p in self.searched)}" if self.searched
+                     else "no known_hosts file exists")
             raise CollectionError(
-                f"{self.label}: unknown host key {offered} (not in {files}); nothing was run. "
-                "Check the fingerprint on the host, then opt in to accepting new host keys "
-                f"(stored in {self.store})", kind="host-key")
+                f"{self.label}: unknown host key {offered} ({where}); nothing was run. Check the fingerprint "
+                "on the host (ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub), then "
+                f"run again with --accept-new-host-keys (stored in {self.store})", kind="host-key")
         self.store.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd = os.open(self.store, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         with os.fdopen(fd, "a", encoding="ascii") as fh:
@@ -180,7 +182,7 @@ class SshConnection:
             client.connect(
                 self.target.host, self.target.port, username=self.target.user, sock=sock,
                 password=opts.password, key_filename=str(opts.key_file) if opts.key_file else None,
-                allow_agent=False, look_for_keys=opts.key_file is None and opts.password is None,
+                allow_agent=opts.key_file is None, look_for_keys=opts.key_file is None and opts.password is None,
                 timeout=opts.connect_timeout_s, banner_timeout=opts.connect_timeout_s,
                 auth_timeout=opts.connect_timeout_s, channel_timeout=opts.connect_timeout_s,
             )
@@ -196,15 +198,31 @@ class SshConnection:
                 f"remove its old entry from {', '.join(str(p) for p in searched)}", kind="host-key") from None
         except paramiko.AuthenticationException as exc:
             client.close()
-            how = "key " + str(opts.key_file) if opts.key_file else ("password" if opts.password else "default keys")
-            raise CollectionError(f"{label}: authentication failed with {how} ({type(exc).__name__})",
-                                  kind="auth") from None
-        except (paramiko.SSHException, EOFError, OSError) as exc:
+            how = "key " + str(opts.key_file) if opts.key_file else ("password" if opts.password else
+                                                                       "ssh-agent and ~/.ssh keys")
+            raise CollectionError(f"{label}: authentication failed with {how} ({type(exc).__name__}); "
+                                  f"{self._auth_hint()}", kind="auth") from None
+        except paramiko.SSHException as exc:
+            client.close()
+            if "No authentication methods available" in str(exc):
+                raise CollectionError(f"{label}: no SSH key or password to log in with; {self._auth_hint()}",
+                                      kind="auth") from None
+            kind = "timeout" if "timeout" in str(exc).lower() else "error"
+            raise CollectionError(f"{label}: SSH handshake failed: {exc or type(exc).__name__}", kind=kind) from None
+        except (EOFError, OSError) as exc:
             client.close()
             kind = "timeout" if isinstance(exc, socket.timeout) or "timeout" in str(exc).lower() else "error"
             raise CollectionError(f"{label}: SSH handshake failed: {exc or type(exc).__name__}", kind=kind) from None
         self._client = client
         return self
+
+    def _auth_hint(self) -> str:
+        variable = "ESXDIAG_HOST_PASSWORD" if self.kind == specs.ESXI else "ESXDIAG_GUEST_PASSWORD"
+        flag = "--host-ssh" if self.kind == specs.ESXI else "--guest-ssh"
+        if self.options.password is not None:
+            return f"check the password in {variable} and the user name in {flag}"
+        return (f"pass --ssh-key, load a key into ssh-agent, set {variable}, or run on a terminal to be "
+                f"prompted; check the user name in {flag}")
 
     def _open_socket(self) -> socket.socket:
         label, timeout = str(self.target), self.options.connect_timeout_s
@@ -286,9 +304,9 @@ class SshConnection:
                 if chan.closed or not transport.is_active():
                     return failed("connection-lost", "connection lost while the command ran")
                 if on_wait is not None and now >= next_wait:
-                    if on_wait(now - t0, timeout_s):
-                        return failed("interrupted", f"stopped after {now - t0:.0f} s (Ctrl-C); output until "
-                                      "then kept")
+                    if on_wait(now - t0, timeout_s):  # the caller has what it needs (esxtop: a shortened window)
+                        _drain(chan, sink, err)
+                        return CommandResult(command, sink.kept(), bytes(err), None, started, utcnow(), size=sink.size)
                     next_wait = now + 0.5
             rc = chan.recv_exit_status()
         finally:
@@ -353,48 +371,3 @@ def connect(target: SshTarget | str, kind: str, options: SshOptions | None = Non
     if isinstance(target, str):
         target = SshTarget.parse(target)
     return SshConnection(target, kind, options).connect()
-
-
-def run_capture(conn: SshConnection, writer: BundleWriter, target_id: str, spec_name: str,
-                params: dict | None = None, sample: int | None = None, timeout_s: float | None = None,
-                on_wait: OnWait | None = None, max_bytes: int | None = None) -> tuple[Capture, bytes]:
-    """Run one spec with its stdout streamed into the bundle (capped) and record it.
-
-    Returns the capture and the output kept (read back from the file; at most the cap). A param
-    that fails validation (a host- or guest-supplied name) is recorded as skipped: nothing is sent."""
-    params = {k: str(v) for k, v in (params or {}).items()}
-    rel, path = writer.output_file(spec_name, target_id, params, sample)
-    try:
-        with open(path, "wb") as out:
-            result = conn.run_spec(spec_name, params, timeout_s, on_wait, out=out, max_bytes=max_bytes)
-    except ValueError as exc:
-        path.unlink(missing_ok=True)
-        now = utcnow()
-        return writer.record(spec_name, target_id, None, params=params, sample=sample, started=now, ended=now,
-                             error_kind="skipped", error=f"not sent: {exc}"), b""
-    keep = result.size > 0 or result.ok
-    if not keep:
-        path.unlink(missing_ok=True)
-    capture = writer.record(spec_name, target_id, None, written=rel if keep else None, params=params,
-                            sample=sample, command=result.command, started=result.started, ended=result.ended,
-                            rc=result.rc, error_kind=result.error_kind, error=result.error)
-    return capture, (path.read_bytes() if keep else b"")
-
-
-def record(writer: BundleWriter, target_id: str, spec_name: str, params: dict | None,
-           result: CommandResult, sample: int | None = None) -> Capture:
-    """Store one command's outcome; stdout is written whenever there is any, even on failure."""
-    output = result.stdout if (result.stdout or result.ok) else None
-    return writer.record(
-        spec_name, target_id, output, params=params, sample=sample, command=result.command,
-        started=result.started, ended=result.ended, rc=result.rc,
-        error_kind=result.error_kind, error=result.error,
-    )
-
-
-def record_failure(writer: BundleWriter, target_id: str, spec_name: str, params: dict | None,
-                   error: CollectionError, sample: int | None = None) -> Capture:
-    """Store a capture that never ran because the connection failed (kind from the error)."""
-    now = utcnow()
-    return writer.record(spec_name, target_id, None, params=params, sample=sample, started=now, ended=now,
-                         error_kind=error.kind, error=error.one_line())

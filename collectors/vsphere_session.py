@@ -26,6 +26,7 @@ from esxdiag.collectors.credentials import Credentials
 from esxdiag.errors import CollectionError
 
 log = logging.getLogger(__name__)
+LOGOUT_DEADLINE_S = 10.0  # a server that stalls the logout does not hold the run's end
 
 
 @dataclass
@@ -81,8 +82,9 @@ class VsphereSession:
 
     def close(self) -> None:
         try:
-            self._content.sessionManager.Logout()
-        except (vmodl.MethodFault, OSError, http.client.HTTPException) as exc:
+            with self.within(LOGOUT_DEADLINE_S, "logging out"):
+                self._content.sessionManager.Logout()
+        except (CollectionError, vmodl.MethodFault, OSError, http.client.HTTPException) as exc:
             log.debug("logout from %s failed: %s", self.host, type(exc).__name__)
 
 

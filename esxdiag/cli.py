@@ -11,6 +11,7 @@ from pathlib import Path
 from esxdiag import __version__
 from esxdiag.errors import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_OK, EsxdiagError
 from esxdiag.result import SEVERITIES
+from esxdiag.terminal import safe_text
 
 EXIT_INTERNAL = 70
 
@@ -41,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     from esxdiag.intake.cli import register as register_bundle
 
     register_bundle(sub)
-    register_diff(sub, add_report_options)
+    register_diff(sub)
 
     try:
         from esxdiag.collectors.cli import register
@@ -113,7 +114,7 @@ def emit_report(result, args: argparse.Namespace, bundle_root: Path | None) -> i
         out = Path(args.output or "report.html")
         out.write_text(render_html(result, bundle_root=bundle_root, report_path=out), encoding="utf-8")
         print(render_text(result), end="")
-        print(f"report: {out.resolve()}")
+        print(safe_text(f"report: {out.resolve()}"))
     else:
         if args.format == "rings":
             from esxdiag.reports.rings import render_rings
@@ -123,7 +124,7 @@ def emit_report(result, args: argparse.Namespace, bundle_root: Path | None) -> i
             text = render_json(result) if args.format == "json" else render_text(result)
         if args.output:
             Path(args.output).write_text(text, encoding="utf-8")
-            print(f"report: {Path(args.output).resolve()}", file=sys.stderr)
+            print(safe_text(f"report: {Path(args.output).resolve()}"), file=sys.stderr)
         else:
             sys.stdout.write(text)
     worst = result.worst_severity()
@@ -138,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except EsxdiagError as exc:
-        print(f"esxdiag: {exc.one_line()}", file=sys.stderr)
+        print(f"esxdiag: {safe_text(exc.one_line())}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("esxdiag: interrupted", file=sys.stderr)
@@ -147,11 +148,11 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_OK
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
-        print(f"esxdiag: {where}{exc.strerror or exc}", file=sys.stderr)
+        print(safe_text(f"esxdiag: {where}{exc.strerror or exc}"), file=sys.stderr)
         return EXIT_BAD_INPUT
     except Exception as exc:  # a bug: one line, with the way to get the traceback
         if os.environ.get("ESXDIAG_DEBUG"):
             raise
-        print(f"esxdiag: internal error: {type(exc).__name__}: {exc} (set ESXDIAG_DEBUG=1 for a traceback)",
-              file=sys.stderr)
+        print(safe_text(f"esxdiag: internal error: {type(exc).__name__}: {exc} (set ESXDIAG_DEBUG=1 for a "
+                        "traceback)"), file=sys.stderr)
         return EXIT_INTERNAL

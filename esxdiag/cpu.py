@@ -84,7 +84,7 @@ def cpu_from_esxtop(reading, name: str, vcpus: int | None) -> tuple[CpuFacts | N
         ready_pct=series["ready_pct"], costop_pct=series["costop_pct"],
         max_limited_pct=series["max_limited_pct"],
         swap_wait_pct={label: swap} if swap else {},
-        normalisation=how, bound=bound, warnings=clean.warnings(f"esxtop {reading.file}"),
+        normalisation=how, bound=bound, bound_divisor=divisor, warnings=clean.warnings(f"esxtop {reading.file}"),
     ), esxtop_vcpus
 
 

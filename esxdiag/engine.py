@@ -23,6 +23,8 @@ def analyze(bundle_root: str | Path, thresholds: dict[str, float], bundle: Bundl
     facts = build_facts(bundle, readings)
     vms = tuple(_vm_result(vm, thresholds) for vm in facts)
     coverage = readings.coverage() + [item for vm in facts for item in _missing(vm)]
+    coverage += [CoverageItem(f"{u['file']} (file not used)", "-", None, "unparsed", u["why"], u["file"])
+                 for u in bundle.manifest.get("unused_files", ())]  # files an inferred manifest could not use
     notes = tuple(bundle.manifest.get("notes") or ())
     if not facts:
         notes += ("No VM found in the bundle: name one in manifest subject.vms, or collect a vsphere_vm "
@@ -60,7 +62,7 @@ def _vm_result(vm: VmFacts, t: dict[str, float]) -> VmResult:
 
 def counter_json(c) -> dict:
     return {"delta": c.delta, "total": c.total, "seconds": c.seconds,
-            "per_s": None if c.rate_per_s is None else round(c.rate_per_s, 3), "reset": c.reset}
+            "per_s": None if c.rate_per_s is None else round(c.rate_per_s, 3), "reset": c.reset, "source": c.source}
 
 
 def _vnic_result(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> VnicResult:
@@ -75,6 +77,10 @@ def _vnic_result(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> VnicResult
                    ("guest_oob", nic.guest_oob), ("guest_discards", nic.guest_discards)):
         if c is not None:
             metrics[key] = counter_json(c)
+    vcenter = next((s for s in nic.drop_symptoms if s.unit == "packets"), None)
+    if vcenter is not None and vcenter.present:
+        metrics["vcenter_dropped_rx"] = {"delta": round(sum(vcenter.present)), "samples": len(vcenter.present),
+                                         "source": vcenter.source}
     return VnicResult(
         mac=nic.mac, label=nic.label, type=nic.type, portset=nic.portset, port=nic.port,
         guest_interface=nic.guest_interface, ring_verdict=verdict.verdict, verdict=verdict, metrics=metrics,
@@ -86,7 +92,8 @@ def _cpu_charts(vm: VmFacts) -> tuple[Series, ...]:
     if vm.cpu is None:
         return ()
     charts = []
-    for field, name in (("ready_pct", "%RDY"), ("costop_pct", "%CSTP"), ("max_limited_pct", "%MLMTD")):
+    for field, name in (("ready_pct", "%RDY"), ("costop_pct", "%CSTP"), ("max_limited_pct", "%MLMTD"),
+                        ("swap_wait_pct", "%SWPWT")):
         for label, values in getattr(vm.cpu, field).items():
             charts.append(Series(f"{name} {label}", "%", vm.cpu.times, tuple(values), vm.cpu.file))
     return tuple(charts)

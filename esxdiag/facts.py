@@ -145,6 +145,7 @@ class CpuFacts:
     swap_wait_pct: dict[str, tuple[float | None, ...]] = field(default_factory=dict)
     normalisation: str = ""
     bound: str = "exact"  # "lower" (sum / Members: vCPU count unknown) or "upper" (sum as one vCPU)
+    bound_divisor: int = 1  # with a lower bound: Members (series x this = the sum, the most per vCPU)
     warnings: tuple[str, ...] = ()  # damaged values dropped
 
     @staticmethod
@@ -203,7 +204,6 @@ class VnicFacts:
     link_speed: str | None = None  # as the guest reports it ("10 Gbps"); not a limit (domain.md 5)
     link_speed_source: str | None = None
     network: str | None = None  # portgroup (vCenter inventory)
-    device_key: int | None = None  # vCenter device key (4000, ...)
     drop_symptoms: tuple[DropSymptom, ...] = ()  # vSwitch port drops without ring counters (esxtop, vCenter)
     series: dict[str, Any] = field(default_factory=dict)  # per-sample counters for charts
     missing: tuple[str, ...] = ()

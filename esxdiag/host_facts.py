@@ -83,9 +83,9 @@ def port_drop_symptoms(esxtop, perf, port, nic: dict[str, Any], vnic_count: int)
     if esxtop is not None:
         rows = esxtop.record.ports
         row = None
-        if port is not None:
-            row = next((r for key, r in rows.items()
-                        if key.rpartition(":")[2] == str(port.port) and r.portset == port.switch), None)
+        if port is not None:  # port IDs are unique per host; the portset only breaks a tie
+            same_id = [r for key, r in rows.items() if key.rpartition(":")[2] == str(port.port)]
+            row = next((r for r in same_id if r.portset == port.switch), same_id[0] if len(same_id) == 1 else None)
         elif vnic_count == 1 and len(rows) == 1:
             row = next(iter(rows.values()))
         if row is not None and row.received_dropped_pct is not None:
@@ -101,4 +101,4 @@ def port_drop_symptoms(esxtop, perf, port, nic: dict[str, Any], vnic_count: int)
                 out.append(DropSymptom("vCenter net.droppedRx over the window", tuple(dropped), "packets", perf.file,
                                        f"net.droppedRx.summation[{instance or 'aggregate'}]", tuple(received)))
                 break
-    return tuple(out)
+    return tuple(s for s in out if s.present)  # a series of only gaps (or NaN) is not a measurement

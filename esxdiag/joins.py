@@ -45,19 +45,33 @@ class Joiner:
         for name in list(inventories) + [t.vm for t in self.bundle.targets if t.vm]:
             if name and name not in names:
                 names.append(name)
-        unclaimed = [t for t in self.bundle.targets if t.kind in (LINUX, WINDOWS) and not t.vm]
-        if len(unclaimed) == 1 and len(names) == 1 and self.guest_target(names[0]) is None:
-            self.guests[names[0]] = unclaimed[0]  # one VM, one guest that does not say whose it is
-        else:
-            for target in unclaimed:  # a guest that names no VM is a VM of its own, named by its target
-                self.guests.setdefault(target.id, target)
-                names += [target.id] if target.id not in names else []
         if not names:
             for _, reading in self.host_port_lists():
                 for port in reading.record.ports:
                     if port.kind == "vnic" and port.vm and port.vm not in names:
                         names.append(port.vm)
+        self._claim_guests(names, inventories)
         return names
+
+    def _claim_guests(self, names: list[str], inventories: dict[str, Reading]) -> None:
+        """A guest target that names no VM joins the VM one of whose vNIC MACs it has (inventory or
+        host port list); else the only VM when there is one VM and one such guest; else it is a VM of
+        its own, named by its target id."""
+        unclaimed = [t for t in self.bundle.targets if t.kind in (LINUX, WINDOWS) and not t.vm]
+        macs: dict[str, str] = {}
+        for name, reading in inventories.items():
+            macs.update({norm_mac(v.mac): name for v in reading.record.vnics if norm_mac(v.mac)})
+        for _, reading in self.host_port_lists():
+            macs.update({norm_mac(p.mac): p.vm for p in reading.record.ports if p.kind == "vnic" and norm_mac(p.mac)})
+        for target in unclaimed:
+            owner = next((macs[n["mac"]] for n in guest_vnics(self, target) if n["mac"] in macs), None)
+            if owner is None and len(unclaimed) == 1 and len(names) == 1:
+                owner = names[0]
+            if owner is not None and owner in names and self.guest_target(owner) is None:
+                self.guests[owner] = target
+            elif target.id not in names:
+                self.guests[target.id] = target
+                names.append(target.id)
 
     def perf_for(self, vm: str) -> Reading | None:
         """The VM's own vCenter performance capture: device keys (4000...) repeat across VMs."""
@@ -202,7 +216,7 @@ class Joiner:
             ethtool_current_rx=guest_facts["ethtool_current_rx"], driver=guest_facts["driver"],
             driver_version=guest_facts["driver_version"], link_speed=guest_facts["link_speed"],
             link_speed_source=guest_facts["link_speed_source"], drop_symptoms=symptoms,
-            network=nic.get("network"), device_key=nic.get("device_key"),
+            network=nic.get("network"),
             series={**host["series"], **guest_facts["series"]}, missing=tuple(missing),
             notes=tuple(notes),
         )

@@ -47,6 +47,10 @@ def validate(manifest: dict[str, Any], where: str, error_kinds: tuple[str, ...],
         _fail(where, "window_s", "a finite positive number of seconds or null", window)
     if not isinstance(manifest.get("notes", []), list):
         _fail(where, "notes", "a list", manifest.get("notes"))
+    unused = manifest.get("unused_files", [])
+    if not isinstance(unused, list) or not all(isinstance(u, dict) and isinstance(u.get("file"), str)
+                                               and isinstance(u.get("why"), str) for u in unused):
+        _fail(where, "unused_files", 'a list of {"file": text, "why": text}', unused)
     ids = set()
     for i, target in enumerate(manifest["targets"]):
         here = f"{where}: targets[{i}]"

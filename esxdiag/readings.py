@@ -17,6 +17,8 @@ from esxdiag.parsers import parse_file
 from esxdiag.result import CoverageItem
 from esxdiag.specs import SPECS
 
+MAX_WARNINGS = 20  # per capture in coverage: a capture repeating a counter 100,000 times says so once
+
 
 @dataclass(frozen=True)
 class Reading:
@@ -94,15 +96,6 @@ class Readings:
             readings.sort(key=lambda r: r.capture.time)
         return readings
 
-    def pair(self, spec: str, target: str | None = None, **params: str) -> tuple[Reading | None, Reading | None]:
-        """Earliest and latest usable sample of a sampled spec (the window's two ends)."""
-        readings = self.samples(spec, target, **params)
-        if not readings:
-            return None, None
-        if len(readings) == 1:
-            return None, readings[0]
-        return readings[0], readings[-1]
-
     def coverage(self) -> list[CoverageItem]:
         """Every capture in the manifest: collected, or why it could not be used."""
         items = []
@@ -111,7 +104,9 @@ class Readings:
                 self.read(cap)
             item = self.problems.get(index) or CoverageItem(describe(cap), cap.spec, cap.target,
                                                             "collected", None, cap.file)
-            if self.warnings.get(index):
-                item = replace(item, warnings=tuple(self.warnings[index]))
+            found = list(self.warnings.get(index, ()))
+            if found:
+                more = [f"... and {len(found) - MAX_WARNINGS} more warnings"] if len(found) > MAX_WARNINGS else []
+                item = replace(item, warnings=tuple(found[:MAX_WARNINGS] + more))
             items.append(item)
         return items

@@ -10,13 +10,17 @@ import math
 from datetime import datetime, timezone
 from xml.sax.saxutils import escape, quoteattr
 
+from esxdiag.bundle import parse_time
 from esxdiag.result import Series
 
 WIDTH, HEIGHT = 720, 260
-LEFT, RIGHT, TOP, BOTTOM = 64, 40, 30, 44
+LEFT, RIGHT, TOP, BOTTOM = 64, 58, 30, 44
 LEGEND_ROW = 18
 # Okabe-Ito palette: distinguishable with the common colour-vision deficiencies.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
+# Line styles that tell series apart in a greyscale print, where the palette does not.
+DASHES = ("", "8 3", "2 3", "10 3 2 3", "4 4", "1 2", "12 4", "6 2 2 2")
+THRESHOLD_STYLES = {"warning": ("#8A5300", "6 4"), "critical": ("#B00020", "2 3")}
 TICK_STEPS_S = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 43200, 86400)
 MAX_TIME_TICKS = 7
 
@@ -28,13 +32,8 @@ def _num(value: float) -> str:
 
 
 def _parse_time(text: str) -> float | None:
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.timestamp()
+    moment = parse_time(text)
+    return moment.timestamp() if moment else None
 
 
 def _clock(epoch_s: float) -> str:
@@ -54,7 +53,7 @@ def _nice_ceiling(value: float) -> float:
 class _Frame:
     """Maps (time, value) to SVG coordinates; times fall back to sample index when unparsable."""
 
-    def __init__(self, series: list[Series], ymax: float, legend_rows: int, pad_slots: bool = False):
+    def __init__(self, series: list[Series], ymax: float, legend_rows: int):
         self.height = HEIGHT + legend_rows * LEGEND_ROW + 4
         self.plot_w = WIDTH - LEFT - RIGHT
         self.plot_h = HEIGHT - TOP - BOTTOM
@@ -70,10 +69,6 @@ class _Frame:
                                   if t not in self.position})
         points = sorted(self.position.values())
         self.x0, self.x1 = (points[0], points[-1]) if points else (0.0, 1.0)
-        gaps = [b - a for a, b in zip(points, points[1:]) if b > a]
-        self.min_gap = min(gaps) if gaps else None
-        if pad_slots and self.min_gap:
-            self.x0, self.x1 = self.x0 - self.min_gap / 2, self.x1 + self.min_gap / 2
         self.ymax = ymax
 
     def x(self, moment: float) -> float:
@@ -151,8 +146,9 @@ def _legend_layout(labels: list[str]) -> tuple[int, int]:
 
 
 def _legend(series: list[Series], extra: list[tuple[str, str, str]] = ()) -> list[str]:
-    """Legend below the plot: colour swatch plus the label as text (not colour alone)."""
-    entries = [(PALETTE[i % len(PALETTE)], s.label, "") for i, s in enumerate(series)] + list(extra)
+    """Legend below the plot: colour and line style swatch plus the label as text (not colour alone)."""
+    entries = [(PALETTE[i % len(PALETTE)], s.label, DASHES[i % len(DASHES)]) for i, s in enumerate(series)]
+    entries += list(extra)
     columns, _ = _legend_layout([label for _, label, _ in entries])
     column_w = (WIDTH - LEFT - RIGHT) / columns
     parts = ['<g class="legend">']
@@ -171,24 +167,32 @@ def _finite(value: float | None) -> bool:
     return value is not None and math.isfinite(value)
 
 
-def line_chart(series: list[Series], title: str, unit: str, threshold: float | None = None) -> str:
-    """Lines per series over time, gaps (None) break the line; optional dashed threshold line."""
+def line_chart(series: list[Series], title: str, unit: str,
+               thresholds: list[tuple[str, float]] = ()) -> str:
+    """Lines per series over time, gaps (None) break the line; dashed, labelled threshold lines
+    (name "warning" / "critical" picks the style)."""
     series = [s for s in series if any(_finite(v) for v in s.values)]
     if not series:
         return no_data_chart(title)
     peak = max(v for s in series for v in s.values if _finite(v))
-    ymax = _nice_ceiling(max(peak, threshold or 0.0) * 1.05)
-    extra = [("#B00020", f"threshold {_num(threshold)} {unit}", "6 4")] if threshold is not None else []
+    ymax = _nice_ceiling(max([peak] + [value for _, value in thresholds]) * 1.05)
+    styles = [(name, value) + THRESHOLD_STYLES.get(name, ("#B00020", "6 4")) for name, value in thresholds]
+    extra = [(colour, f"{name} {_num(value)} {unit}", dash) for name, value, colour, dash in styles]
     _, legend_rows = _legend_layout([s.label for s in series] + [label for _, label, _ in extra])
     frame = _Frame(series, ymax, legend_rows)
     description = f"{len(series)} series, maximum {_num(peak)} {unit}"
     parts = _open(title, frame.height, description) + _axes(frame, unit)
-    if threshold is not None:
-        y = _num(frame.y(threshold))
+    for name, value, colour, dash in styles:
+        y = _num(frame.y(value))
         parts.append(f'<line class="threshold" x1="{LEFT}" y1="{y}" x2="{LEFT + frame.plot_w}" y2="{y}"'
-                     f' stroke="#B00020" stroke-width="1.5" stroke-dasharray="6 4"/>')
+                     f' stroke={quoteattr(colour)} stroke-width="1.5" stroke-dasharray="{dash}"/>')
+        # the higher line's name sits above it, the others' below, so close lines keep readable names
+        above = value == max(v for _, v in thresholds)
+        parts.append(f'<text x="{LEFT + frame.plot_w + 3}" y="{y}" dominant-baseline="{"auto" if above else "hanging"}"'
+                     f' font-size="10" fill={quoteattr(colour)}>{escape(name)}</text>')
     for index, one in enumerate(series):
         colour = quoteattr(PALETTE[index % len(PALETTE)])
+        dash = DASHES[index % len(DASHES)]
         runs, run = [], []
         for moment, value in zip(one.times, one.values):
             if _finite(value):
@@ -198,6 +202,7 @@ def line_chart(series: list[Series], title: str, unit: str, threshold: float | N
                 run = []
         if run:
             runs.append(run)
+        dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
         parts.append(f"<g class=\"series\" stroke={colour} fill={colour}>"
                      f"<title>{escape(one.label)}</title>")
         for run in runs:
@@ -205,49 +210,56 @@ def line_chart(series: list[Series], title: str, unit: str, threshold: float | N
                 parts.append(f'<circle cx="{_num(run[0][0])}" cy="{_num(run[0][1])}" r="3"/>')
             else:
                 points = " ".join(f"{_num(x)},{_num(y)}" for x, y in run)
-                parts.append(f'<polyline points="{points}" fill="none" stroke-width="2"/>')
+                parts.append(f'<polyline points="{points}" fill="none" stroke-width="2"{dash_attr}/>')
         parts.append("</g>")
     parts += _legend(series, extra)
     parts.append("</svg>")
     return "".join(parts)
 
 
-def bar_chart(series: list[Series], title: str, unit: str) -> str:
-    """Grouped bars: one bar per series per sample interval (values are per-interval deltas)."""
-    series = [s for s in series if any(_finite(v) for v in s.values)]
-    if not series:
+def rate_bars(rows: list[tuple[str, float | None, str]], title: str, unit: str) -> str:
+    """One horizontal bar per (label, value, suffix) on a shared axis, the label left of the bar and
+    the value (with its suffix, e.g. "/s over 62 s") after it: comparable side by side, readable
+    without colour."""
+    rows = [(label, value, note) for label, value, note in rows if _finite(value)]
+    if not rows:
         return no_data_chart(title)
-    peak = max(v for s in series for v in s.values if _finite(v))
-    _, legend_rows = _legend_layout([s.label for s in series])
-    frame = _Frame(series, _nice_ceiling(peak * 1.05), legend_rows, pad_slots=True)
-    slot = frame.min_gap / (frame.x1 - frame.x0) * frame.plot_w if frame.min_gap else frame.plot_w / 4
-    bar_w = max(1.0, slot * 0.8 / len(series))
-    description = f"{len(series)} series, largest interval value {_num(peak)} {unit}"
-    parts = _open(title, frame.height, description) + _axes(frame, unit)
-    bottom = TOP + frame.plot_h
-    for index, one in enumerate(series):
-        colour = quoteattr(PALETTE[index % len(PALETTE)])
-        parts.append(f"<g class=\"series\" fill={colour}><title>{escape(one.label)}</title>")
-        for moment, value in zip(one.times, one.values):
-            if not _finite(value):
-                continue
-            centre = frame.x(frame.position[moment])
-            left = centre - slot * 0.4 + index * bar_w
-            top = frame.y(max(value, 0.0))
-            parts.append(f'<rect x="{_num(left)}" y="{_num(top)}" width="{_num(bar_w)}"'
-                         f' height="{_num(bottom - top)}"><title>{escape(one.label)} {escape(moment)}:'
-                         f" {escape(_num(value))} {escape(unit)}</title></rect>")
-        parts.append("</g>")
-    parts += _legend(series)
+    row_h, label_w, top = 26, 260, TOP + 4
+    plot_w = WIDTH - label_w - 90
+    peak = max(max(value, 0.0) for _, value, _ in rows)
+    xmax = _nice_ceiling(peak * 1.05) if peak > 0 else 1.0
+    height = top + row_h * len(rows) + 34
+    description = f"{len(rows)} rates, largest {_num(peak)} {unit}"
+    parts = _open(title, height, description)
+    bottom = top + row_h * len(rows)
+    for i in range(5):
+        x = _num(label_w + plot_w * i / 4)
+        parts.append(f'<line x1="{x}" y1="{top}" x2="{x}" y2="{bottom}" stroke="#e4e4e4"/>')
+        parts.append(f'<text x="{x}" y="{bottom + 14}" text-anchor="middle">{escape(_num(xmax * i / 4))}</text>')
+    parts.append(f'<text x="{label_w + plot_w}" y="{bottom + 28}" text-anchor="end">{escape(unit)}</text>')
+    parts.append(f'<line x1="{label_w}" y1="{top}" x2="{label_w}" y2="{bottom}" stroke="#888"/>')
+    for index, (label, value, note) in enumerate(rows):
+        y = top + index * row_h
+        width = max(value, 0.0) / xmax * plot_w
+        shown = f"{value:,.2f}".rstrip("0").rstrip(".") + note
+        parts.append(f'<g class="rate"><title>{escape(label)}: {escape(shown)} {escape(unit)}</title>'
+                     f'<text x="{label_w - 8}" y="{y + row_h / 2:.0f}" text-anchor="end"'
+                     f' dominant-baseline="middle">{escape(label)}</text>'
+                     f'<rect x="{label_w}" y="{y + 5}" width="{_num(width)}" height="{row_h - 10}"'
+                     f' fill="#0072B2" stroke="#1b1b1b" stroke-width="0.5"/>'
+                     f'<text x="{_num(label_w + width + 6)}" y="{y + row_h / 2:.0f}" dominant-baseline="middle"'
+                     f' font-weight="bold">{escape(shown)}</text></g>')
     parts.append("</svg>")
     return "".join(parts)
 
 
-def interval_deltas(series: Series) -> Series:
-    """Cumulative counter readings -> growth per sample interval. A decrease is a counter reset
-    (VM reboot, driver reload), shown as a gap, never as a negative value."""
+def interval_rates(series: Series) -> Series:
+    """Cumulative counter readings -> growth per second over each sample interval. A decrease is a
+    counter reset (VM reboot, driver reload), shown as a gap, never as a negative value."""
     values = []
-    for before, after in zip(series.values, series.values[1:]):
-        usable = _finite(before) and _finite(after) and after >= before
-        values.append(after - before if usable else None)
-    return Series(series.label, "per interval", series.times[1:], tuple(values), series.source)
+    for (t0, before), (t1, after) in zip(zip(series.times, series.values), zip(series.times[1:], series.values[1:])):
+        start, end = _parse_time(t0), _parse_time(t1)
+        usable = _finite(before) and _finite(after) and after >= before and start is not None and end is not None \
+            and end > start
+        values.append((after - before) / (end - start) if usable else None)
+    return Series(series.label, "per second", series.times[1:], tuple(values), series.source)

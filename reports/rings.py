@@ -1,16 +1,19 @@
 """`esxdiag rings`: one screen answering "should the rx rings be raised?" per vNIC — the
-verdict, the numbers behind it, what argues against it, and the exact commands (shown, never run)."""
+verdict, the numbers behind it, what argues against it, and the exact commands (shown, never run).
+Every line goes through esxdiag.terminal as a whole, so no interpolated name reaches the terminal raw."""
 
 from __future__ import annotations
 
 from esxdiag.result import AnalysisResult, Evidence
-from esxdiag.reports.text import counter_phrases, fmt, ring_phrases, safe_text, verdict_words
+from esxdiag.reports.text import counter_phrases, cpu_source, fmt, ring_phrases, verdict_words
+from esxdiag.reports.words import count
+from esxdiag.terminal import safe_lines
 
 
 def _evidence_line(e: Evidence) -> str:
-    line = safe_text(e.what) if e.observed is None else f"{safe_text(e.what)}: {fmt(e.observed)}"
+    line = str(e.what) if e.observed is None else f"{e.what}: {fmt(e.observed)}"
     if e.unit:
-        line += f" {safe_text(e.unit)}"
+        line += f" {e.unit}"
     if e.threshold is not None and e.comparison:
         line += f" (threshold {e.comparison} {fmt(e.threshold)})"
     return line
@@ -21,32 +24,32 @@ def render_rings(result: AnalysisResult) -> str:
     for vm in result.vms:
         cpu = vm.cpu
         cpu_line = (f"per-vCPU %RDY max {fmt(cpu.get('ready_pct_max'))}, %CSTP max {fmt(cpu.get('costop_pct_max'))}, "
-                    f"%MLMTD max {fmt(cpu.get('max_limited_pct_max'))} ({cpu.get('source')})" if cpu else "CPU not measured")
-        limit = f", CPU limit {vm.cpu_limit_mhz} MHz" if vm.cpu_limit_mhz else ""
-        out.append(f"{safe_text(vm.name)}: {vm.vcpus or '?'} vCPUs{limit}; {cpu_line}")
+                    f"%MLMTD max {fmt(cpu.get('max_limited_pct_max'))} ({cpu_source(cpu)})" if cpu else "CPU not measured")
+        limit = f", CPU limit {vm.cpu_limit_mhz:,} MHz" if vm.cpu_limit_mhz else ""
+        out.append(f"{vm.name}: {count(vm.vcpus, 'vCPU')}{limit}; {cpu_line}")
         if not vm.vnics:
             out.append("  no vNICs found")
         for nic in vm.vnics:
             where = f"port {nic.port}" if nic.port else "no host port"
-            iface = f", guest {safe_text(nic.guest_interface)}" if nic.guest_interface else ""
+            iface = f", guest {nic.guest_interface}" if nic.guest_interface else ""
             out.append(f"  {nic.label or 'vNIC'} {nic.mac} ({nic.type or '?'}, {where}{iface})")
             out.append(f"    -> {verdict_words(nic.ring_verdict)} [{nic.ring_verdict}]")
-            out.append(f"       {safe_text(nic.verdict.summary)}")
+            out.append(f"       {nic.verdict.summary}")
             facts = counter_phrases(nic.metrics) + ring_phrases(nic.metrics)
             if facts:
                 out.append("       " + "; ".join(facts))
             for e in nic.verdict.evidence_against:
                 out.append(f"       against: {_evidence_line(e)}")
             for missing in nic.verdict.missing:
-                out.append(f"       missing: {safe_text(missing)}")
+                out.append(f"       missing: {missing}")
             for fix in nic.verdict.remediation:
-                out.append(f"       [{fix.os}] {safe_text(fix.title)}")
-                out += [f"         $ {safe_text(c)}" for c in fix.commands]
+                out.append(f"       [{fix.os}] {fix.title}")
+                out += [f"         $ {c}" for c in fix.commands]
                 if fix.persistence:
-                    out.append(f"         persist: {safe_text(fix.persistence[0])}")
+                    out.append(f"         persist: {fix.persistence[0]}")
                 if fix.disruption:
-                    out.append(f"         disruption: {safe_text(fix.disruption)}")
+                    out.append(f"         disruption: {fix.disruption}")
                 if fix.memory_cost:
-                    out.append(f"         memory: {safe_text(fix.memory_cost)}")
+                    out.append(f"         memory: {fix.memory_cost}")
     out.append("esxdiag shows these commands; it never runs them.")
-    return "\n".join(out) + "\n"
+    return safe_lines(out)

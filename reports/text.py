@@ -15,7 +15,9 @@ import textwrap
 from collections import Counter
 from typing import Any
 
+from esxdiag.reports.words import count, utc_time, vcpu_words
 from esxdiag.result import SEVERITIES, AnalysisResult, Remediation, Series, VmResult, VnicResult
+from esxdiag.terminal import safe_text
 
 VERDICT_WORDS = {
     "raise-ring1": "Raise RX ring 1",
@@ -42,7 +44,6 @@ CPU_METRICS = (("ready_pct", "%RDY"), ("costop_pct", "%CSTP"), ("max_limited_pct
 METRIC_TOKEN = re.compile(r"%[A-Za-z]+")
 ANSI = {"critical": "\x1b[1;31m", "warning": "\x1b[1;33m", "info": "\x1b[1;34m", "bold": "\x1b[1m"}
 ANSI_RESET = "\x1b[0m"
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # incl. tab/newline: a name cannot forge lines
 
 
 def verdict_words(verdict: str) -> str:
@@ -72,7 +73,10 @@ def fmt(value: Any) -> str:
 
 
 def cpu_limit_words(vm: VmResult) -> str:
-    return "none (unlimited)" if vm.cpu_limit_mhz is None else f"{vm.cpu_limit_mhz:,} MHz"
+    if vm.cpu_limit_mhz is not None:
+        return f"{vm.cpu_limit_mhz:,} MHz"
+    # no power state means no vCenter inventory was read: the limit is unknown, not absent
+    return "unknown (no vCenter inventory)" if vm.power_state is None else "none (unlimited)"
 
 
 def split_cpu_label(series: Series) -> tuple[str, str]:
@@ -84,23 +88,28 @@ def split_cpu_label(series: Series) -> tuple[str, str]:
     return found.group(), who or "all vCPUs"
 
 
-def _stats(values: tuple[float | None, ...]) -> tuple[float | None, float | None]:
-    present = [v for v in values if v is not None]
-    return (max(present), sum(present) / len(present)) if present else (None, None)
+def _stats(values: list[float]) -> tuple[float | None, float | None]:
+    return (max(values), sum(values) / len(values)) if values else (None, None)
 
 
-def per_vcpu_table(vm: VmResult) -> tuple[list[str], list[tuple[str, dict[str, tuple]]]]:
-    """Window (max, average) per vCPU and metric, computed from the VM's per-vCPU chart series."""
-    metrics: list[str] = []
-    rows: dict[str, dict[str, tuple]] = {}
+def per_vcpu_table(vm: VmResult) -> dict[str, Any]:
+    """From the VM's per-vCPU chart series: one row per vCPU with every per-vCPU figure, and a
+    summary over all vCPUs computed the same way for every metric (window max of any sample, mean
+    of every sample). A metric the capture has only for the whole VM (divided by the vCPU count,
+    "per-vCPU average") appears in the summary alone and is listed in "whole_vm"."""
+    per_metric: dict[str, dict[str, list[float]]] = {}
     for series in vm.charts:
         metric, who = split_cpu_label(series)
-        if not metric.startswith("%"):
-            continue
-        if metric not in metrics:
-            metrics.append(metric)
-        rows.setdefault(who, {})[metric] = _stats(series.values)
-    return metrics, list(rows.items())
+        if metric.startswith("%"):
+            per_metric.setdefault(metric, {})[who] = [v for v in series.values if v is not None]
+    metrics = [m for m in per_metric if any(per_metric[m].values())]
+    vcpus = sorted({who for m in metrics for who in per_metric[m] if who != "per-vCPU average"},
+                   key=lambda who: (len(who), who))
+    rows = [(who, {m: _stats(per_metric[m][who]) for m in metrics if who in per_metric[m]}) for who in vcpus]
+    return {"metrics": metrics, "rows": rows,
+            "summary": {m: _stats([v for values in per_metric[m].values() for v in values]) for m in metrics},
+            "whole_vm": [m for m in metrics if not any(who in per_metric[m] for who in vcpus)],
+            "samples": max((len(v) for m in metrics for v in per_metric[m].values()), default=0)}
 
 
 def cpu_max(vm: VmResult, key: str) -> float | None:
@@ -108,9 +117,7 @@ def cpu_max(vm: VmResult, key: str) -> float | None:
     value = vm.cpu.get(f"{key}_max")
     if isinstance(value, (int, float)):
         return value
-    label = dict(CPU_METRICS)[key]
-    peaks = [row[label][0] for _, row in per_vcpu_table(vm)[1] if row.get(label, (None,))[0] is not None]
-    return max(peaks) if peaks else None
+    return per_vcpu_table(vm)["summary"].get(dict(CPU_METRICS)[key], (None,))[0]
 
 
 def counter_windows(metrics: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
@@ -138,15 +145,15 @@ def ring_phrases(metrics: dict[str, Any]) -> list[str]:
     phrases = []
     for ring in ("ring1", "ring2"):
         if metrics.get(f"{ring}_size") is not None:
-            phrases.append(f"ring {ring[-1]} {metrics[f'{ring}_size']}/{metrics.get(f'{ring}_max') or 'n/a'}")
+            phrases.append(f"ring {ring[-1]} {fmt(metrics[f'{ring}_size'])} of {fmt(metrics.get(f'{ring}_max'))}")
     if metrics.get("rx_queues") is not None:
-        phrases.append(f"rx queues {metrics['rx_queues']}")
+        phrases.append(f"rx queues {fmt(metrics['rx_queues'])}")
     return phrases
 
 
 def other_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
     known = set(RING_KEYS) | {key for key, _ in COUNTERS}
-    return {k: v for k, v in metrics.items() if k not in known and v is not None}
+    return {k: v for k, v in metrics.items() if k not in known and v is not None and not isinstance(v, dict)}
 
 
 def first_remediation(vm: VmResult, vnic: VnicResult) -> Remediation | None:
@@ -154,11 +161,6 @@ def first_remediation(vm: VmResult, vnic: VnicResult) -> Remediation | None:
     with_commands = [r for r in vnic.verdict.remediation if r.commands]
     preferred = [r for r in with_commands if r.os in (vm.guest_os, "vsphere", "any")]
     return (preferred or with_commands or [None])[0]
-
-
-def safe_text(value: Any) -> str:
-    """Untrusted text for a terminal: control characters (escape sequences) made visible."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(value))
 
 
 class _Writer:
@@ -183,7 +185,7 @@ def _nic_facts(metrics: dict[str, Any]) -> list[str]:
     extra = other_metrics(metrics)
     facts = []
     if "mtu" in extra:
-        facts.append(f"MTU {extra.pop('mtu')}")
+        facts.append(f"MTU {fmt(extra.pop('mtu'))} bytes")
     if "rss_enabled" in extra:
         facts.append(f"RSS {'on' if extra.pop('rss_enabled') else 'off'}")
     driver = " ".join(str(extra.pop(k)) for k in ("driver", "driver_version") if k in extra)
@@ -193,10 +195,16 @@ def _nic_facts(metrics: dict[str, Any]) -> list[str]:
     return facts + [f"{k}={fmt(v)}" for k, v in extra.items()]
 
 
+def cpu_source(cpu: dict[str, Any]) -> str:
+    """"esxtop", or "esxtop, lower bound" when the vCPU count was unknown (VmResult.cpu["bound"])."""
+    bound = cpu.get("bound")
+    return (cpu.get("source") or "no CPU source") + (f", {bound} bound" if bound not in (None, "exact") else "")
+
+
 def _cpu_line(vm: VmResult) -> str:
-    metrics, rows = per_vcpu_table(vm)
-    per_vcpu = ", ".join(f"{who} {fmt(row['%RDY'][0])}" for who, row in rows if "%RDY" in row)
-    source = vm.cpu.get("source") or "no CPU source"
+    rows = per_vcpu_table(vm)["rows"]
+    per_vcpu = ", ".join(f"{vcpu_words(who)} {fmt(row['%RDY'][0])}" for who, row in rows if "%RDY" in row)
+    source = cpu_source(vm.cpu)
     return (f"CPU ({source}): %RDY max {fmt(cpu_max(vm, 'ready_pct'))}"
             f"{f' [{per_vcpu}]' if per_vcpu else ''}, %MLMTD max {fmt(cpu_max(vm, 'max_limited_pct'))}, "
             f"%CSTP max {fmt(cpu_max(vm, 'costop_pct'))}")
@@ -212,12 +220,14 @@ def _vnic_block(out: _Writer, vm: VmResult, vnic: VnicResult) -> None:
     if numbers:
         out.line("; ".join(numbers) + (f" in {fmt(window)} s" if window else ""), indent=4)
     if ring_phrases(vnic.metrics):
-        out.line("rings current/max: " + ", ".join(ring_phrases(vnic.metrics)), indent=4)
+        out.line("rings: " + ", ".join(ring_phrases(vnic.metrics)), indent=4)
     if _nic_facts(vnic.metrics):
         out.line("adapter: " + ", ".join(_nic_facts(vnic.metrics)), indent=4)
     for missing in vnic.verdict.missing:
         out.line(f"missing: {missing}", indent=4)
     remedy = first_remediation(vm, vnic)
+    if remedy and vnic.ring_verdict == "insufficient-evidence":  # a change that is not about rings (e1000)
+        out.line(" ".join(p for p in (f"change: {remedy.title}.", remedy.disruption, *remedy.notes) if p), indent=4)
     if remedy:
         out.line(f"first command ({remedy.os}; shown, never run by esxdiag):", indent=4)
         out.raw(remedy.commands[0], indent=6)
@@ -227,10 +237,18 @@ def _vm_block(out: _Writer, vm: VmResult) -> None:
     worst = worst_severity(vm)
     out.line(f"VM {vm.name}  [{(worst or 'no findings').upper()}]", style=worst or "bold")
     out.line(f"host {vm.host or 'n/a'}, guest {vm.guest_os or 'unknown'}, {vm.power_state or 'power n/a'}, "
-             f"vCPUs {fmt(vm.vcpus)}, CPU limit {cpu_limit_words(vm)}", indent=2)
+             f"{count(vm.vcpus, 'vCPU')}, CPU limit {cpu_limit_words(vm)}", indent=2)
     out.line(_cpu_line(vm), indent=2)
     for vnic in vm.vnics:
         _vnic_block(out, vm, vnic)
+    for finding in vm.findings:
+        if finding.severity == "info":
+            continue
+        out.line(f"{finding.severity.upper()}: {finding.title}", indent=2, style=finding.severity)
+        remedy = next((r for r in finding.remediation if r.os in (vm.guest_os, "vsphere", "any")),
+                      finding.remediation[0] if finding.remediation else None)
+        if remedy:
+            out.line(f"remedy ({remedy.os}): {remedy.title}", indent=4)
     for note in vm.notes:
         out.line(f"note: {note}", indent=2)
     for check in vm.checks:
@@ -241,7 +259,8 @@ def _vm_block(out: _Writer, vm: VmResult) -> None:
 def render_text(result: AnalysisResult, width: int = 100, color: bool = False) -> str:
     """The terminal summary: per VM and vNIC verdict, numbers and first command; then counts and gaps."""
     out = _Writer(width, color)
-    out.line(f"{result.tool} summary: bundle {result.bundle.get('path', 'n/a')}, "
+    created = f", collected {utc_time(result.bundle['created'])}" if result.bundle.get("created") else ""
+    out.line(f"{result.tool} summary: bundle {result.bundle.get('path', 'n/a')}{created}, "
              f"window {fmt(result.bundle.get('window_s'))} s", style="bold")
     if not result.vms:
         out.line("No VMs in this bundle.")
@@ -250,7 +269,7 @@ def render_text(result: AnalysisResult, width: int = 100, color: bool = False) -
         _vm_block(out, vm)
     counts = Counter(f.severity for f in result.all_findings())
     out.lines.append("")
-    out.line("Findings: " + ", ".join(f"{counts.get(s, 0)} {s}" for s in SEVERITIES))
+    out.line("Findings: " + ", ".join(f"{fmt(counts.get(s, 0))} {s}" for s in SEVERITIES))
     gaps = [c for c in result.coverage if c.status != "collected"]
     for gap in gaps:
         kind = f" ({gap.error_kind})" if gap.error_kind else ""
@@ -260,7 +279,7 @@ def render_text(result: AnalysisResult, width: int = 100, color: bool = False) -
         for warning in item.warnings:
             out.line(f"capture warning: {item.file or item.what}: {warning}")
     collected = len(result.coverage) - len(gaps)
-    out.line(f"Coverage: {collected} of {len(result.coverage)} inputs collected.")
+    out.line(f"Coverage: {fmt(collected)} of {fmt(len(result.coverage))} inputs collected.")
     for note in result.notes:
         out.line(f"note: {note}")
     return "\n".join(out.lines) + "\n"

@@ -12,8 +12,10 @@ from typing import Any
 
 from esxdiag.errors import EXIT_OK, BundleError
 
+MAX_REPORT_BYTES = 256 * 2**20
 
-def register(sub, add_threshold_options) -> None:
+
+def register(sub) -> None:
     d = sub.add_parser("diff", help="compare two captures of the same VM (before and after a change)")
     d.add_argument("before", help="bundle, folder, sosreport, vm-support bundle or report JSON")
     d.add_argument("after")
@@ -28,6 +30,8 @@ def register(sub, add_threshold_options) -> None:
 def load_side(source: str, thresholds: dict[str, float], work: Path) -> dict[str, Any]:
     path = Path(source)
     if path.is_file() and path.suffix.lower() == ".json":
+        if path.stat().st_size > MAX_REPORT_BYTES:
+            raise BundleError(f"{path}: larger than {MAX_REPORT_BYTES // 2**20} MiB: not a report JSON")
         try:
             doc = json.loads(path.read_text(encoding="utf-8"))
         except RecursionError:

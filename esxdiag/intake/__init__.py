@@ -20,7 +20,7 @@ def open_bundle(source: str | Path, workdir: Path) -> Bundle:
     if archive.is_archive(source):
         root = workdir / "archive"  # holds nothing: every capture is located in the unpacked copy
         root.mkdir(parents=True, exist_ok=True)
-        inference = infer(root, workdir, archives=[source])
+        inference = infer(root, workdir, archives=(source,))
     else:
         inference = infer(source, workdir)
         root = source

@@ -32,7 +32,7 @@ def member_name(name: str, archive: Path) -> PurePosixPath:
     return PurePosixPath(*[p for p in path.parts if p not in ("", ".")])
 
 
-def unpack(archive: Path, dest: Path, wanted: Callable[[PurePosixPath], bool], skipped: list[str],
+def unpack(archive: Path, dest: Path, wanted: Callable[[PurePosixPath], bool], skipped: list[tuple[str, str]],
            strip_top: bool = True) -> Path:
     """Write the wanted regular-file members under dest; returns dest. Every refusal is named."""
     dest.mkdir(parents=True, exist_ok=True)
@@ -52,11 +52,11 @@ def unpack(archive: Path, dest: Path, wanted: Callable[[PurePosixPath], bool], s
                     continue
                 if not member.isfile():
                     kind = "a link" if member.issym() or member.islnk() else "not a regular file"
-                    skipped.append(f"{archive.name}:{member.name}: {kind}, not read")
+                    skipped.append((f"{archive.name}:{member.name}", f"{kind}, not read"))
                     continue
                 if member.size > MAX_MEMBER_BYTES:
-                    skipped.append(f"{archive.name}:{member.name}: {member.size} bytes, over the "
-                                   f"{MAX_MEMBER_BYTES // 2**20} MiB cap, not read")
+                    skipped.append((f"{archive.name}:{member.name}",
+                                    f"{member.size} bytes, over the {MAX_MEMBER_BYTES // 2**20} MiB cap, not read"))
                     continue
                 source = tar.extractfile(member)
                 data = source.read(MAX_MEMBER_BYTES + 1) if source else b""

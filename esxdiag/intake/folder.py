@@ -4,14 +4,14 @@ order.py). Nothing is written into the folder; unpacked or derived files go to `
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from esxdiag.bundle import FORMAT_VERSION, MANIFEST, inside, slug
 from esxdiag.intake import sosreport, vmsupport
-from esxdiag.intake.found import Found, IntakeError
+from esxdiag.intake.found import Found, IntakeError, read_head
 from esxdiag.intake.order import order_samples
-from esxdiag.intake.sniff import HEAD_BYTES, netstat_spec, sniff_file, text_spec
+from esxdiag.intake.sniff import netstat_spec, sniff_file, text_spec
 from esxdiag.intake.targets import assign_targets
 from esxdiag.specs import SPECS
 
@@ -26,15 +26,14 @@ _BY_KIND = {spec.parser: name for name, spec in reversed(SPECS.items())}  # kind
 class Inference:
     manifest: dict
     locations: dict[str, Path]  # logical file -> real path, for files not under the folder itself
-    skipped: list[str] = field(default_factory=list)  # "file: why" for every file not used
 
 
-def infer(folder: Path, workdir: Path | None, archives: list[Path] = ()) -> Inference:
+def infer(folder: Path, workdir: Path | None, archives: tuple[Path, ...] = ()) -> Inference:
     folder = Path(folder)
     if not folder.is_dir():
         raise IntakeError(f"{folder}: not a directory")
     found: list[Found] = []
-    skipped: list[str] = []
+    skipped: list[tuple[str, str]] = []
     notes: list[str] = []
     trees = _trees(folder)
     walked = [(a.name, a, "") for a in archives] + list(_walk(folder, trees, skipped))
@@ -49,11 +48,11 @@ def infer(folder: Path, workdir: Path | None, archives: list[Path] = ()) -> Infe
         if item is not None:
             found.append(item)
     for tree, module in trees.items():
-        found += module.captures(tree, tree.relative_to(folder).as_posix().strip("."), _deriver(folder, workdir),
-                                 notes)
+        prefix = "" if tree == folder else tree.relative_to(folder).as_posix()
+        found += module.captures(tree, prefix, _deriver(folder, workdir), notes)
     if not found:
         raise IntakeError(f"{archives[0] if archives else folder}: no manifest.json and no recognisable captures"
-                          + (f" ({'; '.join(skipped[:5])})" if skipped else "")
+                          + (f" ({'; '.join(f'{w}: {y}' for w, y in skipped[:5])})" if skipped else "")
                           + " - see docs/bundle-format.md")
     targets = assign_targets(found, notes)
     window_s = order_samples(found, notes)
@@ -65,10 +64,11 @@ def infer(folder: Path, workdir: Path | None, archives: list[Path] = ()) -> Infe
         "subject": {"vms": []},
         "targets": targets,
         "captures": [_capture(f) for f in sorted(found, key=lambda f: (f.group, f.spec, f.rel))],
-        "notes": notes + [f"not used: {s}" for s in skipped],
+        "notes": notes,
+        "unused_files": [{"file": where, "why": why} for where, why in skipped],  # shown in the coverage
     }
     locations = {f.rel: f.path for f in found if f.path != folder / f.rel}
-    return Inference(manifest, locations, skipped)
+    return Inference(manifest, locations)
 
 
 def _capture(f: Found) -> dict:
@@ -77,7 +77,7 @@ def _capture(f: Found) -> dict:
             "error_kind": None, "error": None}
 
 
-def _walk(folder: Path, trees: dict, skipped: list[str]):
+def _walk(folder: Path, trees: dict, skipped: list[tuple[str, str]]):
     """Files under the folder. A sosreport is read by its own module only; of a vm-support tree only
     the loose files at its top (vsish -c outputs put there) are sniffed."""
     count = 0
@@ -91,14 +91,14 @@ def _walk(folder: Path, trees: dict, skipped: list[str]):
             if entry.name.startswith(".") or entry.name in _SKIP_NAMES:
                 continue
             if entry.is_symlink() and not inside(entry, folder):
-                skipped.append(f"{rel}: a link out of the folder")
+                skipped.append((rel, "a link out of the folder"))
                 continue
             if entry.is_dir():
                 if depth + 1 < MAX_DEPTH and directory not in trees and not entry.is_symlink():
                     stack.append((entry, depth + 1))
                 continue
             if not entry.is_file():
-                skipped.append(f"{rel}: not a regular file")
+                skipped.append((rel, "not a regular file"))
                 continue
             count += 1
             if count > MAX_FILES:
@@ -131,20 +131,21 @@ def _deriver(folder: Path, workdir: Path | None):
     return derive
 
 
-def _sniffed(rel: str, path: Path, group: str, skipped: list[str]) -> Found | None:
+def _sniffed(rel: str, path: Path, group: str, skipped: list[tuple[str, str]]) -> Found | None:
     sniffed = sniff_file(path)
+    if sniffed.why == "empty" and "persist" in rel.rsplit("/", 1)[-1].lower():
+        return Found(rel, path, "ring_persistence", group, origin="file name (empty grep output: nothing persists)")
     if sniffed.why:
-        skipped.append(f"{rel}: {sniffed.why}")
+        skipped.append((rel, sniffed.why))
         return None
     if not sniffed.kinds:
-        skipped.append(f"{rel}: not a capture esxdiag reads (no parser kind recognised it)")
+        skipped.append((rel, "not a capture esxdiag reads (no parser kind recognised it)"))
         return None
     if sniffed.kind is None:
-        skipped.append(f"{rel}: ambiguous, looks like {' and '.join(sniffed.kinds)}")
+        skipped.append((rel, f"ambiguous, looks like {' and '.join(sniffed.kinds)}"))
         return None
     kind = sniffed.kind
-    with open(path, "rb") as fh:
-        head = fh.read(min(HEAD_BYTES, 4096)).decode("utf-8", "replace")
+    head = read_head(path, 4096).decode("utf-8", "replace")
     if kind == "text":
         spec = text_spec(head, windows=False)
     elif kind == "netstat":
@@ -152,6 +153,6 @@ def _sniffed(rel: str, path: Path, group: str, skipped: list[str]) -> Found | No
     elif kind in _BY_KIND:
         spec = _BY_KIND[kind]
     else:
-        skipped.append(f"{rel}: {kind} output is not used by the analysis")
+        skipped.append((rel, f"{kind} output is not used by the analysis"))
         return None
     return Found(rel, path, spec, group, head=head)

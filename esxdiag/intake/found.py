@@ -29,3 +29,9 @@ class IntakeError(BundleError):
 
 def under(prefix: str, rest: str) -> str:
     return f"{prefix}/{rest}" if prefix else rest
+
+
+def read_head(path: Path, limit: int) -> bytes:
+    """At most ``limit`` bytes: files from a stranger's directory can be of any size."""
+    with open(path, "rb") as fh:
+        return fh.read(limit)

@@ -16,7 +16,7 @@ from esxdiag.intake.found import Found, IntakeError
 from esxdiag.parsers.pdh import parse_stamp
 from esxdiag.specs import SPECS
 
-_TAIL = 64 * 1024
+_TAIL = 8 * 2**20
 
 
 def order_samples(found: list[Found], notes: list[str]) -> float | None:
@@ -25,6 +25,7 @@ def order_samples(found: list[Found], notes: list[str]) -> float | None:
         sets.setdefault((item.target, item.spec, tuple(sorted(item.params.items()))), []).append(item)
     used: dict[str, list[str]] = {}
     mtime_pairs: list[float] = []
+    stated_pairs: list[float] = []
     for (_, spec, _), items in sorted(sets.items(), key=lambda kv: str(kv[0])):
         if len(items) == 1:
             continue
@@ -41,17 +42,22 @@ def order_samples(found: list[Found], notes: list[str]) -> float | None:
         used.setdefault(method, []).append(spec)
         if method == "file modification times":
             mtime_pairs.append(ordered[-1].path.stat().st_mtime - ordered[0].path.stat().st_mtime)
+        first, last = parse_time(ordered[0].ended), parse_time(ordered[-1].ended)
+        if first and last and last > first:
+            stated_pairs.append((last - first).total_seconds())
     for method, specs in used.items():
         notes.append(f"sample order inferred from {method} for {', '.join(sorted(set(specs)))}")
-    return _window(found, mtime_pairs, notes)
+    return _window(found, stated_pairs, mtime_pairs, notes)
 
 
 def _keep_latest(found: list[Found], items: list[Found], names_list: str, notes: list[str]) -> None:
     """A one-shot capture taken twice (two sosreports of one guest): the latest, if their times say so."""
     stated = [parse_time(i.ended) for i in items]
     if not all(stated) or len(set(stated)) != len(items):
-        raise IntakeError(f"{names_list}: the same {items[0].spec} capture more than once (one per machine: put "
-                          "each machine's captures in its own sub-folder)")
+        hint = ("name the rx queue in each file name (rxqueue0-status.txt, rxqueue1-status.txt)"
+                if items[0].spec == "vsish_rxqueue_status" else
+                "one per machine: put each machine's captures in its own sub-folder")
+        raise IntakeError(f"{names_list}: the same {items[0].spec} capture more than once ({hint})")
     latest = max(zip(stated, items), key=lambda p: p[0])[1]
     for item in items:
         if item is not latest:
@@ -74,13 +80,18 @@ def _order(items: list[Found]) -> tuple[str | None, list[Found]]:
     return None, items
 
 
-def _window(found: list[Found], mtime_pairs: list[float], notes: list[str]) -> float | None:
+def _window(found: list[Found], stated_pairs: list[float], mtime_pairs: list[float],
+            notes: list[str]) -> float | None:
     for item in found:
         if item.spec == "esxtop_batch":
             span = esxtop_span(item)
             if span:
                 notes.append(f"window length {span:g} s: the first and last timestamps of {item.rel}")
                 return span
+    if stated_pairs:
+        seconds = round(median(stated_pairs), 1)
+        notes.append(f"window length {seconds:g} s: the times stated inside the captures (sosreport dates)")
+        return seconds
     if mtime_pairs and median(mtime_pairs) >= 1:
         seconds = round(median(mtime_pairs), 1)
         notes.append(f"window length {seconds:g} s from file modification times: check it (a copy resets them) "
@@ -93,15 +104,25 @@ def _window(found: list[Found], mtime_pairs: list[float], notes: list[str]) -> f
 
 
 def esxtop_span(item: Found) -> float | None:
-    """Seconds between the first and the last complete row of an esxtop batch CSV, read from its
-    head and tail only (the file can be hundreds of MB)."""
+    """Seconds between the first and the last complete row of an esxtop batch CSV, from the row
+    starts only: a real capture has 17,000 columns (100 KB+ per row) and can be hundreds of MB."""
     with open(item.path, "rb") as fh:
-        head = fh.read(_TAIL).decode("utf-8", "replace").splitlines()
+        fh.readline(64 * 2**20)  # the header
+        first = _stamp(fh.readline(4096).decode("utf-8", "replace"))
         fh.seek(0, 2)
-        fh.seek(max(0, fh.tell() - _TAIL))
-        tail = fh.read().decode("utf-8", "replace").split("\n")[1:-1]  # cut lines at both ends dropped
-    first = _stamp(head[1]) if len(head) > 2 else None
-    last = next((s for s in (_stamp(line) for line in reversed(tail)) if s), None)
+        size = fh.tell()
+        fh.seek(max(0, size - _TAIL))
+        tail = fh.read()
+    end = len(tail) - 1 if tail.endswith(b"\n") else tail.rfind(b"\n")  # the last row must be complete
+    last = None
+    for _ in range(1000):
+        start = tail.rfind(b"\n", 0, end)
+        if start < 0 or end <= 0:
+            break
+        last = _stamp(tail[start + 1: start + 80].decode("utf-8", "replace"))
+        if last:
+            break
+        end = start
     if first and last and last > first:
         return (last - first).total_seconds()
     return None

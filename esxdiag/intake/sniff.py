@@ -1,8 +1,10 @@
-"""Which parser kind a capture is, from the first few KiB of its text: one cheap test per kind.
+r"""Which parser kind a capture is, from the first few KiB of its text: one cheap test per kind.
 
 A file that no test claims is "unknown"; one that two claim is "ambiguous" - both are named to
 the user instead of guessed. The tests look for what the command itself prints (headers, block
-titles, key names), never for values, so they hold on real captures from any host.
+titles, key names), never for values, so they hold on real captures from any host. Multi-line
+patterns match blanks with [^\S\r\n] (NBSP too, never a line end), not \s: \s* at every line start
+of a head full of newlines is quadratic.
 """
 
 from __future__ import annotations
@@ -52,9 +54,9 @@ def _one_integer(head: str) -> bool:
 
 
 def _netstat(head: str) -> bool:
-    if bool(re.search(r"(?m)^(Tcp|Ip|TcpExt):\s*$", head)) or head.lstrip().startswith(("#kernel", '{"kernel"')):
+    if bool(re.search(r"(?m)^(Tcp|Ip|TcpExt):[^\S\r\n]*$", head)) or head.lstrip().startswith(("#kernel", '{"kernel"')):
         return True
-    return bool(re.search(r"(?m)^\s*\d+ segments? retransmit", head))  # `netstat -s | grep retrans`
+    return bool(re.search(r"(?m)^[^\S\r\n]*\d+ segments? retransmit", head))  # `netstat -s | grep retrans`
 
 
 _VMXNET3_COUNTER = re.compile(r"^(pkts rx OOB|drv dropped (rx|tx) total|pkts rx err|Rx Queue#|Tx Queue#)\b")
@@ -73,7 +75,7 @@ _GREP_HIT = r"^/[^:\s]+:\d+:.*$"
 
 SNIFFERS: dict[str, Callable[[str], bool]] = {
     "esxtop": _first_line(r'^\ufeff?"?\(PDH-CSV 4\.0\)'),
-    "esxtop-cpu-panel": lambda h: bool(re.search(r"(?m)^\s*ID\s+GID\s+NAME\s+NWLD\s+%USED\b.*%RDY", h)),
+    "esxtop-cpu-panel": lambda h: bool(re.search(r"(?m)^[^\S\r\n]*ID[^\S\r\n]+GID[^\S\r\n]+NAME[^\S\r\n]+NWLD[^\S\r\n]+%USED\b.*%RDY", h)),
     "vsish-rxsummary": _has("stats of a vmxnet3 vNIC rx queue {", "running out of buffers:"),
     "vsish-rxqueue-status": _has("status of a vmxnet3 vNIC rx queue {", "ring #1 size:"),
     "vsish-clientstats": _has("port client stats {", "droppedRx:"),

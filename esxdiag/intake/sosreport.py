@@ -11,7 +11,7 @@ from pathlib import Path, PurePosixPath
 from typing import Callable
 
 from esxdiag.intake import archive
-from esxdiag.intake.found import Found, IntakeError, under
+from esxdiag.intake.found import Found, IntakeError, read_head, under
 
 NET = "sos_commands/networking"
 _BY_PREFIX = (("ethtool_-S_", "ethtool_stats"), ("ethtool_-g_", "ethtool_rings"), ("ethtool_-i_", "ethtool_driver"),
@@ -40,10 +40,10 @@ def _wanted(inner: PurePosixPath) -> bool:
         or text in _DATE_FILES or text in ("hostname", "sos_commands/host/hostname") or any(text == c or text.startswith(c + "/") for c in _CONFIG)
 
 
-def unpack(path: Path, dest: Path, skipped: list[str]) -> Path:
+def unpack(path: Path, dest: Path, skipped: list[tuple[str, str]]) -> Path:
     tree = archive.unpack(path, dest, _wanted, skipped)
     if not (tree / NET).is_dir():
-        why = f" ({'; '.join(skipped[-3:])})" if skipped else ""
+        why = f" ({'; '.join(f'{w}: {y}' for w, y in skipped[-3:])})" if skipped else ""
         raise IntakeError(f"{path}: no readable {NET}/ inside: not a sosreport with the networking plugin{why}")
     return tree
 
@@ -67,7 +67,7 @@ def captures(tree: Path, prefix: str, derive: Derive, notes: list[str]) -> list[
             out.append(_found(tree, stats[0], prefix, stats[1]))
     cpuinfo = tree / "proc" / "cpuinfo"
     if cpuinfo.is_file() and not cpuinfo.is_symlink():
-        count = len(re.findall(r"(?m)^processor\s*:", cpuinfo.read_text("utf-8", "replace")[: 4 * 2**20]))
+        count = len(re.findall(r"(?m)^processor\s*:", read_head(cpuinfo, 4 * 2**20).decode("utf-8", "replace")))
         if count:
             rel, path = derive(under(prefix, "nproc (processors in proc-cpuinfo).txt"), f"{count}\n")
             out.append(Found(rel, path, "nproc", prefix, origin="proc/cpuinfo"))
@@ -88,7 +88,7 @@ def captures(tree: Path, prefix: str, derive: Derive, notes: list[str]) -> list[
 
 def _found(tree: Path, path: Path, prefix: str, spec: str, params: dict | None = None) -> Found:
     rel = under(prefix, path.relative_to(tree).as_posix())
-    head = path.open("rb").read(4096).decode("utf-8", "replace")
+    head = read_head(path, 4096).decode("utf-8", "replace")
     return Found(rel, path, spec, prefix, dict(params or {}), head=head, origin="sosreport file name")
 
 
@@ -101,7 +101,7 @@ def _grep_config(tree: Path) -> str:
         for path in files[:2000]:
             if path.is_symlink():
                 continue
-            text = path.read_bytes()[: 2**20]
+            text = read_head(path, 2**20)
             if b"\x00" in text:
                 continue
             for n, line in enumerate(text.decode("utf-8", "replace").splitlines(), 1):
@@ -114,7 +114,7 @@ def _hostname(tree: Path) -> str | None:
     for name in ("hostname", "sos_commands/host/hostname", "sos_commands/general/hostname"):
         path = tree / name
         if path.is_file() and not path.is_symlink():
-            text = path.read_text("utf-8", "replace")[:256].strip()
+            text = read_head(path, 256).decode("utf-8", "replace").strip()
             if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}", text):
                 return text.split(".")[0]
     return None
@@ -124,7 +124,7 @@ def _date(tree: Path, notes: list[str]) -> str | None:
     for name in _DATE_FILES:
         path = tree / name
         if path.is_file() and not path.is_symlink():
-            text = " ".join(path.read_text("utf-8", "replace")[:200].split())
+            text = " ".join(read_head(path, 200).decode("utf-8", "replace").split())
             for fmt in ("%a %b %d %H:%M:%S %Z %Y", "%a %d %b %Y %H:%M:%S %Z"):
                 try:
                     moment = datetime.strptime(text, fmt)

@@ -38,34 +38,12 @@ def assign_targets(found: list[Found], notes: list[str]) -> list[dict[str, Any]]
         vm_by_mac.update({norm_mac(v.mac): inv.name for v in inv.vnics if v.mac})
     guest_macs: set[str] = set()
     targets: list[dict[str, Any]] = []
-    same_vm: dict[str | None, str] = {}
+    same_vm: dict[str, str] = {}  # VM -> guest target id: two sosreports of one guest are one target
     for group, items in sorted(groups.items()):
         suffix = f"-{slug(group)}" if group else ""
-        windows = any(SPECS[i.spec].target == WINDOWS for i in items)
-        guest_kind = WINDOWS if windows else LINUX
         guest_items = [i for i in items if SPECS[i.spec].target in (LINUX, WINDOWS)]
-        macs = _guest_macs(guest_items, guest_kind)
-        guest_macs |= set(macs.values())
         if guest_items:
-            vms = {vm_by_mac[m] for m in macs.values() if m in vm_by_mac}
-            vm = vms.pop() if len(vms) == 1 else None
-            if vm is None and not vm_by_mac:  # nothing to join against: the guest is the subject, by name
-                vm = next((i.machine for i in guest_items if i.machine), None) or slug(group or "guest")
-                notes.append(f"guest captures in {group or 'the folder'}: no host port list or vCenter inventory "
-                             f"to find their VM by MAC: called {vm}")
-            guest_id = same_vm.get(vm) if vm else None  # two sosreports of one guest: one target, a window
-            if guest_id is None:
-                guest_id = f"guest{suffix}"
-                targets.append({"id": guest_id, "kind": guest_kind, "address": None, "vm": vm})
-                same_vm[vm] = guest_id
-            if vm and vm in vm_by_mac.values():
-                notes.append(f"guest captures in {group or 'the folder'}: VM {vm} (from its MAC in net-stats -l / "
-                             "the vCenter inventory)")
-            for item in guest_items:
-                item.target = guest_id
-                if windows and item.spec == "nproc":
-                    item.spec = "win_cpu"
-            _ifaces(guest_items, macs)
+            guest_macs |= _place_guest(group, guest_items, vm_by_mac, same_vm, targets, notes)
         if any(SPECS[i.spec].target == ESXI for i in items):
             targets.append({"id": f"esxi{suffix}", "kind": ESXI, "address": None, "vm": None})
             for item in items:
@@ -74,7 +52,8 @@ def assign_targets(found: list[Found], notes: list[str]) -> list[dict[str, Any]]
         for item in items:
             if SPECS[item.spec].target == VCENTER:
                 item.target = "vcenter"
-                item.params = {"vm": getattr(_one(item), "name", None) or "unknown"}
+                record = _one(item)  # vsphere_vm names its VM in "name", vsphere_perf in "vm"
+                item.params = {"vm": getattr(record, "name", None) or getattr(record, "vm", None) or item.rel}
     if any(i.target == "vcenter" for i in found):
         targets.insert(0, {"id": "vcenter", "kind": VCENTER, "address": None, "vm": None})
     host_ports: dict[str | None, list] = {}
@@ -90,6 +69,34 @@ def assign_targets(found: list[Found], notes: list[str]) -> list[dict[str, Any]]
     notes += [f"{where}: {', '.join(sorted(files))}" for where, files in placed.items()]
     _guest_vms_from_ports(targets, found, ports, notes)
     return targets
+
+
+def _place_guest(group: str, items: list[Found], vm_by_mac: dict[str, str], same_vm: dict[str, str],
+                 targets: list[dict[str, Any]], notes: list[str]) -> set[str]:
+    """The guest target of one group's guest captures (its VM from its MACs); returns the MACs."""
+    where = group or "the folder"
+    windows = any(SPECS[i.spec].target == WINDOWS for i in items)
+    macs = _guest_macs(items)
+    vms = {vm_by_mac[m] for m in macs.values() if m in vm_by_mac}
+    vm = vms.pop() if len(vms) == 1 else None
+    if vm is not None:
+        notes.append(f"guest captures in {where}: VM {vm} (from its MAC in net-stats -l / the vCenter inventory)")
+    elif not vm_by_mac:  # nothing to join against: the guest is the subject, by name
+        vm = next((i.machine for i in items if i.machine), None) or slug(group or "guest")
+        notes.append(f"guest captures in {where}: no host port list or vCenter inventory to find their VM by MAC: "
+                     f"called {vm}")
+    guest_id = same_vm.get(vm) if vm else None
+    if guest_id is None:
+        guest_id = f"guest-{slug(group)}" if group else "guest"
+        targets.append({"id": guest_id, "kind": WINDOWS if windows else LINUX, "address": None, "vm": vm})
+        if vm:
+            same_vm[vm] = guest_id
+    for item in items:
+        item.target = guest_id
+        if windows and item.spec == "nproc":
+            item.spec = "win_cpu"
+    _ifaces(items, macs)
+    return set(macs.values())
 
 
 def _guest_vms_from_ports(targets: list[dict], found: list[Found], ports: list, notes: list[str]) -> None:
@@ -115,7 +122,7 @@ def _one(item: Found) -> Any:
         return None
 
 
-def _guest_macs(items: list[Found], kind: str) -> dict[str, str]:
+def _guest_macs(items: list[Found]) -> dict[str, str]:
     """Interface (or Windows adapter) name -> MAC."""
     macs: dict[str, str] = {}
     for item, rec in _record(items, "ip_link"):
@@ -173,5 +180,8 @@ def _port(item: Found, ports: list, guest_macs: set[str]) -> str:
                           "names no vSwitch / DvsPortset-N")
     item.params.update({"portset": portset, "port": str(number)})
     if item.spec == "vsish_rxqueue_status":
-        item.params["queue"] = names.queue_number(item.rel) or "0"
+        queue = names.queue_number(item.rel)
+        item.params["queue"] = queue or "0"
+        if queue is None:
+            how += "; rx queue 0 assumed: no queue number in the file name"
     return how

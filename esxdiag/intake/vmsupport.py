@@ -9,7 +9,7 @@ import re
 from pathlib import Path, PurePosixPath
 
 from esxdiag.intake import archive
-from esxdiag.intake.found import Found, IntakeError, under
+from esxdiag.intake.found import Found, IntakeError, read_head, under
 from esxdiag.intake.sosreport import Derive
 
 COMMANDS = {"net-stats_-l.txt": "net_stats_list", "vmware_-vl.txt": "esxi_version"}
@@ -39,7 +39,7 @@ def _wanted(inner: PurePosixPath) -> bool:
     return len(inner.parts) == 2 and inner.parts[0] == "commands" and _base(inner.name) in (*COMMANDS, *NOT_USED)
 
 
-def unpack(path: Path, dest: Path, skipped: list[str]) -> Path:
+def unpack(path: Path, dest: Path, skipped: list[tuple[str, str]]) -> Path:
     tree = archive.unpack(path, dest, _wanted, skipped)
     if not is_tree(tree):
         raise IntakeError(f"{path}: no commands/net-stats_-l.txt or commands/vmware_-vl.txt inside: "
@@ -56,12 +56,14 @@ def captures(tree: Path, prefix: str, derive: Derive, notes: list[str]) -> list[
                         if p.is_file() and not p.is_symlink() and (m := _FRAG.match(p.name))), key=lambda t: t[0])
         if whole.is_file() and not whole.is_symlink() and not frags:
             rel = under(prefix, f"commands/{name}")
-            out.append(Found(rel, whole, spec, prefix, head=whole.open("rb").read(4096).decode("utf-8", "replace"),
+            out.append(Found(rel, whole, spec, prefix, head=read_head(whole, 4096).decode("utf-8", "replace"),
                              origin="vm-support file name"))
         elif frags:
-            joined = b"".join(p.read_bytes()[:MAX_JOINED] for _, p in frags)[:MAX_JOINED]
+            joined = bytearray()
+            for _, piece in frags:
+                joined += read_head(piece, MAX_JOINED - len(joined))
             rel, path = derive(under(prefix, f"commands/{name} (joined from {len(frags)} FRAG pieces)"),
-                               joined.decode("utf-8", "replace"))
+                               bytes(joined).decode("utf-8", "replace"))
             out.append(Found(rel, path, spec, prefix, origin="vm-support FRAG pieces, joined in order"))
     present = [n for n in NOT_USED if (commands / n).exists() or any(commands.glob(n + ".FRAG-*"))]
     if present:

@@ -36,7 +36,7 @@ _ENTRIES = [
     ParserEntry("vsish-rxqueue-status", "vsish", "parse_rxqueue_status"),
     ParserEntry("vsish-clientstats", "vsish", "parse_clientstats"),
     ParserEntry("vsish-ls", "vsish", "parse_ls"),
-    ParserEntry("vsish-python", "vsish", "parse_python_mode", about="vsish -pe get output"),
+    ParserEntry("vsish-python", "vsish_python", "parse_python_mode", about="vsish -pe get output"),
     ParserEntry("net-stats", "netstats", "parse_net_stats_list", about="net-stats -l"),
     ParserEntry("net-stats-json", "netstats", "parse_net_stats_json", about="net-stats -A -t vW"),
     ParserEntry("esxcli-vm-list", "esxcli", "parse_vm_list"),

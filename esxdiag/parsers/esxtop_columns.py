@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from esxdiag.errors import NoData, ParseError
+from esxdiag.parsers.numbers import is_count
 from esxdiag.parsers.pdh import PdhMarker, parse_marker, split_counter_path
 
 GROUP_COUNTERS = ("% Ready", "% CoStop", "% Max Limited", "% Used", "% Run", "% Swap Wait", "Members")
@@ -85,7 +86,7 @@ def read_layout(header: list[str], vm: str | None, warnings: list[str]) -> Layou
         hosts[host] = None
         if kind == "Group Cpu" and instance:
             gid, _, name = instance.partition(":")
-            if gid.isdigit() and counter in GROUP_COUNTERS:
+            if is_count(gid) and counter in GROUP_COUNTERS:
                 groups.setdefault(int(gid), Group(int(gid), name)).columns[counter] = index
         elif kind == "Vcpu" and instance:
             if counter == "% Ready" or instance not in vcpu_instances:
@@ -129,7 +130,7 @@ def _check_damaged(header: list[str], damaged: list[int], warnings: list[str]) -
 
 def _add_vcpu_world(groups: dict[int, Group], instance: str, ready_column: int | None) -> None:
     gid, _, rest = instance.partition(":")
-    group = groups.get(int(gid)) if gid.isdigit() else None
+    group = groups.get(int(gid)) if is_count(gid) else None
     if group is None:
         return
     if rest.startswith(group.name + ":"):

@@ -27,7 +27,8 @@ class CpuPanel:
     groups: tuple[CpuPanelGroup, ...]
 
 
-_MAX_COLUMNS = 64
+_ID = re.compile(r"[0-9]{1,12}")
+_VALUE = re.compile(r"-?[0-9]{1,12}(?:\.[0-9]{1,6})?")  # bounded: always a finite float
 _PANEL_HEADER = re.compile(r"\s*ID\s+GID\s+NAME\s+NWLD\s+(%.*)")
 
 
@@ -39,23 +40,33 @@ def parse_cpu_panel(text: str) -> CpuPanel:
     if start is None:
         raise ParseError("no esxtop CPU panel header (ID GID NAME NWLD %USED ...)")
     labels = lines[start].split()[4:]
-    if len(labels) > _MAX_COLUMNS:
-        raise ParseError(f"esxtop CPU panel header with {len(labels)} columns (at most {_MAX_COLUMNS})", start + 1)
-    number = r"\s+(-?[0-9]{1,12}(?:\.[0-9]{1,6})?)"  # bounded: always a finite float
-    row_re = re.compile(r"\s*([0-9]{1,12})\s+([0-9]{1,12})\s+(.*?)\s+([0-9]{1,9})" + number * len(labels) + r"\s*")
     groups = []
     for line in lines[start + 1 :]:
-        match = row_re.fullmatch(line)
-        if match is None:
+        row = _row(line, len(labels))
+        if row is None:
             if line.strip() and groups:
                 break
             continue
-        values = dict(zip(labels, map(float, match.groups()[4:])))
+        ident, gid, name, nwld, numbers = row
+        values = dict(zip(labels, numbers))
         groups.append(CpuPanelGroup(
-            int(match.group(1)), int(match.group(2)), match.group(3), int(match.group(4)), values,
-            values.get("%RDY"), values.get("%CSTP"), values.get("%MLMTD"), values.get("%SWPWT"),
-            values.get("%USED"),
+            ident, gid, name, nwld, values, values.get("%RDY"), values.get("%CSTP"), values.get("%MLMTD"),
+            values.get("%SWPWT"), values.get("%USED"),
         ))
     if not groups:
         raise NoData("esxtop CPU panel header without rows")
     return CpuPanel(tuple(groups))
+
+
+def _row(line: str, columns: int) -> tuple[int, int, str, int, list[float]] | None:
+    """``ID GID NAME NWLD`` + ``columns`` numbers, anchored on the numbers at both ends (NAME may
+    hold spaces). Tokens with their offsets, not one regex: a lazy NAME between runs of spaces
+    backtracked quadratically on long lines."""
+    tokens = [(m.start(), m.group()) for m in re.finditer(r"\S+", line)]
+    if len(tokens) < 4 + columns:  # ID GID NAME(1+ tokens) NWLD values
+        return None
+    head, tail = tokens[:2], tokens[len(tokens) - columns - 1:]
+    if not all(_ID.fullmatch(t) for _, t in head + tail[:1]) or not all(_VALUE.fullmatch(t) for _, t in tail[1:]):
+        return None
+    name = line[tokens[2][0] : tail[0][0]].strip()
+    return int(head[0][1]), int(head[1][1]), name, int(tail[0][1]), [float(t) for _, t in tail[1:]]

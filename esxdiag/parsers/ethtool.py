@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from esxdiag.errors import NoData, ParseError
 from esxdiag.parsers.jsontext import load_json
 from esxdiag.parsers.numbers import count, json_count
+from esxdiag.parsers.repeats import Agreeing
 from esxdiag.parsers.ethtool_stats import GENERATIONS, EthtoolStats, RxQueueStats, TxQueueStats, parse_stats
 
 __all__ = ["GENERATIONS", "EthtoolStats", "RxQueueStats", "TxQueueStats", "parse_stats", "parse_rings",
@@ -45,9 +46,9 @@ def parse_rings(text: str) -> EthtoolRings:
         raise NoData("empty ethtool -g output")
     if stripped[0] in "[{":
         return _rings_json(stripped)
-    sections: dict[str, dict[str, int | None]] = {"max": {}, "current": {}}
-    extra: dict[str, str] = {}
     warnings: list[str] = []
+    sections = {"max": Agreeing(warnings), "current": Agreeing(warnings)}
+    extra: dict[str, str] = {}
     where = None
     for n, line in enumerate(text.splitlines(), 1):
         body = line.strip()
@@ -68,25 +69,14 @@ def parse_rings(text: str) -> EthtoolRings:
             raise ParseError(f"unexpected line {body!r}: not ethtool -g output", line=n)
         key, value = key.strip(), value.strip()
         if key in _RING_KEYS:
-            _set_once(sections[where], _RING_KEYS[key], _ring_value(value, n), f"{where} {key}", n, warnings)
+            sections[where].put(_RING_KEYS[key], _ring_value(value, n), f"line {n}", f"{where} {key}")
         else:
             extra[key if where == "current" else f"max {key}"] = value
-    if "rx" not in sections["max"] or "rx" not in sections["current"]:
+    if not all("rx" in s or "rx" in s.ambiguous for s in sections.values()):
         raise ParseError("no 'Pre-set maximums:' and 'Current hardware settings:' RX lines: not ethtool -g output")
     netlink = bool(extra) or any(v is None for s in sections.values() for v in s.values())
     return EthtoolRings(RingSet(**_fill(sections["max"])), RingSet(**_fill(sections["current"])), extra,
                         "netlink" if netlink else "ioctl", tuple(warnings))
-
-
-def _set_once(values: dict[str, int | None], name: str, value: int | None, label: str, n: int,
-              warnings: list[str]) -> None:
-    """A repeated line: the same value is kept, a different one leaves the size unknown."""
-    if name in values and values[name] != value:
-        warnings.append(f"line {n}: {label} repeated with a different value ({values[name]}, {value}): not used")
-        value = None
-    elif name in values:
-        warnings.append(f"line {n}: {label} repeated")
-    values[name] = value
 
 
 def _ring_value(value: str, n: int) -> int | None:

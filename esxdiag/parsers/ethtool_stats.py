@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from esxdiag.errors import NoData, ParseError
 from esxdiag.parsers.cuts import drop_cut_line
 from esxdiag.parsers.numbers import count
+from esxdiag.parsers.repeats import Agreeing
 
 
 # Exact vmxnet3 string tables (label as printed after stripping its own leading spaces, and
@@ -91,12 +92,11 @@ def parse_stats(text: str) -> EthtoolStats:
     varied = len({len(m["lead"].expandtabs()) for _, m in stats}) > 1
     elided = any(line.strip() in ("...", "\u2026") for _, line in lines)
     entries: list[tuple[str, int | None, int, str, int]] = []
-    queues: dict[tuple[str, int], dict[str, int]] = {}
+    queues: dict[tuple[str, int], Agreeing] = {}
     device: dict[str, int] = {}
     seen_markers: dict[str, list[int]] = {"tx": [], "rx": []}
     occurrences: Counter[tuple[str, str]] = Counter()
     section, queue, in_drop, sub_giant_seen = "", None, False, False
-    ambiguous: set[tuple[str, int, str]] = set()
     for n, m in stats:
         label, value = m["label"].strip(), count(m["value"], f"counter {m['label'].strip()[:60]!r}", n)
         rel = len(m["lead"].expandtabs()) - base
@@ -107,7 +107,7 @@ def parse_stats(text: str) -> EthtoolStats:
             section = label[:2].lower()
             queue = _marker_queue(section, value, seen_markers[section], n, warnings, elided)
             in_drop, sub_giant_seen = False, False
-            queues.setdefault((section, queue), {})
+            queues.setdefault((section, queue), Agreeing(warnings))
             entries.append((section, queue, 0, label, value))
             continue
         if label == _GLOBAL or not (label in _TX_LABELS or label in _RX_LABELS):
@@ -132,18 +132,8 @@ def parse_stats(text: str) -> EthtoolStats:
         if q is None:
             q = occurrences[(section, key)]
             occurrences[(section, key)] += 1
-        counters = queues.setdefault((section, q), {})
-        if (section, q, key) in ambiguous:
-            pass
-        elif key in counters and counters[key] != value:
-            warnings.append(f"line {n}: {section} queue {q} repeats {key!r} with a different value "
-                            f"({counters[key]}, {value}): not used")
-            ambiguous.add((section, q, key))
-            del counters[key]
-        else:
-            if key in counters:
-                warnings.append(f"line {n}: {section} queue {q} repeats {key!r} with the same value")
-            counters[key] = value
+        counters = queues.setdefault((section, q), Agreeing(warnings))
+        counters.put(key, value, f"line {n}", f"{section} queue {q} {key!r}")
         entries.append((section, q, 2 if sub else 1, label, value))
     if occurrences and max(occurrences.values()) > 1:
         warnings.append("no Tx Queue#/Rx Queue# lines: queue index inferred from the order of repeated counters")
@@ -200,9 +190,9 @@ def _marker_queue(section: str, value: int, seen: list[int], n: int, warnings: l
 
 def _assemble(queues, device, entries, warnings, generation, marked) -> EthtoolStats:
     rx = tuple(RxQueueStats(q, c.get("pkts rx OOB", c.get(_OOB_OLD)), c.get("drv dropped rx total"),
-                            c.get("rx buf alloc fail"), c)
+                            c.get("rx buf alloc fail"), dict(c))
                for (s, q), c in sorted(queues.items()) if s == "rx")
-    tx = tuple(TxQueueStats(q, c.get("drv dropped tx total"), c.get("ring full"), c)
+    tx = tuple(TxQueueStats(q, c.get("drv dropped tx total"), c.get("ring full"), dict(c))
                for (s, q), c in sorted(queues.items()) if s == "tx")
     if tx and rx and len(tx) != len(rx):
         warnings.append(f"ntx ({len(tx)}) != nrx ({len(rx)}): kernels 2.6.37-4.x fill rx values looping over "

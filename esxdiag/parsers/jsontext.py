@@ -1,9 +1,8 @@
 """JSON captures (``ethtool -j``, ``nstat -j``, ``ConvertTo-Json``, ``net-stats -A``, the vSphere
 captures) read one way: ``NaN``/``Infinity``/``1e999`` and integers of more than 40 digits are a
 ParseError, nesting too deep for the decoder is a ParseError, and a key repeated inside one
-object is never silently "last one wins": the same value twice is kept with a warning, different
-values give ``None`` (the right value cannot be known) with a warning, or a ParseError when
-``strict``."""
+object follows esxdiag.parsers.repeats (kept when both copies agree, left out when they differ,
+with a warning), or is a ParseError when ``strict``."""
 
 from __future__ import annotations
 
@@ -12,6 +11,7 @@ import math
 from typing import Any, Callable
 
 from esxdiag.errors import ParseError
+from esxdiag.parsers.repeats import Agreeing
 
 _MAX_INT_DIGITS = 40
 
@@ -22,21 +22,12 @@ def load_json(text: str, what: str, strict: bool = False,
     warnings: list[str] = []
 
     def pairs_hook(pairs: list[tuple[str, Any]]) -> dict:
-        result: dict = {}
-        disagree: set[str] = set()
+        result = Agreeing(warnings)
         for key, value in pairs:
-            if key not in result:
-                result[key] = value
-                continue
-            if strict:
+            if strict and key in result:
                 raise ParseError(f"{what}: key {key!r} repeated in one object")
-            if key in disagree or result[key] != value:
-                disagree.add(key)
-                result[key] = None
-                warnings.append(f"key {key!r} repeated with different values: not used")
-            else:
-                warnings.append(f"key {key!r} repeated with the same value")
-        return result
+            result.put(key, value, f"{what} JSON", f"key {key!r}")
+        return dict(result)
 
     try:
         document = json.loads(text, object_pairs_hook=object_pairs_hook or pairs_hook,

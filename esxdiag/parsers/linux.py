@@ -36,19 +36,19 @@ _MAC = re.compile(r"^(?:[0-9a-f]{2}:){5}[0-9a-f]{2}$")
 def parse_ip_link(text: str) -> IpLinks:
     """``ip -o link show`` (one line per link, continuation shown as ``\\``); the multi-line
     form without ``-o`` is accepted too."""
-    records: list[tuple[int, str]] = []
+    records: list[tuple[int, list[str]]] = []  # parts joined once: += on a str is quadratic
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         if line[0].isspace() and records:
-            records[-1] = (records[-1][0], records[-1][1] + " " + line.strip())
+            records[-1][1].append(line.strip())
         elif _HEAD.match(line):
-            records.append((n, line))
+            records.append((n, [line]))
         else:
             raise ParseError(f"not an 'ip link' line: {line.strip()[:80]!r}", line=n)
     if not records:
         raise NoData("empty ip link output")
-    return IpLinks(tuple(_link(n, line) for n, line in records))
+    return IpLinks(tuple(_link(n, " ".join(parts)) for n, parts in records))
 
 
 def _link(n: int, line: str) -> IpLink:

@@ -11,6 +11,7 @@ from esxdiag.errors import NoData, ParseError
 from esxdiag.parsers.cuts import drop_cut_line
 from esxdiag.parsers.jsontext import load_json
 from esxdiag.parsers.numbers import count, json_count
+from esxdiag.parsers.repeats import Agreeing
 
 
 @dataclass(frozen=True)
@@ -56,28 +57,6 @@ def parse_netstat(text: str) -> NetstatCounters:
     return dataclasses.replace(record, warnings=tuple(cut) + record.warnings) if cut else record
 
 
-class _Counters(dict):
-    """Counters by key; a key printed twice keeps one value when both agree and none otherwise."""
-
-    def __init__(self):
-        super().__init__()
-        self.warnings: list[str] = []
-        self.ambiguous: set[str] = set()
-
-    def put(self, key: str, value: int, line: int) -> None:
-        if key in self.ambiguous:
-            return
-        if key in self and self[key] != value:
-            self.warnings.append(f"line {line}: {key!r} printed twice with different values "
-                                 f"({self[key]}, {value}): not used")
-            self.ambiguous.add(key)
-            del self[key]
-            return
-        if key in self:
-            self.warnings.append(f"line {line}: {key!r} printed twice")
-        self[key] = value
-
-
 def _typed(counters: dict[str, int], names: dict[str, str | tuple[str, ...]], source: str,
            warnings: tuple[str, ...] = ()) -> NetstatCounters:
     values = {}
@@ -107,7 +86,7 @@ def _nstat_json(body: str) -> NetstatCounters:
 
 
 def _nstat_text(text: str) -> NetstatCounters:
-    counters = _Counters()
+    counters = Agreeing([])
     headers: list[int] = []
     for n, line in enumerate(text.splitlines(), 1):
         stripped = line.strip()
@@ -121,7 +100,7 @@ def _nstat_text(text: str) -> NetstatCounters:
         m = _NSTAT_LINE.match(stripped)
         if not m:
             raise ParseError(f"not an nstat 'Name value rate' line: {stripped[:80]!r}", line=n)
-        counters.put(m["name"], count(m["value"], f"counter {m['name'][:60]!r}", n), n)
+        counters.put(m["name"], count(m["value"], f"counter {m['name'][:60]!r}", n), f"line {n}")
     if not counters and not counters.ambiguous:
         raise NoData("nstat printed only its header (no counters; use -a -z)")
     return _typed(dict(counters), _nstat_fields(), "nstat", tuple(counters.warnings))
@@ -129,7 +108,7 @@ def _nstat_text(text: str) -> NetstatCounters:
 
 def _netstat_s(text: str) -> NetstatCounters:
     text, notes = _one_netstat_output(text)
-    counters = _Counters()
+    counters = Agreeing(notes)
     seen_sections: set[str] = set()
     elided = False
     section, heading, saw_section = "", "", False
@@ -165,8 +144,7 @@ def _netstat_s(text: str) -> NetstatCounters:
         if line.startswith("        ") and heading:
             text_key = f"{heading}: {text_key}"
         key = f"{section}: {text_key}" if section else text_key
-        counters.put(key, value, n)
-    notes += counters.warnings
+        counters.put(key, value, f"line {n}")
     ambiguous, counters = counters.ambiguous, dict(counters)
     if not counters and not ambiguous:
         raise NoData("netstat -s printed section headers but no counters")

@@ -2,10 +2,10 @@
 ``ConvertTo-Json`` (object or array) and ``Format-List``; the default table view is rejected
 because it truncates values. Empty strings become None.
 
-Repeats are never "last one wins": a property printed twice in one record keeps one value when
-both agree and is None (with a warning) when they differ; ``unique`` does the same for whole
-records that share a key (an adapter listed twice), where different records are a ParseError
-(two outputs pasted into one capture)."""
+Repeats are never "last one wins": a property printed twice in one record follows
+esxdiag.parsers.repeats (kept when both agree, left out when they differ, with a warning);
+``unique`` does the same for whole records that share a key (an adapter listed twice), where
+different records are a ParseError (two outputs pasted into one capture)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from esxdiag.errors import NoData, ParseError
 from esxdiag.parsers.jsontext import load_json
 from esxdiag.parsers.numbers import count
+from esxdiag.parsers.repeats import Agreeing
 
 Value = str | tuple[str, ...] | None
 _RULER = re.compile(r"^\s*-{2,}(?:\s+-{2,})*\s*$")
@@ -52,24 +53,15 @@ def read_records(text: str) -> Records:
     return records
 
 
-class _Record(dict):
-    """One record; ``put`` applies the repeat rule."""
+class _Record(Agreeing):
+    """One record: a property printed twice follows esxdiag.parsers.repeats."""
 
     def __init__(self, warnings: list[str], where: str):
-        super().__init__()
-        self._warnings, self._where, self._ambiguous = warnings, where, set()
+        super().__init__(warnings)
+        self.where = where
 
-    def put(self, key: str, value: Value) -> None:
-        if key in self._ambiguous:
-            return
-        if key in self and self[key] != value:
-            self._warnings.append(f"{self._where}: property {key!r} repeated with different values: not used")
-            self._ambiguous.add(key)
-            self[key] = None
-        else:
-            if key in self:
-                self._warnings.append(f"{self._where}: property {key!r} repeated")
-            self[key] = value
+    def set(self, key: str, value: Value) -> None:
+        self.put(key, value, self.where, f"property {key!r}")
 
 
 def _csv_records(lines: list[str], warnings: list[str]) -> list[dict[str, Value]]:
@@ -89,8 +81,8 @@ def _csv_records(lines: list[str], warnings: list[str]) -> list[dict[str, Value]
             raise ParseError(f"CSV row has {len(row)} fields, header has {len(header)}", line=n)
         record = _Record(warnings, f"line {n}")
         for key, value in zip(header, row):
-            record.put(key, value if value != "" else None)
-        records.append(record)
+            record.set(key, value if value != "" else None)
+        records.append(dict(record))
     return records
 
 
@@ -118,25 +110,32 @@ def _json_value(value) -> Value:
 def _list_records(lines: list[str], warnings: list[str]) -> list[dict[str, Value]]:
     records: list[dict[str, Value]] = []
     current = _Record(warnings, "line 1")
-    last = None
+    last: tuple[str, list[str]] | None = None  # property and its value's lines (a long value wraps)
+
+    def close_property() -> None:
+        if last is not None:
+            current.set(last[0], _list_value(" ".join(last[1])))
+
     for n, line in enumerate(lines, 1):
         if not line.strip():
+            close_property()
             if current:
-                records.append(current)
+                records.append(dict(current))
             current, last = _Record(warnings, f"line {n + 1}"), None
             continue
         if line[0].isspace() and last is not None:  # a long value wrapped by the console
-            dict.__setitem__(current, last, _list_value(f"{raw_text(current[last])} {line.strip()}"))
+            last[1].append(line.strip())
             continue
         key, sep, value = line.partition(" : ")
         if not sep and line.rstrip().endswith(" :"):
             key, sep, value = line.rstrip()[:-2], " :", ""
         if not sep:
             raise ParseError(f"not a Format-List 'Property : value' line: {line.strip()[:80]!r}", line=n)
-        last = key.strip()
-        current.put(last, _list_value(value.strip()))
+        close_property()
+        last = (key.strip(), [value.strip()] if value.strip() else [])
+    close_property()
     if current:
-        records.append(current)
+        records.append(dict(current))
     return records
 
 

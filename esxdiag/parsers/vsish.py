@@ -2,27 +2,28 @@
 
 ``vsish -e get`` prints one node per call. Pasted copies lose the indent, carry prose after a
 value, or were grep-filtered (no title, no closing brace): all are accepted, the last with
-``complete=False`` and a warning. ``vsish -pe get`` ("python mode") prints a Python-ish dict
-instead; ``parse_python_mode`` reads it with ``ast.literal_eval`` (never ``eval``).
+``complete=False`` and a warning. ``vsish -pe get`` ("python mode") is read by
+esxdiag.parsers.vsish_python (re-exported here).
 """
 
 from __future__ import annotations
 
-import ast
 import re
 from dataclasses import dataclass
 
 from esxdiag.errors import NoData, ParseError
 from esxdiag.parsers.cuts import drop_cut_line
 from esxdiag.parsers.numbers import count, is_count
+from esxdiag.parsers.vsish_python import VsishDict, parse_python_mode
+
+__all__ = ["parse_node", "parse_rxsummary", "parse_rxqueue_status", "parse_clientstats", "parse_ls",
+           "parse_python_mode", "VsishDict", "VsishNode", "RxSummary", "RxQueueStatus", "ClientStats",
+           "VsishListing"]
 
 # A value is the integer right after a label's ':' (ASCII digits); prose may follow after
 # whitespace. Lines are split with str methods and anchored matches at known offsets: every
 # step is linear in the line (a regex with a lazy label and an optional integer backtracked).
 _VALUE_AT = re.compile(r"-?[0-9]+(?=\s|$)")
-# python mode: a string literal (kept as is, raw newlines escaped) or a JSON-style bare word
-_PY_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|\b(?:true|false|null)\b', re.S)
-_PY_WORDS = {"true": "True", "false": "False", "null": "None"}
 _VSISH_ERROR = re.compile(r"^\s*\w+\(\):")
 
 
@@ -70,12 +71,6 @@ class ClientStats:
     title: str | None
     complete: bool
     warnings: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class VsishDict:
-    values: dict
-    warnings: tuple[str, ...]  # lines printed before the dict (the deprecation notice)
 
 
 @dataclass(frozen=True)
@@ -229,49 +224,3 @@ def parse_ls(text: str) -> VsishListing:
     if not entries:
         raise NoData("vsish ls listed no entries")
     return VsishListing(tuple(entries), tuple(directories))
-
-
-
-def parse_python_mode(text: str) -> VsishDict:
-    """``vsish -pe get``: optional warning lines, then a dict with a trailing comma and raw
-    newlines inside string values (not JSON)."""
-    lines = text.splitlines(keepends=True)
-    start = next((i for i, line in enumerate(lines) if line.lstrip().startswith(("{", "["))), None)
-    if start is None:
-        if not text.strip():
-            raise NoData("empty vsish output")
-        raise ParseError("no '{' found: not vsish -pe (python mode) output", line=1)
-    notes = tuple(line.strip() for line in lines[:start] if line.strip())
-    body = "".join(lines[start:])
-    string_spans: list[tuple[int, int]] = []
-
-    def fix(match: re.Match) -> str:
-        token = match.group(0)
-        if token[0] in "\"'":
-            string_spans.append(match.span())
-            return token.replace("\r", "\\r").replace("\n", "\\n")
-        return _PY_WORDS[token]
-
-    fixed = _PY_TOKEN.sub(fix, body)
-    try:
-        value = ast.literal_eval(fixed)
-    except (SyntaxError, ValueError) as exc:
-        line = getattr(exc, "lineno", None)
-        where = None if line is None else start + _original_line(body, string_spans, line)
-        raise ParseError(f"python-mode dict does not parse ({getattr(exc, 'msg', exc)})", line=where) from None
-    if not isinstance(value, dict):
-        raise ParseError(f"python-mode output is a {type(value).__name__}, expected a dict", line=start + 1)
-    if not value:
-        raise NoData("vsish python-mode dict is empty")
-    return VsishDict(value, notes)
-
-
-def _original_line(body: str, string_spans: list[tuple[int, int]], fixed_line: int) -> int:
-    """Line ``fixed_line`` of the escaped text as a line of ``body``: escaping removed the raw
-    newlines inside strings, so only newlines outside string literals advance the count."""
-    inside = {i for a, b in string_spans for i in range(a, b) if body[i] == "\n"}
-    outside = [i for i, ch in enumerate(body) if ch == "\n" and i not in inside]
-    if fixed_line <= 1 or not outside:
-        return 1
-    newline_at = outside[min(fixed_line - 1, len(outside)) - 1]
-    return body.count("\n", 0, newline_at) + 2

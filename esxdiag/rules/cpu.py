@@ -18,8 +18,8 @@ def _skip(rule: str) -> RuleCheck:
 
 
 def _undecided(rule: str, stat: WindowStat, name: str, threshold: float) -> RuleCheck:
-    return RuleCheck(rule, "skip", f"worst vCPU {name} is {stat.qualifier}{stat.worst_avg:.2f} ({stat.bound} bound: "
-                                   f"the vCPU count is unknown), which cannot tell whether it is over {threshold:g}")
+    return RuleCheck(rule, "skip", f"worst vCPU {name} is {stat.range_words()} (the vCPU count is unknown), which "
+                                   f"cannot tell whether it is over {threshold:g}")
 
 
 def cpu_contention(vm: VmFacts, t: dict[str, float]):
@@ -30,7 +30,7 @@ def cpu_contention(vm: VmFacts, t: dict[str, float]):
     limited = window_stat(vm.cpu, "max_limited_pct")
     judged = ready.judge(warn)
     if judged == "below":
-        return [RuleCheck("cpu-contention", "pass", f"worst vCPU %RDY {ready.qualifier}{ready.worst_avg:.2f} <= {warn:g}")]
+        return [RuleCheck("cpu-contention", "pass", f"worst vCPU %RDY {ready.range_words()} <= {warn:g}")]
     if judged == "unknown":
         return [_undecided("cpu-contention", ready, "%RDY", warn)]
     against = []
@@ -66,7 +66,7 @@ def cpu_costop(vm: VmFacts, t: dict[str, float]):
     limit = t["cpu.costop_pct"]
     judged = costop.judge(limit)
     if judged == "below":
-        return [RuleCheck("cpu-costop", "pass", f"worst vCPU %CSTP {costop.qualifier}{costop.worst_avg:.2f} <= {limit:g}")]
+        return [RuleCheck("cpu-costop", "pass", f"worst vCPU %CSTP {costop.range_words()} <= {limit:g}")]
     if judged == "unknown":
         return [_undecided("cpu-costop", costop, "%CSTP", limit)]
     return [Finding(
@@ -117,7 +117,7 @@ def cpu_swap_wait(vm: VmFacts, t: dict[str, float]):
     limit = t["cpu.swap_wait_pct"]
     judged = swap.judge(limit)
     if judged == "below":
-        return [RuleCheck("cpu-swap-wait", "pass", f"%SWPWT {swap.qualifier}{swap.worst_avg:.2f} <= {limit:g}")]
+        return [RuleCheck("cpu-swap-wait", "pass", f"%SWPWT {swap.range_words()} <= {limit:g}")]
     if judged == "unknown":
         return [_undecided("cpu-swap-wait", swap, "%SWPWT", limit)]
     return [Finding("cpu-swap-wait", "warning", vm.name, None, f"{vm.name} waits on swapped memory",

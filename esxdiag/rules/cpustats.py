@@ -18,17 +18,30 @@ class WindowStat:
     source: str | None
     locator: str
     bound: str = "exact"  # "lower": the true per-vCPU figure is at least this; "upper": at most this
+    ceiling: float | None = None  # with a lower bound: the most the true figure can be (the sum as one vCPU)
 
     @property
     def qualifier(self) -> str:
         return {"lower": "at least ", "upper": "at most "}.get(self.bound, "")
 
+    @property
+    def most(self) -> float:
+        return self.ceiling if self.bound == "lower" and self.ceiling is not None else self.worst_avg
+
     def judge(self, threshold: float) -> str:
-        """"above" / "below" the threshold, or "unknown" when a bound cannot tell (a lower bound under
-        it, an upper bound over it)."""
-        if self.worst_avg > threshold:
-            return "unknown" if self.bound == "upper" else "above"
-        return "unknown" if self.bound == "lower" and self.worst_avg > 0 else "below"  # a zero sum is zero
+        """"above" / "below" the threshold, or "unknown" when the bounds straddle it: the least the
+        figure can be must be over it for "above", the most it can be under it for "below"."""
+        least = 0.0 if self.bound == "upper" else self.worst_avg
+        if least > threshold:
+            return "above"
+        return "below" if self.most <= threshold else "unknown"
+
+    def range_words(self) -> str:
+        if self.bound == "exact":
+            return f"{self.worst_avg:.2f}%"
+        if self.bound == "upper":
+            return f"at most {self.worst_avg:.2f}%"
+        return f"between {self.worst_avg:.2f}% and {self.most:.2f}%"
 
     def evidence(self, threshold: float | None, comparison: str = ">") -> Evidence:
         bound = f"; {self.bound} bound, vCPU count unknown" if self.bound != "exact" else ""
@@ -57,7 +70,8 @@ def window_stat(cpu: CpuFacts | None, field: str) -> WindowStat | None:
     locator = _LOCATORS[field] if cpu.source == "esxtop" else {
         "ready_pct": "cpu.ready.summation", "costop_pct": "cpu.costop.summation",
         "max_limited_pct": "cpu.maxlimited.summation", "swap_wait_pct": "cpu.swapwait.summation"}[field]
-    return WindowStat(f"{_NAMES[field]} ({cpu.source})", best[0], best[1], best[2], cpu.file, locator, cpu.bound)
+    return WindowStat(f"{_NAMES[field]} ({cpu.source})", best[0], best[1], best[2], cpu.file, locator, cpu.bound,
+                      best[0] * cpu.bound_divisor if cpu.bound == "lower" else None)
 
 
 def judged(stat: WindowStat | None, threshold: float) -> str | None:
@@ -77,12 +91,16 @@ class CpuState:
     healthy: tuple[Evidence, ...]
     undecided: tuple[Evidence, ...]
     measured: bool
+    straddled: tuple[WindowStat, ...] = ()  # bounds (vCPU count unknown) that neither confirm nor rule out
 
     @property
     def words(self) -> str:
         if not self.measured:
             return "not measured"
-        return "healthy" if not self.undecided else "not ruled out as the cause (the vCPU count is unknown)"
+        if not self.undecided:
+            return "healthy"
+        bounds = any(s is not None and s.bound != "exact" for s in (self.ready, self.costop, self.limited))
+        return "not ruled out as the cause" + (" (the vCPU count is unknown)" if bounds else " (%RDY not measured)")
 
     def over(self, t: dict[str, float]) -> tuple[Evidence, ...]:
         """The figures as evidence, each against its threshold (for the CPU-first verdicts)."""
@@ -101,13 +119,16 @@ def cpu_state(cpu: CpuFacts | None, limit_mhz: int | None, t: dict[str, float]) 
     throttled = limit_judged == "above" or (limit_mhz is not None and limit_judged in (None, "unknown"))
     contended = "above" in (judged(ready, t["cpu.ready_pct_critical"]), judged(costop, t["cpu.costop_pct"]))
     healthy = tuple(s.evidence(th, "<=") for s, th in pairs if judged(s, th) == "below")
+    straddled = tuple(s for s, th in pairs if judged(s, th) == "unknown")
     undecided = tuple(
-        Evidence(f"{s.what} is only a {s.bound} bound ({s.qualifier}{s.worst_avg:.2f}% per vCPU): CPU contention "
-                 "cannot be ruled out without the vCPU count", round(s.worst_avg, 2), "% per vCPU", th,
-                 "<=" if s.bound == "lower" else ">", s.source, s.locator)
+        Evidence(f"{s.what} per vCPU is {s.range_words()} (the vCPU count is unknown): it can be neither confirmed "
+                 f"nor ruled out against {th:g}%", round(s.worst_avg, 2), "% per vCPU (least)", th, "?",
+                 s.source, s.locator)
         for s, th in pairs if judged(s, th) == "unknown")
     measured = any(s is not None for s in (ready, costop, limited))  # a series of only NaN is not a measurement
     if not measured:
         undecided += (Evidence("CPU was not measured in the window: contention or a limit cannot be ruled out",
                                None),)
-    return CpuState(ready, costop, limited, throttled, contended, healthy, undecided, measured)
+    elif ready is None:
+        undecided += (Evidence("%RDY was not measured (no usable values): contention cannot be ruled out", None),)
+    return CpuState(ready, costop, limited, throttled, contended, healthy, undecided, measured, straddled)

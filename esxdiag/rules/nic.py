@@ -36,7 +36,7 @@ def ring_exhaustion(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
     rate = sig.drops.rate_per_s if sig.drops is not None else None
     severity = "critical" if rate is not None and rate > t["ring.drops_per_s_critical"] else "warning"
     rings = " and ".join(f"ring {n}" for n, up in ((1, sig.ring1_rising), (2, sig.ring2_rising)) if up)
-    drops = f"{sig.drops.delta} packets dropped ({rate:.1f}/s)" if rate is not None and sig.drops else "drops rising"
+    drops = f"{sig.drops.delta:,} packets dropped ({rate:,.1f}/s)" if rate is not None and sig.drops else "drops rising"
     evidence = [c.evidence(t["ring.full_events"]) for c in (sig.ring1, sig.ring2) if c is not None]
     if sig.drops is not None:
         evidence.append(sig.drops.evidence(t["ring.drops"]))
@@ -58,9 +58,12 @@ def emulated_adapter(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
         f"{nic.type} is emulated: more host CPU per packet and small fixed rx rings. vmxnet3 is the adapter for "
         f"network-heavy VMs. Its 1 Gbps link speed is not a limit. {LINK_SPEED_FACTS}",
         evidence=(Evidence("adapter type", nic.type, None, "vmxnet3", "!=", None, "vnics[].type"),),
-        remediation=(fix.replace_emulated_nic(vm.name, nic.label, nic.mac, nic.type, nic.network, nic.device_key,
-                                              vm.guest_os),),
+        remediation=(fix.replace_emulated_nic(vm.name, nic.label, nic.mac, nic.type, nic.network, vm.guest_os),),
     )]
+
+
+def _count(n: int | None, word: str) -> str:
+    return f"{n} {word}s" if n is None or n != 1 else f"1 {word}"
 
 
 _SPEED = re.compile(r"^\s*([\d.]+)\s*([KMGT])bps\s*$", re.I)
@@ -88,7 +91,8 @@ def windows_single_queue(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
     if nic.rx_queues is None:
         return [RuleCheck("windows-rss", "skip", "rx queue count unknown", nic.mac)]
     if nic.rx_queues > 1 or (vm.vcpus or 0) <= 1:
-        return [RuleCheck("windows-rss", "pass", f"{nic.rx_queues} rx queues for {vm.vcpus} vCPUs", nic.mac)]
+        return [RuleCheck("windows-rss", "pass", f"{_count(nic.rx_queues, 'rx queue')} for "
+                          f"{_count(vm.vcpus, 'vCPU')}", nic.mac)]
     return [Finding(
         "windows-rss", "warning" if nic.rss_enabled is False else "info", vm.name, nic.mac,
         f"One rx queue for {vm.vcpus} vCPUs on {nic.windows_adapter or nic.mac}",
@@ -122,10 +126,10 @@ def host_guest_consistency(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
         return []
     if abs(host.delta - guest.delta) <= max(10, 0.1 * max(host.delta, guest.delta)):
         return [RuleCheck("host-guest-drops", "pass",
-                          f"host {host.delta} and guest {guest.delta} out-of-buffer drops agree", nic.mac)]
+                          f"host {host.delta:,} and guest {guest.delta:,} out-of-buffer drops agree", nic.mac)]
     return [Finding(
         "host-guest-drops", "info", vm.name, nic.mac, "Host and guest disagree on out-of-buffer drops",
-        f"Host counted {host.delta} and the guest {guest.delta} in the same window; they track the same device "
+        f"Host counted {host.delta:,} and the guest {guest.delta:,} in the same window; they track the same device "
         "counter, so a gap usually means the samples were not taken at the same moment or a counter reset.",
         evidence=(host.evidence(), guest.evidence()),
     )]

@@ -37,6 +37,12 @@ def govc_vm(name: str) -> str:
     return shlex.quote(re.sub(r"([*?\[\]\\])", r"\\\1", name))
 
 
+def sh_arg(value: str | int | None, placeholder: str) -> str:
+    """One bash word: the value quoted, or a quoted '<placeholder>' that the tool rejects harmlessly
+    (an unquoted <...> would be a redirection)."""
+    return shlex.quote(str(value) if value is not None and value != "" else f"<{placeholder}>")
+
+
 def mac_text(mac: str | None) -> str:
     """A MAC for pasting into a rule file: only a well-formed one, else a placeholder."""
     try:
@@ -62,7 +68,7 @@ def memory_cost(current: int | None, target: int, queues: int | None, kb_per_ent
 
 def linux_raise_ring(iface: str | None, mac: str | None, ring: int, current: int | None, target: int,
                      queues: int | None, kb_per_entry: float, mtu: int | None) -> Remediation:
-    dev = shlex.quote(iface) if iface else "<iface>"
+    dev = sh_arg(iface, "iface")
     option = "rx" if ring == 1 else "rx-jumbo"
     nm_key = "ethtool.ring-rx" if ring == 1 else "ethtool.ring-rx-jumbo"
     notes = []
@@ -96,7 +102,7 @@ def linux_raise_ring(iface: str | None, mac: str | None, ring: int, current: int
 
 def windows_raise_ring(adapter: str | None, ring: int, current: int | None, target: int,
                        queues: int | None, kb_per_entry: float) -> Remediation:
-    name = ps_name(adapter) if adapter else "<adapter>"
+    name = ps_name(adapter) if adapter else ps_quote("<adapter>")
     if ring == 1:
         cmds = (f"Set-NetAdapterAdvancedProperty -Name {name} -RegistryKeyword MaxRxRing1Length -RegistryValue {target}",
                 f"Set-NetAdapterAdvancedProperty -Name {name} -RegistryKeyword NumRxBuffersSmall -RegistryValue 8192",
@@ -117,7 +123,7 @@ def windows_raise_ring(adapter: str | None, ring: int, current: int | None, targ
 
 
 def windows_enable_rss(adapter: str | None, vcpus: int | None) -> Remediation:
-    name = ps_name(adapter) if adapter else "<adapter>"
+    name = ps_name(adapter) if adapter else ps_quote("<adapter>")
     return Remediation(
         os="windows",
         title=f"Enable Receive Side Scaling on {adapter or 'the adapter'} so receive work spreads over "
@@ -148,10 +154,10 @@ def vsphere_remove_limit(vm: str, limit_mhz: int | None) -> Remediation:
 
 
 def vsphere_relieve_contention(vm: str, costop: bool) -> Remediation:
-    steps = [f"govc vm.migrate -vm {govc_vm(vm)} -host <less-loaded-host>   # or let DRS balance",
-             f"govc vm.change -vm {govc_vm(vm)} -cpu.reservation <MHz>   # guarantee CPU if it must not wait"]
+    steps = [f"govc vm.migrate -vm {govc_vm(vm)} -host '<less-loaded-host>'   # or let DRS balance",
+             f"govc vm.change -vm {govc_vm(vm)} -cpu.reservation '<MHz>'   # guarantee CPU if it must not wait"]
     if costop:
-        steps.append(f"govc vm.change -vm {govc_vm(vm)} -c <fewer vCPUs>   # %CSTP high: too many vCPUs")
+        steps.append(f"govc vm.change -vm {govc_vm(vm)} -c '<fewer vCPUs>'   # %CSTP high: too many vCPUs")
     return Remediation(
         os="vsphere", title=f"Relieve CPU contention for {vm} before touching the rings",
         commands=tuple(steps),
@@ -163,10 +169,10 @@ def vsphere_relieve_contention(vm: str, costop: bool) -> Remediation:
 
 
 def linux_more_queues(iface: str | None, vcpus: int | None) -> Remediation:
-    dev = shlex.quote(iface) if iface else "<iface>"
+    dev = sh_arg(iface, "iface")
     return Remediation(
         os="linux", title=f"Rings are at the maximum: spread receive work over {vcpus or 'all'} rx queues",
-        commands=(f"ethtool -L {dev} combined {vcpus or '<vCPUs>'}", f"ethtool -l {dev}   # verify"),
+        commands=(f"ethtool -L {dev} combined {sh_arg(vcpus, 'vCPUs')}", f"ethtool -l {dev}   # verify"),
         notes=("vmxnet3 opens at most one rx queue per vCPU (up to 8 on older drivers); check %RDY/%CSTP.",),
         disruption=DISRUPTION_LINUX,
     )
@@ -174,8 +180,8 @@ def linux_more_queues(iface: str | None, vcpus: int | None) -> Remediation:
 
 def vsphere_add_vcpus(vm: str, vcpus: int | None, iface: str | None) -> Remediation:
     """The vNIC already has one rx queue per vCPU: only more vCPUs bring more queues."""
-    more = vcpus * 2 if vcpus else "<more vCPUs>"
-    dev = shlex.quote(iface) if iface else "<iface>"
+    more = sh_arg(vcpus * 2 if vcpus else None, "more vCPUs")
+    dev = sh_arg(iface, "iface")
     return Remediation(
         os="vsphere", title=f"Rings are at the maximum and every vCPU has an rx queue: add vCPUs to {vm}",
         commands=(f"govc vm.change -vm {govc_vm(vm)} -c {more}",),
@@ -188,11 +194,11 @@ def vsphere_add_vcpus(vm: str, vcpus: int | None, iface: str | None) -> Remediat
 
 
 def replace_emulated_nic(vm: str, label: str | None, mac: str | None, nic_type: str, network: str | None,
-                         device_key: int | None, guest_os: str | None) -> Remediation:
+                         guest_os: str | None) -> Remediation:
     """e1000/e1000e -> vmxnet3. Changing the type is a new virtual device for the guest, done powered off;
     the commands keep the MAC (a new MAC breaks DHCP reservations and licences bound to it)."""
     mac_arg = mac_text(mac)
-    net = shlex.quote(network) if network else "<portgroup>"
+    net = sh_arg(network, "portgroup")
     guest = {"linux": "Linux: the vmxnet3 driver is in-tree; the interface may get a new name (check udev/netplan/"
                       "NetworkManager profiles bound to the old name or driver).",
              "windows": "Windows: install VMware Tools first (it carries the vmxnet3 driver); the new adapter gets a "
@@ -202,10 +208,11 @@ def replace_emulated_nic(vm: str, label: str | None, mac: str | None, nic_type: 
         commands=(f"Get-VM -Name {ps_name(vm)} | Get-NetworkAdapter | Where-Object {{ $_.MacAddress -eq "
                   f"{ps_quote(mac_arg)} }} | Set-NetworkAdapter -Type Vmxnet3 -Confirm:$false",
                   f"govc device.info -vm {govc_vm(vm)} 'ethernet-*'   # find the device with MAC {mac_arg}",
-                  f"govc device.remove -vm {govc_vm(vm)} <ethernet-N>",
+                  f"govc device.remove -vm {govc_vm(vm)} '<ethernet-N>'",
                   f"govc vm.network.add -vm {govc_vm(vm)} -net {net} -net.adapter vmxnet3 -net.address {mac_arg}"),
         persistence=("The adapter type is part of the VM's configuration: it persists.",),
-        disruption="Power the VM off for the change: the guest sees a new network device when it starts.",
+        disruption="Downtime: the VM must be powered off for the change, and the guest sees a new network device "
+                   "when it starts.",
         notes=("PowerCLI keeps the device and its MAC; with govc the adapter is removed and re-added with the same "
                "MAC (-net.address). Without keeping it, the vNIC gets a new MAC.",
                guest.get(guest_os or "", "Needs the vmxnet3 driver in the guest (in-tree on Linux, VMware Tools on "

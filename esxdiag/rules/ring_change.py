@@ -44,7 +44,7 @@ def change_ring(vm, nic, sig, evidence, cpu: CpuState, missing: list[str], t) ->
 
 
 def _raise(vm, nic, sig, ring, size, ring_max, size_ev, evidence, cpu, against, missing, t) -> RingVerdict:
-    target = int(t["ring.max_size"])
+    target = min(int(t["ring.max_size"]), ring_max)  # 4032 with jumbo frames on pre-v7 devices
     kb = t["ring.memory_kb_per_ring1_entry" if ring == 1 else "ring.memory_kb_per_ring2_entry"]
     remedies = []
     if vm.guest_os in (None, "linux"):
@@ -53,7 +53,9 @@ def _raise(vm, nic, sig, ring, size, ring_max, size_ev, evidence, cpu, against, 
     if vm.guest_os in (None, "windows"):
         remedies.append(fix.windows_raise_ring(nic.windows_adapter, ring, size, target, nic.rx_queues, kb))
     full = sig.ring1 if ring == 1 else sig.ring2
+    drops = sig.drops
     why = (f"ring {ring} was full {full.delta:,} times in the window" if full is not None and full.delta
+           else f"{drops.what} rose by {drops.delta:,} in the window" if drops is not None and drops.delta
            else "out-of-buffer drops are rising")
     extra = ""
     if ring == 2 and nic.lro_packets is not None and (nic.lro_packets.delta or 0) > 0:

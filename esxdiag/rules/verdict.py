@@ -68,7 +68,8 @@ def decide(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> RingVerdict:
     if not sig.windowed and nic.drop_symptoms:
         return _from_port_drops(vm, nic, sig, evidence, cpu, port_drops, t)
     if not sig.counters():
-        return RingVerdict("insufficient-evidence", "No ring or drop counters were collected for this vNIC.",
+        return RingVerdict("insufficient-evidence", "No ring or drop counter of this vNIC could be read (see "
+                           "missing, and the coverage section for captures that failed or could not be parsed).",
                            missing=nic.missing or ("vsish rxSummary / ethtool -S",))
     if not sig.windowed:
         totals = ", ".join(f"{c.what} {c.total:,}" for c in sig.counters())
@@ -83,8 +84,24 @@ def decide(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> RingVerdict:
                 return first
         return _flat(sig.counters(), evidence, nic.missing)
     missing = list(nic.missing)
-    return _cpu_first(vm, cpu, evidence, missing, t, "Drops are rising") or \
-        change_ring(vm, nic, sig, evidence, cpu, missing, t)
+    first = _cpu_first(vm, cpu, evidence, missing, t, "Drops are rising")
+    if first is not None:
+        return first
+    if cpu.straddled:  # contention judged on the conservative side: no ring raise it might not justify
+        return _cpu_undecided(vm, cpu, evidence, missing)
+    return change_ring(vm, nic, sig, evidence, cpu, missing, t)
+
+
+def _cpu_undecided(vm: VmFacts, cpu: CpuState, evidence, missing: list[str]) -> RingVerdict:
+    figures = ", ".join(f"{s.what.split(' ')[0]} {s.range_words()}" for s in cpu.straddled)
+    missing.append("the VM's vCPU count (vCenter inventory, nproc / the CPU count in the guest, or esxtop with "
+                   "Vcpu columns): per-vCPU CPU figures are only bounds without it")
+    return RingVerdict(
+        "insufficient-evidence",
+        f"Drops are rising, but whether CPU contention causes them cannot be told: per vCPU {figures} "
+        f"({vm.cpu.normalisation if vm.cpu else 'bounds'}). Collect the vCPU count and analyze again before "
+        "raising rings: a bigger ring on a CPU-starved VM only delays the drops.",
+        evidence=evidence + cpu.healthy, evidence_against=cpu.undecided, missing=tuple(missing))
 
 
 def _flat(counters: list[CounterWindow], evidence: tuple[Evidence, ...], missing) -> RingVerdict:
@@ -121,8 +138,9 @@ def _cpu_first(vm: VmFacts, cpu: CpuState, evidence, missing: list[str], t, what
         return RingVerdict(
             "cpu-contention-first",
             f"{what} while vCPUs wait to be scheduled ("
-            + ", ".join(f"{name} {stat.qualifier}{stat.worst_avg:.1f}%" for name, stat in
-                        (("%RDY", cpu.ready), ("%CSTP", cpu.costop)) if stat)
+            + ", ".join(f"{name} {stat.qualifier}{stat.worst_avg:.1f}%" for name, stat, th in
+                        (("%RDY", cpu.ready, t["cpu.ready_pct_critical"]), ("%CSTP", cpu.costop, t["cpu.costop_pct"]))
+                        if stat and stat.judge(th) == "above")
             + "): relieve CPU contention first.",
             evidence=evidence + cpu.over(t),
             remediation=(fix.vsphere_relieve_contention(vm.name, costop_high),), missing=tuple(missing))
@@ -155,10 +173,13 @@ def _from_port_drops(vm, nic, sig, evidence, cpu: CpuState, rising: bool, t) -> 
 
 
 def _what_to_collect(vm: VmFacts, nic: VnicFacts, cpu_measured: bool) -> list[str]:
-    where = f"/net/portsets/{nic.portset}/ports/{nic.port}" if nic.port else "/net/portsets/<portset>/ports/<port>"
-    out = [f"on the ESXi host, vsish -e get {where}/vmxnet3/rxSummary at the start and the end of a window"
-           + ("" if nic.port else " (net-stats -l gives the portset and port of MAC " + (nic.mac or "?") + ")")]
-    iface = nic.guest_interface or "<iface>"
+    """Commands in prose are still pasted: names from the host or guest are quoted like any shown command."""
+    where = (f"/net/portsets/{nic.portset}/ports/{nic.port}" if nic.port and nic.portset
+             else "/net/portsets/<portset>/ports/<port>")
+    out = [f"on the ESXi host, vsish -e get {fix.sh_arg(where + '/vmxnet3/rxSummary', '')} at the start and the "
+           "end of a window" + ("" if nic.port else f" (net-stats -l gives the portset and port of MAC "
+                                                    f"{fix.mac_text(nic.mac)})")]
+    iface = fix.sh_arg(nic.guest_interface, "iface")
     if vm.guest_os == "windows":
         out.append("or in the guest, Get-NetAdapterStatistics twice (ReceivedDiscardedPackets) and "
                    "Get-NetAdapterAdvancedProperty (Rx Ring #1 Size)")
@@ -174,11 +195,11 @@ def _not_vmxnet3(vm: VmFacts, nic: VnicFacts) -> RingVerdict:
     return RingVerdict(
         "insufficient-evidence",
         f"{nic.type} is not a vmxnet3 adapter: vmxnet3 ring counters do not exist for it"
-        + (". Change it to vmxnet3 (the commands below; shown, never run): a paravirtual adapter with "
+        + (". Change it to vmxnet3 (see the remediation: shown, never run): a paravirtual adapter with "
            "rings up to 4096, multiple rx queues and less host CPU per packet." if emulated else "."),
         missing=(f"vmxnet3 ring counters ({nic.type} vNIC)",),
         remediation=(fix.replace_emulated_nic(vm.name, nic.label, nic.mac, nic.type, nic.network,
-                                              nic.device_key, vm.guest_os),) if emulated else ())
+                                              vm.guest_os),) if emulated else ())
 
 
 def _counter_evidence(sig: RingSignals, t: dict[str, float]):

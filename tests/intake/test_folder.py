@@ -7,6 +7,8 @@ import json
 import os
 import shutil
 
+import pytest
+
 
 METRICS = ("ring1_full", "ring2_full", "host_out_of_buffers", "dropped_rx", "guest_oob")
 
@@ -120,9 +122,12 @@ def test_unknown_and_ambiguous_files_are_named(seed_folder, kit):
     (seed_folder / "notes.txt").write_text("ran iperf with 12 streams\n")
     (seed_folder / "both.txt").write_text((kit.HOST / "vsish_rxqueue_status@port=33554464,portset=vSwitch0,queue=0.txt")
                                           .read_text() + (seed_folder / "rxSummary-before.txt").read_text())
-    notes = " ".join(kit.analyze(seed_folder)["notes"])
-    assert "not used: notes.txt: not a capture esxdiag reads" in notes
-    assert "not used: both.txt: ambiguous, looks like vsish-rxsummary and vsish-rxqueue-status" in notes
+    doc = kit.analyze(seed_folder)
+    unused = {c["file"]: c["why"] for c in doc["coverage"] if c["status"] == "unparsed"}
+    assert unused["notes.txt"].startswith("not a capture esxdiag reads")
+    assert unused["both.txt"] == "ambiguous, looks like vsish-rxsummary and vsish-rxqueue-status"
+    text = kit.run("analyze", seed_folder, "--format", "text").stdout
+    assert "notes.txt" in text and "both.txt" in text
 
 
 def test_one_subfolder_per_machine(seed_folder, kit):
@@ -141,3 +146,44 @@ def test_empty_folder_and_missing_path_are_bad_input(tmp_path, kit):
     assert proc.returncode == 2 and "no manifest.json and no recognisable captures" in proc.stderr
     proc = kit.run("analyze", tmp_path / "nope")
     assert proc.returncode == 2 and "nope" in proc.stderr
+
+
+EXAMPLES = ("iperf-test1-ring-exhaustion", "iperf-cpu-limited", "iperf-test1-ring4096", "windows-single-queue",
+            "e1000-adapter", "healthy-vm", "iperf-test2-sender", "seed-by-hand/iperf-test1")
+
+
+def _findings(doc):
+    return sorted((f["rule"], f["severity"], f["vnic"]) for vm in doc["vms"] for f in vm["findings"])
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_every_example_without_its_manifest_gives_the_same_verdicts(tmp_path, kit, example):
+    folder = tmp_path / example
+    shutil.copytree(kit.ROOT / "examples" / example, folder)
+    for name in ("manifest.json", "report.json", "report.html"):
+        (folder / name).unlink()
+    with_manifest = kit.analyze(kit.ROOT / "examples" / example)
+    inferred = kit.analyze(folder)
+    assert [v["name"] for v in inferred["vms"]] == [v["name"] for v in with_manifest["vms"]]
+    for vm_a, vm_b in zip(inferred["vms"], with_manifest["vms"]):
+        for a, b in zip(vm_a["vnics"], vm_b["vnics"]):
+            assert a["ring_verdict"] == b["ring_verdict"]
+            for key in METRICS:
+                assert (a["metrics"].get(key) or {}).get("delta") == (b["metrics"].get(key) or {}).get("delta")
+    assert _findings(inferred) == _findings(with_manifest)
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_bundle_check_accepts_every_example(kit, example):
+    proc = kit.run("bundle", "check", kit.ROOT / "examples" / example)
+    assert proc.returncode == 0 and "ok (" in proc.stdout and "warning:" not in proc.stdout, proc.stdout
+
+
+def test_rx_queue_status_without_queue_numbers(seed_folder, kit):
+    (seed_folder / "rxqueue1-status.txt").unlink()
+    (seed_folder / "rxqueue0-status.txt").rename(seed_folder / "ring-status.txt")
+    notes = " ".join(kit.analyze(seed_folder)["notes"])
+    assert "rx queue 0 assumed: no queue number in the file name" in notes
+    (seed_folder / "ring-status-2.txt").write_text((seed_folder / "ring-status.txt").read_text())
+    proc = kit.run("analyze", seed_folder)
+    assert proc.returncode == 2 and "name the rx queue in each file name" in proc.stderr

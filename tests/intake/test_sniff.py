@@ -14,7 +14,8 @@ from esxdiag.specs import SPECS
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "tests" / "fixtures"
-SAMPLES = Path("/work/shared/samples2")
+SAMPLES = next((p for p in (ROOT.parent / "shared" / "samples2", Path("/work/shared/samples2")) if p.is_dir()),
+               Path("/work/shared/samples2"))
 
 
 def _example_captures():
@@ -123,3 +124,26 @@ def test_spec_choice_for_shared_kinds():
     assert text_spec("VMware ESXi 6.0.0 build-5224934\n", windows=False) == "esxi_version"
     assert text_spec("4\n", windows=False) == "nproc" and text_spec("4\n", windows=True) == "win_cpu"
     assert netstat_spec("#kernel\nIpInReceives 1\n") == "nstat" and netstat_spec("Tcp:\n") == "netstat_s"
+
+
+@pytest.mark.parametrize("text", [" " * 65536, "a:" * 32768, "1: x: <" * 9000, "/e" * 32768 + ":",
+                                  "NIC statistics:\n" + "pkts rx OOB" * 5000, "\n" * 65536, "Tcp:" + "9" * 65000,
+                                  '{"schema": "' + "x" * 65000])
+def test_sniffing_adversarial_heads_is_fast(text):
+    import time
+
+    started = time.perf_counter()
+    sniff_text(text)
+    assert time.perf_counter() - started < 1.0
+
+
+def test_sniffing_random_text_never_raises():
+    hypothesis = pytest.importorskip("hypothesis")
+    from hypothesis import strategies as st
+
+    @hypothesis.settings(max_examples=300, deadline=None)
+    @hypothesis.given(st.text(max_size=2000))
+    def check(text):
+        assert isinstance(sniff_text(text).kinds, tuple)
+
+    check()

@@ -76,3 +76,14 @@ def test_bundle_init_on_a_sosreport_writes_derived_files_beside_it(tmp_path, kit
     assert proc.returncode == 0, proc.stderr
     assert (sos / ".esxdiag-derived" / "nproc (processors in proc-cpuinfo).txt").read_text() == "2\n"
     assert kit.run("bundle", "check", sos).returncode == 0
+
+
+def test_two_sosreports_alone_are_a_window_timed_by_their_dates(tmp_path, kit):
+    kit.sosreport(tmp_path, "sosreport-iperf-test1-a", 0, BEFORE)
+    kit.sosreport(tmp_path, "sosreport-iperf-test1-b", 1, AFTER)
+    doc = kit.analyze(tmp_path)
+    assert doc["bundle"]["window_s"] == 60
+    nic = kit.vnic(doc, "iperf-test1")
+    assert nic["guest_interface"] == "eth0"
+    assert nic["metrics"]["guest_oob"]["delta"] == 2074 and nic["metrics"]["guest_oob"]["seconds"] == 60.0
+    assert "ethtool_rings: the latest of" in " ".join(doc["notes"])

@@ -209,6 +209,28 @@ def _write_config(lab: SshLab, addresses: list[str]) -> None:
     lab.config.write_text("\n".join(lines) + "\n")
 
 
+PASSWORD_FILE = Path("/var/lib/esxdiag-lab/password")  # root-only; shared by every lab on this machine
+
+
+def _lab_password() -> str:
+    """One password per machine for the lab user: labs started side by side (two test runs at once)
+    must not reset the password another lab's tests are using."""
+    PASSWORD_FILE.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        fd = os.open(PASSWORD_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        for _ in range(50):  # another lab is writing it right now
+            text = PASSWORD_FILE.read_text().strip()
+            if text:
+                return text
+            time.sleep(0.1)
+        raise LabUnavailable(f"SSH lab unavailable: {PASSWORD_FILE} is empty")
+    password = secrets.token_urlsafe(18)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(password + "\n")
+    return password
+
+
 def _ensure_user(password: str) -> None:
     try:
         pwd.getpwnam(LAB_USER)
@@ -247,7 +269,7 @@ def start_ssh_lab(workdir: str | Path, scenarios: Path = SCENARIOS) -> SshLab:
     scenario_text = scenarios.read_text()
     scenario = json.loads(scenario_text)
     guests = {vm["name"]: vm["nics"][0]["ip"] for vm in scenario["vms"]}
-    password = secrets.token_urlsafe(18)
+    password = _lab_password()
     _ensure_user(password)
     user = pwd.getpwnam(LAB_USER)
     os.makedirs("/run/sshd", mode=0o755, exist_ok=True)
@@ -308,15 +330,20 @@ def main(argv: list[str]) -> int:
     print(f"ESXi host: {lab.host_address}; guests: " + ", ".join(f"{n}={a}" for n, a in lab.guest_addresses.items()))
     print(f"try: ssh -p {lab.port} -i {lab.key_file} -o UserKnownHostsFile={lab.known_hosts} "
           f"{lab.user}@{lab.host_address} net-stats -l")
-    print("Ctrl-C stops the lab.")
+    print("Ctrl-C or SIGTERM stops the lab (tests/lab/lab.py up/down runs it with vcsim).")
+    signal.signal(signal.SIGTERM, _exit_on_signal)
     try:
         while lab.process.poll() is None:
             time.sleep(1)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemExit):
         pass
     finally:
         lab.stop()
     return 0
+
+
+def _exit_on_signal(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 if __name__ == "__main__":

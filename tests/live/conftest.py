@@ -175,9 +175,9 @@ class Esxdiag:
         return [self.finish(s, t0) for s in started]
 
     def interrupt_during(self, command: str, vm: str, marker: str, *extra: str, wait_s: float = 30.0,
-                         presses: int = 1, **kwargs) -> Run:
+                         presses: int = 1, after_s: float = 0.5, **kwargs) -> Run:
         """Start a run and send it SIGINT (Ctrl-C) once a stderr line contains ``marker``; with
-        ``presses=2`` a second one after the first was acknowledged on stderr."""
+        ``presses=2`` a second one after the first was acknowledged on stderr; ``after_s`` after the marker."""
         t0 = time.monotonic()
         process, argv, bundle = self.start(command, vm, *extra, **kwargs)
         err_lines: list[str] = []
@@ -200,7 +200,7 @@ class Esxdiag:
             process.kill()
             process.wait(timeout=10)
             pytest.fail(f"never saw {marker!r} on stderr within {wait_s:g} s: {''.join(err_lines)}")
-        time.sleep(0.5)  # well inside the command that printed the marker
+        time.sleep(after_s)  # well inside the command that printed the marker
         process.send_signal(signal.SIGINT)
         if presses > 1:
             if not acknowledged.wait(wait_s):

@@ -150,10 +150,10 @@ def test_powered_off_vm_exits_3_with_its_inventory(esxdiag, ssh_lab, powered_off
 
 
 def test_first_ctrl_c_ends_the_window_early_and_the_run_still_reports(esxdiag):
-    run = esxdiag.interrupt_during("report", VM, "esxtop batch", "--format", "json",
-                                   window=("--window", "30", "--esxtop-delay", "2"))
+    run = esxdiag.interrupt_during("report", VM, "esxtop batch", "--format", "json", after_s=5,
+                                   window=("--window", "40", "--esxtop-delay", "1"))
     assert run.returncode == 0, run.explain()
-    assert run.elapsed_s < 20, run.explain()
+    assert run.elapsed_s < 30, run.explain()
     assert run.lines_naming("Ctrl-C: ending the window now"), run.explain()
     bundle = run.bundle_loaded()
     assert any(n.startswith("window ended early by Ctrl-C after") for n in bundle.manifest["notes"])
@@ -162,10 +162,11 @@ def test_first_ctrl_c_ends_the_window_early_and_the_run_still_reports(esxdiag):
             (capture,) = run.captures(spec, sample, kind)
             assert capture.ok and capture.path.stat().st_size > 0, capture
     (esxtop,) = run.captures("esxtop_batch")
-    assert esxtop.error_kind == "interrupted" and "Ctrl-C" in esxtop.error, esxtop
+    assert esxtop.ok and esxtop.rc is None and esxtop.path.stat().st_size > 0, esxtop  # stopped, rows kept
     assert run.captures("vsphere_perf")[0].ok
     document = json.loads(run.stdout[:run.stdout.rindex("\nbundle: ") + 1])
-    assert [vm["name"] for vm in document["vms"]] == [VM]
+    (vm,) = document["vms"]
+    assert vm["name"] == VM and vm["cpu"]["source"] == "esxtop", vm["cpu"]  # the shortened window's rows
 
 
 def test_second_ctrl_c_aborts_with_a_valid_partial_bundle(esxdiag):

@@ -473,6 +473,8 @@ def _wanted_cell(data: bytes, line: int, value: bytes) -> bytes:
     *[(lambda d, n=n: _cut_between_fields(_replace_line(d, n, b"\n")), None) for n in range(3, 9)],  # blank lines
     (lambda d: d + b"\n\r\n\n", None),  # trailing blank lines
     (lambda d: _wanted_cell(d, 6, b"n/a"), False),  # non-numeric wanted cell (pyarrow would call it null)
+    (lambda d: _wanted_cell(d, 6, b"nan"), True),  # non-finite cells: dropped with a warning on both paths
+    (lambda d: _wanted_cell(d, 7, b"-inf"), True),
     (lambda d: _wanted_cell(d, 6, b" 1.5 "), None),  # blanks around a number: both read 1.5
     (lambda d: _replace_line(d, 7, d.splitlines(keepends=True)[6].replace(b"05/14/2024", b"yesterday", 1)), False),
 ])

@@ -46,7 +46,9 @@ def counter(rate: float, total_before: int) -> dict:
 
 
 def ring_metrics(ring1: int, ring2: int, queues: int, per_s: dict[str, float], source: str) -> dict:
-    metrics = {"ring1_size": ring1, "ring2_size": ring2, "ring_size_source": f"{source}/rxqueues/0/status.txt",
+    port = source.rsplit("/", 1)[-1]
+    status = f"{HOST_DIR}/vsish_rxqueue_status@port={port},portset=vSwitch0,queue=0.txt"  # as a bundle names it
+    metrics = {"ring1_size": ring1, "ring2_size": ring2, "ring_size_source": status,
                "ring1_max": 4096, "ring2_max": 4096, "rx_queues": queues, "mtu": 1500, "rss_enabled": None,
                "driver": "vmxnet3", "driver_version": "1.1.29.0-k-NAPI"}
     for key, rate in per_s.items():

@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from esxdiag.reports.charts import bar_chart, line_chart, no_data_chart
+from esxdiag.reports.charts import interval_rates, line_chart, no_data_chart, rate_bars
 from esxdiag.result import Series
 
 GOLDEN = pathlib.Path(__file__).parent / "golden"
@@ -22,14 +22,19 @@ def rdy_series() -> list[Series]:
             Series("vCPU 1 %RDY", "%", T, (0.5, 0.5, 0.7, 1.2, 3.3, 6.0, 11.5, 8.0, 4.0, 2.0, 1.5, 0.9))]
 
 
-def counter_series() -> list[Series]:
-    return [Series("# of times the 1st ring is full", "events/interval", T[1:], (118, 130, 90, 0, 0, 45, 200, 180, 60, 0, 5)),
-            Series("running out of buffers", "events/interval", T[1:], (173, 190, 140, 0, 0, 70, 290, 260, 80, 0, 9))]
+def seed_rates() -> list[tuple[str, float | None, str]]:
+    """iperf-test1 over its 62.2 s window (examples/iperf-test1-ring-exhaustion)."""
+    return [("Ring 1 full (host)", 23.6, "/s"), ("Ring 2 full (host)", 10.9, "/s"),
+            ("Out-of-buffer drops (host)", 34.61, "/s"), ("droppedRx (host port)", 34.62, "/s"),
+            ("pkts rx OOB (guest)", 34.6, "/s")]
+
+
+RDY_LINES = [("warning", 5.0), ("critical", 10.0)]
 
 
 CASES = {
-    "line_rdy_threshold.svg": lambda: line_chart(rdy_series(), "%RDY per vCPU", "%", threshold=10.0),
-    "bar_counters.svg": lambda: bar_chart(counter_series(), "Counter growth per sample interval", "events/interval"),
+    "line_rdy_threshold.svg": lambda: line_chart(rdy_series(), "%RDY per vCPU", "%", RDY_LINES),
+    "rate_bars.svg": lambda: rate_bars(seed_rates(), "Rates over the window (per second)", "per second"),
     "line_single_point.svg": lambda: line_chart([Series("vCPU 0 %RDY", "%", T[:1], (3.2,))], "one sample", "%"),
     "no_data.svg": lambda: line_chart([], "%RDY per vCPU", "%"),
 }
@@ -55,15 +60,23 @@ def test_chart_is_deterministic_wellformed_svg_without_external_references(name)
     assert not re.search(r"https?://|href=|src=|<script", first)
 
 
-def test_line_chart_breaks_lines_at_gaps_and_draws_threshold():
-    root = ET.fromstring(line_chart(rdy_series(), "%RDY per vCPU", "%", threshold=10.0))
+def test_line_chart_breaks_lines_at_gaps_and_draws_warning_and_critical_lines():
+    root = ET.fromstring(line_chart(rdy_series(), "%RDY per vCPU", "%", RDY_LINES))
     first_series = root.findall("g[@class='series']")[0]
     # vCPU 0 has gaps at samples 3 and 8-9: three runs, each with more than one point
     assert len(first_series.findall("polyline")) == 3
-    assert [line.get("class") for line in root.findall("line") if line.get("class")] == ["threshold"]
+    lines = [line for line in root.findall("line") if line.get("class") == "threshold"]
+    assert len(lines) == 2 and lines[0].get("stroke-dasharray") != lines[1].get("stroke-dasharray")
+    assert float(lines[0].get("y1")) > float(lines[1].get("y1"))  # 5 % sits below 10 %
     texts = [t.text for t in root.iter("text")]
     assert "12:00:00" in texts and "time (UTC)" in texts
-    assert "vCPU 0 %RDY" in texts and "threshold 10 %" in texts
+    assert "vCPU 0 %RDY" in texts and "warning 5 %" in texts and "critical 10 %" in texts
+
+
+def test_series_differ_by_line_style_not_only_colour():
+    root = ET.fromstring(line_chart(rdy_series(), "%RDY per vCPU", "%"))
+    styles = [g.find("polyline").get("stroke-dasharray") for g in root.findall("g[@class='series']")]
+    assert len(set(styles)) == 2
 
 
 def test_isolated_point_between_gaps_is_a_dot():
@@ -83,14 +96,14 @@ def test_all_zero_series_draws_on_a_unit_axis():
 
 def test_empty_and_all_gap_inputs_say_no_data():
     gaps_only = Series("vCPU 0 %RDY", "%", T[:3], (None, None, None))
-    for svg in (line_chart([], "t", "%"), line_chart([gaps_only], "t", "%"), bar_chart([gaps_only], "t", "n")):
+    for svg in (line_chart([], "t", "%"), line_chart([gaps_only], "t", "%"), rate_bars([("r", None, "")], "t", "n")):
         assert "no data" in svg and ET.fromstring(svg).get("class") == "chart no-data"
 
 
 def test_labels_titles_and_units_are_escaped():
     hostile = "<script>alert(1)</script> & \"q\" 'a'"
     series = Series(hostile, hostile, T[:3], (1.0, 2.0, 3.0))
-    for svg in (line_chart([series], hostile, hostile, threshold=2.0), bar_chart([series], hostile, hostile),
+    for svg in (line_chart([series], hostile, hostile, [(hostile, 2.0)]), rate_bars([(hostile, 2.0, hostile)], hostile, hostile),
                 no_data_chart(hostile, hostile)):
         assert "<script" not in svg
         root = ET.fromstring(svg)  # would fail on a raw '<' or '&'
@@ -104,20 +117,18 @@ def test_unparsable_times_fall_back_to_sample_index():
     assert {"first", "second", "third"} <= set(texts) and "sample" in texts
 
 
-def test_bars_sit_on_the_axis_and_scale_with_value():
-    root = ET.fromstring(bar_chart(counter_series(), "bars", "events/interval"))
-    rects = root.findall("g[@class='series']/rect")
-    assert len(rects) == 22
-    bottoms = {round(float(r.get("y")) + float(r.get("height")), 2) for r in rects}
-    assert len(bottoms) == 1
-    heights = [float(r.get("height")) for r in rects[:11]]
-    assert heights.index(max(heights)) == 6  # the 200 sample of the first series is the tallest
+def test_rate_bars_share_one_axis_and_write_label_and_value_as_text():
+    root = ET.fromstring(rate_bars(seed_rates(), "rates", "per second"))
+    rects = root.findall("g[@class='rate']/rect")
+    assert len(rects) == 5 and len({r.get("x") for r in rects}) == 1
+    widths = [float(r.get("width")) for r in rects]
+    assert widths.index(max(widths)) == 3 and widths[1] < widths[0] < widths[2]  # 34.62 longest, 10.9 shortest
+    texts = [t.text for t in root.iter("text")]
+    assert "Ring 2 full (host)" in texts and "10.9/s" in texts and "34.62/s" in texts
 
 
-def test_interval_deltas_turn_cumulative_counters_into_growth_and_resets_into_gaps():
-    from esxdiag.reports.charts import interval_deltas
-
+def test_interval_rates_turn_cumulative_counters_into_per_second_rates_and_resets_into_gaps():
     cumulative = Series("1st ring full", "count (cumulative)", T[:6], (100, 130, 130, 12, None, 40), "f.txt")
-    growth = interval_deltas(cumulative)
-    assert growth.times == T[1:6] and growth.unit == "per interval" and growth.source == "f.txt"
-    assert growth.values == (30, 0, None, None, None)  # 130 -> 12 is a reset, not -118
+    rates = interval_rates(cumulative)
+    assert rates.times == T[1:6] and rates.unit == "per second" and rates.source == "f.txt"
+    assert rates.values == (6.0, 0.0, None, None, None)  # 30 in 5 s; 130 -> 12 is a reset, not -118

@@ -49,3 +49,33 @@ def test_example_bundle_renders_engine_verdicts(bundle, tmp_path):
 
 def test_examples_exist():
     assert len(BUNDLES) >= 3, f"no example bundles under {EXAMPLES}"
+
+
+def test_seed_example_names_every_source_in_words_and_the_disagreeing_drop_counts(tmp_path):
+    """iperf-test1: the host counted 2,153 out-of-buffer drops while vCenter's droppedRx summed 0."""
+    bundle = EXAMPLES / "iperf-test1-ring-exhaustion"
+    document = render_html(analyze(bundle, dict(DEFAULT_THRESHOLDS)), bundle, tmp_path / "report.html")
+    counters = document[document.index("<caption>Counters over the window</caption>"):]
+    counters = counters[:counters.index("</table>")]
+    for words in ("vsish rxSummary (port 33554464), reading 2", "vsish clientStats (port 33554464), reading 2",
+                  "guest ethtool -S eth0, reading 2", "vCenter performance counters"):
+        assert words in counters
+    assert counters.count('<td class="from"><a href=') == 6  # every counter says where it came from
+    assert "Ring sizes from" in document and "vsish rx queue 0 status (port 33554464)" in document
+    card = document[document.index('<p class="disagree">'):]
+    assert "summed 0 packets" in card[:2000] and "counted 2,153" in card[:2000]
+    assert "The verdict trusts the host&#39;s out-of-buffer counter" in card[:2000]
+    assert "%SWPWT" in document  # every CPU figure the capture has
+
+
+@pytest.mark.parametrize("bundle", BUNDLES, ids=lambda p: p.name)
+def test_cpu_summary_row_matches_the_engine_figures_the_rules_judged(bundle):
+    """The all-vCPUs row is computed from the series the same way CpuFacts.summary() is."""
+    from esxdiag.reports.text import CPU_METRICS, per_vcpu_table
+
+    for vm in analyze(bundle, dict(DEFAULT_THRESHOLDS)).vms:
+        summary = per_vcpu_table(vm)["summary"]
+        for key, metric in CPU_METRICS:
+            if metric in summary:
+                peak, mean = summary[metric]
+                assert (round(peak, 2), round(mean, 2)) == (vm.cpu[f"{key}_max"], vm.cpu[f"{key}_avg"]), metric

@@ -19,7 +19,7 @@ def test_ring_exhaustion_vm_shows_verdict_numbers_and_first_command(analysis_res
     assert "ring-1-full +4,248 (23.6/s)" in ring
     assert "out-of-buffer drops +6,228 (34.6/s)" in ring
     assert "in 180 s" in ring
-    assert "ring 1 256/4096, ring 2 256/4096, rx queues 2" in ring
+    assert "ring 1 256 of 4,096, ring 2 256 of 4,096, rx queues 2" in ring
     assert "%RDY max 1.9 [vCPU 0 1.9, vCPU 1 1.7]" in ring and "%MLMTD max 0" in ring
     assert "CPU limit none (unlimited)" in ring
     assert "\n      ethtool -G eth0 rx 4096" in ring  # unwrapped, copyable
@@ -82,8 +82,38 @@ def test_counter_phrases_for_single_reading_and_reset():
 def test_per_vcpu_table_comes_from_the_chart_series(analysis_result):
     from esxdiag.reports.text import per_vcpu_table
 
-    metrics, rows = per_vcpu_table(analysis_result.vms[1])
-    assert metrics == ["%RDY", "%MLMTD"]
-    (who, row), = rows
+    table = per_vcpu_table(analysis_result.vms[1])
+    assert table["metrics"] == ["%RDY", "%MLMTD"] and table["whole_vm"] == []
+    (who, row), = table["rows"]
     assert who == "vCPU 0" and row["%RDY"][0] == 69.6 and row["%MLMTD"][0] == 69.52
     assert row["%MLMTD"][1] < row["%MLMTD"][0]  # average over the samples, gaps skipped
+    assert table["summary"]["%RDY"] == row["%RDY"]  # one vCPU: the summary row is that vCPU
+
+
+def test_whole_vm_figures_appear_only_in_the_summary():
+    from esxdiag.reports.text import per_vcpu_table
+    from esxdiag.result import Series, VmResult
+
+    times = ("t0", "t1")
+    vm = VmResult("vm", None, 2, None, None, None, (), (), charts=(
+        Series("%RDY vmx-vcpu-0:vm", "%", times, (1.0, 3.0)), Series("%RDY vmx-vcpu-1:vm", "%", times, (2.0, None)),
+        Series("%CSTP per-vCPU average", "%", times, (0.5, 0.1))))
+    table = per_vcpu_table(vm)
+    assert [who for who, _ in table["rows"]] == ["vmx-vcpu-0:vm", "vmx-vcpu-1:vm"]
+    assert all("%CSTP" not in row for _, row in table["rows"]) and table["whole_vm"] == ["%CSTP"]
+    assert table["summary"] == {"%RDY": (3.0, 2.0), "%CSTP": (0.5, 0.3)}
+
+
+def test_counts_are_pluralised_with_separators_and_times_name_their_zone(analysis_result):
+    report = render_text(analysis_result, width=200)
+    assert "collected 2024-05-01 12:03:05 UTC" in report
+    assert ", 1 vCPU, CPU limit 800 MHz" in block(report, "iperf-cpu-limited")
+    assert ", 2 vCPUs, " in block(report, "iperf-test1") and "1 vCPUs" not in report
+    assert "MTU 1,500 bytes" in report
+
+
+def test_rings_screen_says_1_vcpu(analysis_result):
+    from esxdiag.reports.rings import render_rings
+
+    screen = render_rings(analysis_result)
+    assert "iperf-cpu-limited: 1 vCPU, CPU limit 800 MHz;" in screen and "1 vCPUs" not in screen

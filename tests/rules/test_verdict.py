@@ -138,3 +138,78 @@ def test_costop_alone_with_ready_missing_is_contention(make, thresholds):
 
 def test_ring1_at_4032_with_jumbo_frames_is_at_max(make, thresholds):
     assert verdict(make, thresholds, size1=4032, ring1_max=4032, mtu=9000).verdict == "at-max"
+
+
+# --- issue 6: remedies that change something, e1000, latency sensitivity, bounds, non-finite CPU ------
+
+def _commands(v):
+    return [c for r in v.remediation for c in r.commands]
+
+
+def test_at_max_with_a_queue_per_vcpu_does_not_suggest_ethtool_L(make, thresholds):
+    """2 rx queues for 2 vCPUs: `ethtool -L eth0 combined 2` would change nothing; more vCPUs would."""
+    v = verdict(make, thresholds, size1=4096, queues=2, vm_kwargs={"vcpus": 2})
+    assert v.verdict == "at-max"
+    assert not any("ethtool -L" in c for c in _commands(v))
+    assert any(c.startswith("govc vm.change -vm vm1 -c 4") for c in _commands(v))
+    assert "already has 2 rx queues for 2 vCPUs" in v.summary
+
+
+def test_at_max_with_fewer_queues_than_vcpus_suggests_more_queues(make, thresholds):
+    v = verdict(make, thresholds, size1=4096, queues=1, vm_kwargs={"vcpus": 4})
+    assert "ethtool -L eth0 combined 4" in _commands(v)
+
+
+def test_at_max_windows_with_rss_on_and_a_queue_per_vcpu_suggests_vcpus_not_rss(make, thresholds):
+    v = verdict(make, thresholds, size1=4096, queues=4, rss=True, guest_os="windows",
+                vm_kwargs={"vcpus": 4, "guest_os": "windows"})
+    assert v.verdict == "at-max"
+    assert not any("Enable-NetAdapterRss" in c for c in _commands(v))
+
+
+def test_e1000_verdict_gives_the_change_to_vmxnet3(make, thresholds):
+    v = verdict(make, thresholds, nic_type="e1000", network="VM Network")
+    assert v.verdict == "insufficient-evidence" and "vmxnet3" in v.summary
+    (change,) = v.remediation
+    text = " ".join(change.commands + change.notes + (change.disruption,))
+    assert "Set-NetworkAdapter -Type Vmxnet3" in text and "-net.adapter vmxnet3" in text
+    assert "-net.address 00:50:56:00:00:01" in text  # keeps the MAC
+    assert "MAC" in text and "powered off" in text.lower() and "driver" in text
+
+
+def test_latency_sensitive_vm_gets_the_note_beside_a_raise(make, thresholds):
+    v = verdict(make, thresholds, vm_kwargs={"latency_sensitivity": "high"})
+    assert v.verdict == "raise-ring1"
+    assert "may be deliberate" in v.summary and "512" in v.summary
+    assert any(e.observed == "high" for e in v.evidence_against)
+    assert "deliberate" not in verdict(make, thresholds, vm_kwargs={"latency_sensitivity": "normal"}).summary
+
+
+def test_nan_cpu_figures_are_never_compared(make, thresholds):
+    """A CPU-limited VM whose %MLMTD/%RDY cells are NaN: not 'healthy', no raise on a false basis."""
+    nan = float("nan")
+    cpu = make.cpu(ready=nan, limited=nan, costop=nan)
+    v = verdict(make, thresholds, vm_kwargs={"cpu": cpu})
+    assert "CPU is not measured" in v.summary
+    assert not any("<=" == e.comparison for e in v.evidence)
+    inf = make.cpu(ready=float("inf"), limited=float("inf"))
+    assert "healthy" not in verdict(make, thresholds, vm_kwargs={"cpu": inf}).summary
+
+
+def test_cpu_bounds_decide_only_where_they_can(make, thresholds):
+    """Without a vCPU count, esxtop's group sum / Members is the least the per-vCPU figure can be and the
+    sum the most: over the threshold on the least is contention; under it on the most is healthy;
+    straddling it is neither, and drops rising then get no ring raise (conservative side)."""
+    import dataclasses
+
+    def bounded(ready, members=6, bound="lower"):
+        return dataclasses.replace(make.cpu(ready=ready), bound=bound, bound_divisor=members)
+
+    assert verdict(make, thresholds, vm_kwargs={"cpu": bounded(14.5)}).verdict == "cpu-contention-first"
+    healthy = verdict(make, thresholds, vm_kwargs={"cpu": bounded(0.5)})  # at most 3 %
+    assert healthy.verdict == "raise-ring1" and "CPU is healthy" in healthy.summary
+    straddled = verdict(make, thresholds, vm_kwargs={"cpu": bounded(3.0)})  # between 3 and 18 %
+    assert straddled.verdict == "insufficient-evidence"
+    assert "between 3.00% and 18.00%" in straddled.summary and any("vCPU count" in m for m in straddled.missing)
+    assert verdict(make, thresholds, vm_kwargs={"cpu": bounded(30.0, bound="upper")}).verdict == "insufficient-evidence"
+    assert verdict(make, thresholds, vm_kwargs={"cpu": bounded(4.0, bound="upper")}).verdict == "raise-ring1"

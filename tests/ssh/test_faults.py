@@ -9,7 +9,8 @@ import time
 import pytest
 
 from esxdiag.bundle import Bundle
-from esxdiag.collectors.ssh import SshConnection, SshOptions, SshTarget, record, record_failure
+from esxdiag.collectors.captures import record_failure, run_capture
+from esxdiag.collectors.ssh import SshConnection, SshOptions, SshTarget
 from esxdiag.errors import CollectionError
 
 pytestmark = pytest.mark.lab
@@ -123,13 +124,12 @@ def test_hung_command_times_out_and_the_connection_stays_usable(lab, open_conn, 
     conn = open_conn(lab.host_address, "esxi", command_timeout_s=2)
     waits = []
     started = time.monotonic()
-    result = conn.run_spec("esxi_version", {}, on_wait=lambda e, t: waits.append(e))
+    capture, output = run_capture(conn, writer, "esx0", "esxi_version", on_wait=lambda e, t: waits.append(e))
     assert 2 <= time.monotonic() - started < 4
-    assert result.error_kind == "timeout" and result.rc is None and "2 s" in result.error
+    assert capture.error_kind == "timeout" and capture.rc is None and "2 s" in capture.error
     assert waits and max(waits) < 2
-    record(writer, "esx0", "esxi_version", {}, result)
     assert Bundle.load(writer.root).captures[-1].error_kind == "timeout"
-    assert Bundle.load(writer.root).captures[-1].file is None
+    assert Bundle.load(writer.root).captures[-1].file is None and output == b""
     after = conn.run_spec("net_stats_list", {})
     assert after.ok and after.stdout.startswith(b"PortNum")
 
@@ -137,12 +137,10 @@ def test_hung_command_times_out_and_the_connection_stays_usable(lab, open_conn, 
 def test_failing_and_missing_commands_are_recorded_with_their_kind(lab, open_conn, writer):
     conn = open_conn(lab.host_address, "esxi")
     e1000 = {"portset": "vSwitch0", "port": "33554490"}  # legacy-e1000: no vmxnet3 node
-    result = conn.run_spec("vsish_rxsummary", e1000)
-    assert result.error_kind == "nonzero-exit" and result.rc == 1 and "Get failed" in result.error
-    record(writer, "esx0", "vsish_rxsummary", e1000, result, sample=0)
+    failed = run_capture(conn, writer, "esx0", "vsish_rxsummary", e1000, sample=0)[0]
+    assert failed.error_kind == "nonzero-exit" and failed.rc == 1 and "Get failed" in failed.error
     lab.set_fault("missing", address=lab.host_address, program="net-stats")
-    missing = conn.run_spec("net_stats_list", {})
+    missing = run_capture(conn, writer, "esx0", "net_stats_list")[0]
     assert missing.error_kind == "not-found" and missing.rc == 127
-    record(writer, "esx0", "net_stats_list", {}, missing)
     kinds = [(c.spec, c.error_kind, c.rc) for c in Bundle.load(writer.root).captures]
     assert kinds == [("vsish_rxsummary", "nonzero-exit", 1), ("net_stats_list", "not-found", 127)]
