@@ -110,26 +110,30 @@ def assess(vm: FleetVm, t: dict[str, float]) -> Assessment:
     if vm.latency_sensitivity == "high":
         notes.append("latency sensitivity high: small rings may be deliberate (vSphere 8 low-latency guidance)")
     klass, severity, reason = _classify(vm, gate, drops, per_s, per_1000, nic_types, emulated, t)
+    source = cpu.source if cpu else f"vcenter-{perf.rollup}"
     return Assessment(
-        vm, klass, severity, reason, round(sum(terms.values()), 3), terms, cpu.source if cpu else f"vcenter-{perf.rollup}",
-        samples, drops, per_s, per_1000, packets, ready.worst_avg if ready else None, ready.vcpu if ready else None,
-        cpu.summary()["ready_pct_avg"] if cpu else None, costop.worst_avg if costop else None, limited.worst_avg if limited else None,
-        by_vnic, tuple(notes))
+        vm, klass, severity, reason, round(sum(terms.values()), 3), terms, source, samples, drops, per_s, per_1000,
+        packets, ready.worst_avg if ready else None, ready.vcpu if ready else None,
+        cpu.summary()["ready_pct_avg"] if cpu else None, costop.worst_avg if costop else None,
+        limited.worst_avg if limited else None, by_vnic, tuple(notes))
 
 
 def _classify(vm, gate, drops, per_s, per_1000, nic_types, emulated, t) -> tuple[str, str | None, str]:
     ready, costop, limited = gate.ready, gate.costop, gate.limited
     cpu_text = ", ".join(f"{name} {s.worst_avg:.1f}%" for name, s in (("worst-vCPU %RDY", ready), ("%CSTP", costop),
                                                                     ("%MLMTD", limited)) if s is not None)
-    drop_text = (f"{drops} receive drops ({per_s:.2f}/s" + (f", {per_1000:.2f} per 1,000 packets)" if per_1000 is not None
-                                                             else ")")) if drops is not None and per_s is not None else ""
+    drop_text = ""
+    if drops is not None and per_s is not None:
+        per_k = f", {per_1000:.2f} per 1,000 packets" if per_1000 is not None else ""
+        drop_text = f"{drops} receive drops ({per_s:.2f}/s{per_k})"
     dropping = drops is not None and drops > t["ring.drops"]
     cpu_known = ready is not None
     critical_rate = per_s is not None and per_s > t["ring.drops_per_s_critical"]
     if dropping:
         if gate.throttled or gate.contended:
             why = "CPU limit" if gate.throttled else "CPU contention"
-            return "cpu-and-drops", "critical", f"{drop_text} with {why} ({cpu_text or 'limit set, %MLMTD not measured'}): fix CPU first"
+            figures = cpu_text or "limit set, %MLMTD not measured"
+            return "cpu-and-drops", "critical", f"{drop_text} with {why} ({figures}): fix CPU first"
         if not cpu_known or gate.undecided:
             why = "no CPU figures" if not cpu_known else f"CPU {gate.words}"
             return "no-data", "warning", f"{drop_text} but {why}: cannot tell ring exhaustion from CPU starvation"
@@ -140,7 +144,8 @@ def _classify(vm, gate, drops, per_s, per_1000, nic_types, emulated, t) -> tuple
                     f"{drop_text} with CPU healthy ({cpu_text}): rx ring exhaustion likely; the deep check proves it")
         if emulated:
             return "emulated-nic", "warning", f"{drop_text} on an emulated {'/'.join(emulated)} vNIC: move to vmxnet3"
-        return "no-data", "warning", f"{drop_text} on a {'/'.join(sorted(nic_types)) or 'unknown'} vNIC: no ring counters for it"
+        kinds = "/".join(sorted(nic_types)) or "unknown"
+        return "no-data", "warning", f"{drop_text} on a {kinds} vNIC: no ring counters for it"
     if limited is not None and limited.worst_avg > t["cpu.max_limited_pct"]:
         return "cpu-limit", "critical", f"a CPU limit throttles the VM ({cpu_text})"
     if gate.throttled:
