@@ -372,7 +372,8 @@ def test_e1000_terminal_summary_prints_the_change_and_its_cost():
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "Set-NetworkAdapter -Type Vmxnet3" in proc.stdout
-    assert "change: Change" in proc.stdout and "powered off" in proc.stdout and "MAC" in proc.stdout
+    assert "change: Replace the emulated e1000 adapter" in proc.stdout and "powered off" in proc.stdout
+    assert "MAC" in proc.stdout
 
 
 def test_latency_sensitivity_from_the_inventory_reaches_the_verdict(hand, kit):
