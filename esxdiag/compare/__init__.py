@@ -1,6 +1,10 @@
 """`esxdiag diff BEFORE AFTER`: did the change help? The two sides are analysed (or read as report
 JSON) and compared per VM and vNIC in the numbers the verdict rests on: rates per second of ring-full
-events and drops, ring sizes, worst-vCPU %RDY, TCP retransmits per 1,000 segments sent, the verdict."""
+events and drops, ring sizes, worst-vCPU %RDY, TCP retransmits per 1,000 segments sent, the verdict.
+
+Rates need a known window on both sides; counts in the window are compared only when both windows
+are equally long. The counters' totals at each side's end (since boot or since they were cleared)
+are always shown: they compare two tests when each started from cleared counters (a reboot)."""
 
 from __future__ import annotations
 
@@ -15,6 +19,13 @@ RATES = (
     ("host_out_of_buffers", "out-of-buffer drops per s"),
     ("dropped_rx", "port droppedRx per s"),
     ("guest_oob", "guest pkts rx OOB per s"),
+)
+TOTALS = (
+    ("ring1_full", "ring-1 full, total"),
+    ("ring2_full", "ring-2 full, total"),
+    ("host_out_of_buffers", "out-of-buffer drops, total"),
+    ("dropped_rx", "port droppedRx, total"),
+    ("guest_oob", "guest pkts rx OOB, total"),
 )
 SIZES = (("ring1_size", "ring 1 size"), ("ring2_size", "ring 2 size"), ("rx_queues", "rx queues"))
 
@@ -42,6 +53,7 @@ def compare(before: dict[str, Any], after: dict[str, Any], vm: str | None = None
             raise NotComparable(f"BEFORE is about {', '.join(by_b) or 'no VM'}, AFTER about {', '.join(by_a) or 'no VM'}"
                                 ": not the same VM (choose one with --vm)")
     compared = {b for b, _ in pairs} | {a for _, a in pairs}
+    notes += _window_notes(before, after)
     return {
         "schema": SCHEMA,
         "before": _side(before), "after": _side(after),
@@ -49,6 +61,24 @@ def compare(before: dict[str, Any], after: dict[str, Any], vm: str | None = None
         "only_before": [n for n in by_b if n not in compared], "only_after": [n for n in by_a if n not in compared],
         "notes": notes,
     }
+
+
+def _window_notes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    wb, wa = _side(before)["window_s"], _side(after)["window_s"]
+    if wb is not None and wb == wa:
+        return []
+    lengths = f"BEFORE's window is {_seconds(wb)}, AFTER's {_seconds(wa)}"
+    if wb is not None and wa is not None:
+        compared = "rates per second are compared, counts in the window are not"
+    else:
+        compared = "neither rates per second nor counts in the window can be compared"
+    return [f"{lengths}: {compared}. The totals are each counter at the side's end, since boot or since it was "
+            "cleared: they compare the two tests only if both started from cleared counters (e.g. a reboot) and "
+            "ran the same load"]
+
+
+def _seconds(window: float | None) -> str:
+    return "unknown" if window is None else f"{window:g} s"
 
 
 def _side(doc: dict[str, Any]) -> dict[str, Any]:
@@ -63,8 +93,10 @@ def _vm(b: dict[str, Any], a: dict[str, Any], notes: list[str]) -> dict[str, Any
                 for key in ("ready_pct_max", "max_limited_pct_max", "costop_pct_max")},
         "cpu_source": [b.get("cpu", {}).get("source"), a.get("cpu", {}).get("source")],
         "tcp": {"retransmits_per_1000_sent": _pair(_per_1000(b), _per_1000(a), lower_is_better=True),
-                "retransmitted_segments": _pair(_delta(b, "retransmitted_segments"),
-                                                _delta(a, "retransmitted_segments"), lower_is_better=True)},
+                "retransmitted_segments": _window_pair(_tcp(b, "retransmitted_segments"),
+                                                       _tcp(a, "retransmitted_segments")),
+                "retransmitted_segments_total": _total_pair(_tcp(b, "retransmitted_segments"),
+                                                            _tcp(a, "retransmitted_segments"))},
         "vnics": [_vnic(nb, na) for nb, na in _match_vnics(b, a, notes)],
     }
 
@@ -98,6 +130,7 @@ def _vnic(b: dict[str, Any] | None, a: dict[str, Any] | None) -> dict[str, Any]:
         "verdict": [(b or {}).get("ring_verdict"), (a or {}).get("ring_verdict")],
         "sizes": {key: [mb.get(key), ma.get(key)] for key, _ in SIZES},
         "rates": {key: _pair(_rate(mb.get(key)), _rate(ma.get(key)), lower_is_better=True) for key, _ in RATES},
+        "totals": {key: _total_pair(mb.get(key), ma.get(key)) for key, _ in TOTALS},
     }
 
 
@@ -105,12 +138,24 @@ def _rate(counter: dict[str, Any] | None) -> float | None:
     return None if not counter else counter.get("per_s")
 
 
-def _delta(vm: dict[str, Any], key: str) -> int | None:
-    return ((vm.get("tcp") or {}).get(key) or {}).get("delta")
+def _tcp(vm: dict[str, Any], key: str) -> dict[str, Any]:
+    return (vm.get("tcp") or {}).get(key) or {}
+
+
+def _window_pair(b: dict[str, Any], a: dict[str, Any]) -> dict[str, Any]:
+    """Counts in the window: a change only between windows of the same known length."""
+    pair = _pair(b.get("delta"), a.get("delta"), lower_is_better=True)
+    if b.get("seconds") is None or b.get("seconds") != a.get("seconds"):
+        pair["change"] = None
+    return pair
+
+
+def _total_pair(b: dict[str, Any] | None, a: dict[str, Any] | None) -> dict[str, Any]:
+    return _pair((b or {}).get("total"), (a or {}).get("total"), lower_is_better=True)
 
 
 def _per_1000(vm: dict[str, Any]) -> float | None:
-    retrans, sent = _delta(vm, "retransmitted_segments"), _delta(vm, "segments_sent")
+    retrans, sent = _tcp(vm, "retransmitted_segments").get("delta"), _tcp(vm, "segments_sent").get("delta")
     return None if retrans is None or not sent else round(1000.0 * retrans / sent, 3)
 
 

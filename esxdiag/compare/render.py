@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from esxdiag.compare import RATES, SIZES
+from esxdiag.compare import RATES, SIZES, TOTALS
 
 _CPU = (("ready_pct_max", "worst-vCPU %RDY (max)"), ("max_limited_pct_max", "%MLMTD (max)"),
         ("costop_pct_max", "%CSTP (max)"))
 _TCP = (("retransmits_per_1000_sent", "TCP retransmits per 1,000 segments sent"),
-        ("retransmitted_segments", "TCP segments retransmitted in the window"))
+        ("retransmitted_segments", "TCP segments retransmitted in the window"),
+        ("retransmitted_segments_total", "TCP segments retransmitted, total"))
 
 
 def _num(value: Any) -> str:
@@ -34,6 +35,8 @@ def rows(vm: dict[str, Any]) -> list[tuple[str, list[tuple[str, str, str, str]]]
         lines += [(label, _num(nic["sizes"][k][0]), _num(nic["sizes"][k][1]), "") for k, label in SIZES]
         lines += [(label, _num(nic["rates"][k]["before"]), _num(nic["rates"][k]["after"]),
                    nic["rates"][k]["change"] or "") for k, label in RATES]
+        lines += [(label, _num(nic["totals"][k]["before"]), _num(nic["totals"][k]["after"]),
+                   nic["totals"][k]["change"] or "") for k, label in TOTALS]
         sections.append((" ".join(title), lines))
     return sections
 

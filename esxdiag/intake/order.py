@@ -54,8 +54,10 @@ def _keep_latest(found: list[Found], items: list[Found], names_list: str, notes:
     """A one-shot capture taken twice (two sosreports of one guest): the latest, if their times say so."""
     stated = [parse_time(i.ended) for i in items]
     if not all(stated) or len(set(stated)) != len(items):
-        raise IntakeError(f"{names_list}: the same {items[0].spec} capture more than once (one per machine: put "
-                          "each machine's captures in its own sub-folder)")
+        hint = ("name the rx queue in each file name (rxqueue0-status.txt, rxqueue1-status.txt)"
+                if items[0].spec == "vsish_rxqueue_status" else
+                "one per machine: put each machine's captures in its own sub-folder")
+        raise IntakeError(f"{names_list}: the same {items[0].spec} capture more than once ({hint})")
     latest = max(zip(stated, items), key=lambda p: p[0])[1]
     for item in items:
         if item is not latest:

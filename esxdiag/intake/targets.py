@@ -180,5 +180,8 @@ def _port(item: Found, ports: list, guest_macs: set[str]) -> str:
                           "names no vSwitch / DvsPortset-N")
     item.params.update({"portset": portset, "port": str(number)})
     if item.spec == "vsish_rxqueue_status":
-        item.params["queue"] = names.queue_number(item.rel) or "0"
+        queue = names.queue_number(item.rel)
+        item.params["queue"] = queue or "0"
+        if queue is None:
+            how += "; rx queue 0 assumed: no queue number in the file name"
     return how

@@ -18,6 +18,7 @@ from esxdiag.reports.json_report import render_json
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 EXPECTED = {
     "seed-by-hand/iperf-test1": {"iperf-test1": "raise-ring1", "iperf-test2": "not-needed"},
+    "seed-by-hand/iperf-test1-ring4096": {"iperf-test1": "raise-ring2", "iperf-test2": "insufficient-evidence"},
     "iperf-test1-ring-exhaustion": {"iperf-test1": "raise-ring1"},
     "iperf-test2-sender": {"iperf-test2": "not-needed"},
     "iperf-cpu-limited": {"iperf-cpu-limited": "cpu-limit-first"},

@@ -32,6 +32,45 @@ def test_ring_change_in_numbers_from_two_bundles(kit, ring_change):
     assert any("matched by label" in n for n in diff["notes"])
 
 
+def test_the_seeds_own_before_and_after(kit):
+    """The seed's printed figures, before and after ring 1 = 4096 (both guests rebooted to clear the counters
+    before the rerun, whose length is not printed): totals over the test, per VM, and no rate for the after side."""
+    seed = kit.ROOT / "examples" / "seed-by-hand"
+    proc = kit.run("diff", seed / "iperf-test1", seed / "iperf-test1-ring4096", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    diff = json.loads(proc.stdout)
+    vms = {vm["name"]: vm for vm in diff["vms"]}
+    nic = vms["iperf-test1"]["vnics"][0]
+    assert nic["mac"] == "00:50:56:a6:55:f4" and nic["verdict"] == ["raise-ring1", "raise-ring2"]
+    assert nic["sizes"]["ring1_size"] == [256, 4096] and nic["sizes"]["ring2_size"] == [256, 256]
+    totals = nic["totals"]
+    assert (totals["host_out_of_buffers"]["before"], totals["host_out_of_buffers"]["after"]) == (10370, 1656)
+    assert totals["host_out_of_buffers"]["change"] == "6.3x lower"
+    assert (totals["ring1_full"]["before"], totals["ring1_full"]["after"], totals["ring1_full"]["change"]) == (
+        7086, 0, "to zero")
+    assert (totals["ring2_full"]["before"], totals["ring2_full"]["after"]) == (3284, 1656)
+    assert (totals["guest_oob"]["before"], totals["guest_oob"]["after"]) == (7129 + 3241, 505 + 1151)
+    assert nic["rates"]["host_out_of_buffers"] == {"before": 34.567, "after": None, "change": None}
+    sender = vms["iperf-test2"]["tcp"]
+    assert sender["retransmitted_segments_total"] == {"before": 86715, "after": 48, "change": "1806.6x lower"}
+    assert sender["retransmitted_segments"]["change"] is None  # a 60 s window against a whole test
+    assert any("AFTER's unknown" in n and "totals" in n for n in diff["notes"])
+
+
+def test_window_counts_compare_only_over_equal_windows():
+    def doc(window, delta, total):
+        counter = {"delta": delta, "total": total, "seconds": window}
+        return {"schema_version": 1, "bundle": {"window_s": window},
+                "vms": [{"name": "vm", "vnics": [], "tcp": {"retransmitted_segments": counter}}]}
+
+    same = compare(doc(60.0, 100, 500), doc(60.0, 10, 20))
+    assert same["vms"][0]["tcp"]["retransmitted_segments"]["change"] == "10.0x lower" and same["notes"] == []
+    other = compare(doc(60.0, 100, 500), doc(300.0, 10, 20))
+    assert other["vms"][0]["tcp"]["retransmitted_segments"]["change"] is None
+    assert other["vms"][0]["tcp"]["retransmitted_segments_total"]["change"] == "25.0x lower"
+    assert "rates per second are compared, counts in the window are not" in other["notes"][0]
+
+
 def test_text_and_html_outputs(kit, ring_change, tmp_path):
     text = kit.run("diff", *ring_change)
     assert text.returncode == 0

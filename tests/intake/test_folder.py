@@ -171,3 +171,19 @@ def test_every_example_without_its_manifest_gives_the_same_verdicts(tmp_path, ki
             for key in METRICS:
                 assert (a["metrics"].get(key) or {}).get("delta") == (b["metrics"].get(key) or {}).get("delta")
     assert _findings(inferred) == _findings(with_manifest)
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_bundle_check_accepts_every_example(kit, example):
+    proc = kit.run("bundle", "check", kit.ROOT / "examples" / example)
+    assert proc.returncode == 0 and "ok (" in proc.stdout and "warning:" not in proc.stdout, proc.stdout
+
+
+def test_rx_queue_status_without_queue_numbers(seed_folder, kit):
+    (seed_folder / "rxqueue1-status.txt").unlink()
+    (seed_folder / "rxqueue0-status.txt").rename(seed_folder / "ring-status.txt")
+    notes = " ".join(kit.analyze(seed_folder)["notes"])
+    assert "rx queue 0 assumed: no queue number in the file name" in notes
+    (seed_folder / "ring-status-2.txt").write_text((seed_folder / "ring-status.txt").read_text())
+    proc = kit.run("analyze", seed_folder)
+    assert proc.returncode == 2 and "name the rx queue in each file name" in proc.stderr
