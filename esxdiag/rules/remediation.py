@@ -204,7 +204,7 @@ def replace_emulated_nic(vm: str, label: str | None, mac: str | None, nic_type: 
              "windows": "Windows: install VMware Tools first (it carries the vmxnet3 driver); the new adapter gets a "
                         "fresh IP configuration, the old static settings stay on the hidden e1000 device."}
     return Remediation(
-        os="vsphere", title=f"Replace the emulated {nic_type} adapter {label or ''} ({mac or 'MAC unknown'}) with vmxnet3",
+        os="vsphere", title=f"Change {label or 'the adapter'} ({mac or 'MAC unknown'}) from {nic_type} to vmxnet3",
         commands=(f"Get-VM -Name {ps_name(vm)} | Get-NetworkAdapter | Where-Object {{ $_.MacAddress -eq "
                   f"{ps_quote(mac_arg)} }} | Set-NetworkAdapter -Type Vmxnet3 -Confirm:$false",
                   f"govc device.info -vm {govc_vm(vm)} 'ethernet-*'   # find the device with MAC {mac_arg}",
