@@ -63,6 +63,7 @@ def run_scan(lab, workdir: Path, extra: list[str]) -> dict:
     on = sum(v["power_state"] == "poweredOn" for v in data["vms"])
     with_perf = sum(v["perf"] is not None for v in data["vms"])
     return {"seconds": seconds, "peak_rss_mib": usage.ru_maxrss / 1024, "requests": vc["requests"],
+            "cpu_seconds": usage.ru_utime + usage.ru_stime, "load_avg_1m": os.getloadavg()[0],
             "scan_seconds": vc["seconds"], "vms": len(data["vms"]), "powered_on": on, "with_perf": with_perf,
             "max_query_metrics": vc["max_query_metrics"]}
 
@@ -95,7 +96,8 @@ def run_loop(lab) -> dict:
         requests = session.request_count
     finally:
         session.close()
-    return {"seconds": time.perf_counter() - started, "requests": requests, "answered": answered}
+    return {"seconds": time.perf_counter() - started, "requests": requests, "answered": answered,
+            "load_avg_1m": os.getloadavg()[0]}
 
 
 def run_govc(lab) -> dict:
@@ -109,7 +111,8 @@ def run_govc(lab) -> dict:
     shutil.rmtree(debug, ignore_errors=True)
     if done.returncode != 0:
         raise RuntimeError(f"govc metric.sample failed: {done.stderr.strip()[:300]}")
-    return {"seconds": seconds, "requests": requests, "lines": done.stdout.count("\n")}
+    return {"seconds": seconds, "requests": requests, "lines": done.stdout.count("\n"),
+            "load_avg_1m": os.getloadavg()[0]}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -152,12 +155,13 @@ def main(argv: list[str] | None = None) -> int:
     for key, label in (("esxdiag_scan", "esxdiag scan"), ("esxdiag_scan_nic_drops", "  --nic-types drops")):
         one = results[key]
         print(f"  {label:<17} {one['requests']:>7} requests {one['seconds']:>8.2f} s  peak RSS "
-              f"{one['peak_rss_mib']:.0f} MiB  ({one['with_perf']} of {one['powered_on']} powered-on VMs with perf)")
+              f"{one['peak_rss_mib']:.0f} MiB, CPU {one['cpu_seconds']:.1f} s, load {one['load_avg_1m']:.1f}  "
+              f"({one['with_perf']} of {one['powered_on']} powered-on VMs with perf)")
     for key, label in (("per_vm_loop", "per-VM QueryPerf"), ("govc_metric_sample", "govc metric.sample")):
         if key in results:
             other = results[key]
-            print(f"  {label:<17} {other['requests']:>7} requests {other['seconds']:>8.2f} s  "
-                  f"(esxdiag {other['seconds'] / scan['seconds']:.1f}x faster)")
+            print(f"  {label:<17} {other['requests']:>7} requests {other['seconds']:>8.2f} s  load "
+                  f"{other['load_avg_1m']:.1f}  (esxdiag {other['seconds'] / scan['seconds']:.1f}x faster)")
     print(f"results: {out}")
     return 0
 

@@ -101,4 +101,4 @@ def port_drop_symptoms(esxtop, perf, port, nic: dict[str, Any], vnic_count: int)
                 out.append(DropSymptom("vCenter net.droppedRx over the window", tuple(dropped), "packets", perf.file,
                                        f"net.droppedRx.summation[{instance or 'aggregate'}]", tuple(received)))
                 break
-    return tuple(out)
+    return tuple(s for s in out if s.present)  # a series of only gaps (or NaN) is not a measurement

@@ -96,15 +96,6 @@ class Readings:
             readings.sort(key=lambda r: r.capture.time)
         return readings
 
-    def pair(self, spec: str, target: str | None = None, **params: str) -> tuple[Reading | None, Reading | None]:
-        """Earliest and latest usable sample of a sampled spec (the window's two ends)."""
-        readings = self.samples(spec, target, **params)
-        if not readings:
-            return None, None
-        if len(readings) == 1:
-            return None, readings[0]
-        return readings[0], readings[-1]
-
     def coverage(self) -> list[CoverageItem]:
         """Every capture in the manifest: collected, or why it could not be used."""
         items = []

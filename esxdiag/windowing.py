@@ -28,17 +28,14 @@ def norm_mac(mac: str | None) -> str | None:
         return None
 
 
-def seconds_between(a: Reading | None, b: Reading | None, fallback: float | None) -> float | None:
-    if a is None or b is None:
+def window_seconds(readings: list[Reading], fallback: float | None) -> float | None:
+    """Real time between the first and the last reading (their `ended` stamps), else the bundle's window."""
+    if len(readings) < 2:
         return None
-    ta, tb = a.capture.time, b.capture.time
+    ta, tb = readings[0].capture.time, readings[-1].capture.time
     if ta and tb and tb > ta:
         return (tb - ta).total_seconds()
     return fallback
-
-
-def window_seconds(readings: list[Reading], fallback: float | None) -> float | None:
-    return seconds_between(readings[0], readings[-1], fallback) if len(readings) > 1 else None
 
 
 def counter(what: str, readings: Iterable[Reading | None], get: Callable, seconds: float | None,
@@ -83,9 +80,10 @@ def queue_sum(what: str, readings: list[Reading], per_queue: Callable, seconds: 
     if common != everywhere:
         notes.append(f"{what}: rx queue(s) {', '.join(map(str, sorted(everywhere - common)))} missing from some "
                      f"readings (capture cut short?): summed over queues {', '.join(map(str, sorted(common)))} only")
-    if len(maps) > 1:
-        went_back = {q for q in common if any(b[q] < a[q] for (_, a), (_, b) in zip(maps, maps[1:]))}
-        if went_back and went_back != common:
+    if len(maps) > 1:  # in one step some queues went back while others rose: not a device reset
+        steps = list(zip((m for _, m in maps), (m for _, m in maps[1:])))
+        went_back = {q for a, b in steps if any(b[q] > a[q] for q in common) for q in common if b[q] < a[q]}
+        if went_back:
             notes.append(f"{what}: rx queue(s) {', '.join(map(str, sorted(went_back)))} went back while the others "
                          "rose: a damaged reading, not a reset; left out")
             common -= went_back

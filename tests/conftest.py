@@ -1,11 +1,27 @@
 """Suite-wide policy: in CI (ESXDIAG_REQUIRE_LAB=1) a lab or browser test that skips because a
-tool is missing is a failure, so a missing install step cannot hide behind a green run."""
+tool is missing is a failure, so a missing install step cannot hide behind a green run. Also the
+one fixture two suites share: a vCenter that trickles (tests/lab/trickle_server.py)."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
+from pathlib import Path
 
 import pytest
+
+TRICKLE_SERVER = Path(__file__).resolve().parent / "lab" / "trickle_server.py"
+
+
+@pytest.fixture
+def trickle():
+    """A TLS server on 127.0.0.1 that answers one byte every 0.5 s (each connection ends after 60 s)."""
+    spec = importlib.util.spec_from_file_location("esxdiag_trickle_server", TRICKLE_SERVER)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    server = module.TrickleServer(interval_s=0.5, limit_s=60)
+    yield server
+    server.stop()
 
 
 @pytest.hookimpl(hookwrapper=True)

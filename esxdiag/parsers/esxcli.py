@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 
 from esxdiag.errors import NoData, ParseError
+from esxdiag.parsers.cuts import drop_cut_line
 from esxdiag.parsers.numbers import count, is_count
 
 _RULER = re.compile(r"^\s*-+(\s+-+)*\s*$")
@@ -133,11 +134,13 @@ def _port(fields: dict[str, str], number: int) -> EsxcliPort:
 class EsxcliNicStats:
     name: str | None
     counters: dict[str, int]
+    warnings: tuple[str, ...] = ()
 
 
 def parse_nic_stats(text: str) -> EsxcliNicStats:
     name: str | None = None
     counters: dict[str, int] = {}
+    text, warnings = drop_cut_line(text)
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
@@ -153,4 +156,4 @@ def parse_nic_stats(text: str) -> EsxcliNicStats:
         counters[key] = count(value, f"counter {key[:60]!r}", number)
     if not counters:
         raise NoData(f"no NIC counters{f' for {name}' if name else ''}")
-    return EsxcliNicStats(name, counters)
+    return EsxcliNicStats(name, counters, tuple(warnings))

@@ -132,7 +132,8 @@ def parse_stats(text: str) -> EthtoolStats:
         if q is None:
             q = occurrences[(section, key)]
             occurrences[(section, key)] += 1
-        queues.setdefault((section, q), Agreeing(warnings)).put(key, value, f"line {n}", f"{section} queue {q} {key!r}")
+        counters = queues.setdefault((section, q), Agreeing(warnings))
+        counters.put(key, value, f"line {n}", f"{section} queue {q} {key!r}")
         entries.append((section, q, 2 if sub else 1, label, value))
     if occurrences and max(occurrences.values()) > 1:
         warnings.append("no Tx Queue#/Rx Queue# lines: queue index inferred from the order of repeated counters")

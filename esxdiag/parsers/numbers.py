@@ -1,12 +1,9 @@
 """Numbers read from captures. Counters and ring sizes are unsigned 64-bit integers written in
 ASCII digits: ``str.isdigit`` also accepts ``²``/``٣`` and ``int()`` turns some of those into
 numbers or raises, and a 5,000-digit value exceeds Python's int-from-string limit, so every
-parser goes through ``count``. Measured values (esxtop percentages) must be finite: ``float``
-accepts ``nan``/``inf``, which compare false with every threshold."""
+parser goes through ``count``. (Measured floats must be finite: esxtop_rows.clean_series.)"""
 
 from __future__ import annotations
-
-import math
 
 from esxdiag.errors import ParseError
 
@@ -31,7 +28,3 @@ def count(text: str, what: str, line: int | None = None) -> int:
 def json_count(value: object) -> bool:
     """A JSON value usable as a counter: an int (not a bool) in 0 .. 2**64-1."""
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= U64_MAX
-
-
-def finite_or_none(value: float | None) -> float | None:
-    return value if value is None or math.isfinite(value) else None

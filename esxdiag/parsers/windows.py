@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 
 from esxdiag.errors import ParseError
+from esxdiag.parsers.cuts import drop_cut_line
 from esxdiag.parsers.pwsh import Value, counter, need, raw_text, read_records, unique
 
 _ARRAY_TYPES = ("System.String[]", "System.Object[]", "System.Int32[]")
@@ -116,7 +117,10 @@ _STAT_KEYS = ("ReceivedDiscardedPackets", "ReceivedPacketErrors", "OutboundDisca
 
 
 def parse_stats(text: str) -> WinStats:
+    is_json = text.lstrip("\ufeff \t\r\n")[:1] in ("[", "{")  # a cut JSON text fails to decode anyway
+    text, cut = (text, []) if is_json else drop_cut_line(text)
     found = read_records(text)
+    found.warnings[:0] = cut
     need(found.items, ("Name",), "Get-NetAdapterStatistics")
     if not any(k in r for r in found.items for k in _STAT_KEYS):
         raise ParseError("no ReceivedBytes/ReceivedDiscardedPackets/... property: not Get-NetAdapterStatistics "

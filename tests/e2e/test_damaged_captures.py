@@ -105,3 +105,10 @@ def test_a_capture_repeating_a_counter_many_times_says_so_in_a_bounded_list(bund
     _, report = analyze_json(bundle, tmp_path)
     warnings = coverage_of(report, name)["warnings"]
     assert len(warnings) == 21 and warnings[-1] == "... and 80 more warnings" and "printed twice" in warnings[0]
+
+
+def test_html_report_lists_capture_warnings_against_the_file(tmp_path):
+    out = tmp_path / "report.html"
+    main(["analyze", str(EXAMPLES / "seed-by-hand" / "iperf-test1"), "--format", "html", "-o", str(out)])
+    html = out.read_text(encoding="utf-8")
+    assert "Capture warnings" in html and "no Vcpu instances" in html

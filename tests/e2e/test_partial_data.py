@@ -405,3 +405,24 @@ def test_a_guest_that_names_no_vm_joins_the_vm_with_its_mac(hand, kit):
     assert sorted(vm["name"] for vm in report["vms"]) == ["vm1", "vm2"]
     nic = kit.vnic(report, "vm1")
     assert nic["guest_interface"] == "eth0" and nic["metrics"]["guest_oob"]["delta"] == 1600
+
+
+def test_guest_counter_reset_on_every_queue_is_past_exhaustion(hand, kit):
+    """ethtool -S pkts rx OOB 12,554 on queue 0 and 0 on queue 1, then 0 / 0 after a reboot: a reset
+    (no queue rose), so the first reading proves exhaustion."""
+    _host_and_inventory(hand, kit)
+    _linux_guest(hand, kit, [12554, 0], [0, 0])
+    _, report = hand.analyze()
+    nic = kit.vnic(report)
+    assert nic["ring_verdict"] == "past-exhaustion-only", nic["verdict"]["summary"]
+    assert "12,554 before the reset" in nic["verdict"]["summary"]
+
+
+def test_vcenter_drop_series_of_only_gaps_is_not_a_zero(hand, kit):
+    """QueryPerf left every droppedRx sample empty (vcsim drops zero values; a real vCenter returns -1 for
+    a missing sample): that is no measurement, not 'no drops'."""
+    _vcenter_only(hand, kit, ready_ms=100, dropped=[None, None, None])
+    _, report = hand.analyze()
+    nic = kit.vnic(report)
+    assert nic["ring_verdict"] == "insufficient-evidence"
+    assert "stayed 0" not in nic["verdict"]["summary"]

@@ -4,9 +4,6 @@ vCenter that trickles its answer one byte at a time (tests/lab/trickle_server.py
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
 from esxdiag.errors import EXIT_COLLECTION
@@ -56,17 +53,6 @@ def test_connection_lost_mid_window_is_named_and_exits_3(esxdiag, ssh_lab):
     assert any("connection lost" in n and "window end" in n for n in notes), notes
     assert run.captures("ethtool_stats", 1, "linux")[0].ok  # the guest's end sample still taken
     assert run.lines_naming("connection lost"), run.explain()
-
-
-@pytest.fixture
-def trickle():
-    path = Path(__file__).resolve().parents[1] / "lab" / "trickle_server.py"
-    spec = importlib.util.spec_from_file_location("esxdiag_live_trickle", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    server = module.TrickleServer(interval_s=0.5, limit_s=60)
-    yield server
-    server.stop()
 
 
 def test_trickling_vcenter_is_cut_off_at_the_vcenter_timeout(esxdiag, trickle):

@@ -61,3 +61,6 @@ def test_lab_up_commands_work_and_down_leaves_nothing(vcsim, sshd, tmp_path):
         if up.poll() is None:
             up.kill()
             up.wait(timeout=10)
+        # the second lab gave the shared lab user a new password: give the session lab's back
+        subprocess.run(["chpasswd"], input=f"{sshd.user}:{sshd.password}\n", text=True, check=True,
+                       capture_output=True, timeout=30)

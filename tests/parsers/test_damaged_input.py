@@ -217,3 +217,15 @@ def test_pathological_lines_parse_in_linear_time(kind, text):
     except (ParseError, NoData):
         pass
     assert time.monotonic() - started < 2  # backtracking took > 5 s (vsish) and ~45 s (esxcli)
+
+
+@pytest.mark.parametrize("kind,text,check", [
+    ("esxcli-nic-stats", "NIC statistics for vmnic9\n   Packets received: 5\n   Receive packets dropped: 21",
+     lambda r: "Receive packets dropped" not in r.counters and r.counters["Packets received"] == 5),
+    ("win-stats", WIN_STATS.replace("ReceivedDiscardedPackets : 10370\n", "").rstrip("\r\n")
+     + "\nReceivedDiscardedPackets : 10",  # cut from 10370
+     lambda r: r.adapters["Ethernet0"].received_discarded_packets is None),
+])
+def test_other_counter_captures_cut_inside_their_last_line(kind, text, check):
+    record = parse_text(kind, text)
+    assert check(record) and any("no line end" in w for w in record.warnings)

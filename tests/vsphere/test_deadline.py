@@ -4,9 +4,7 @@ is the trickling peer; vcsim is the real one)."""
 
 from __future__ import annotations
 
-import importlib.util
 import time
-from pathlib import Path
 
 import pytest
 
@@ -15,18 +13,6 @@ from esxdiag.collectors.vsphere import collect_inventory, connect, find_vm
 from esxdiag.errors import CollectionError
 
 pytestmark = pytest.mark.lab
-
-TRICKLE = Path(__file__).resolve().parents[1] / "lab" / "trickle_server.py"
-
-
-@pytest.fixture
-def trickle():
-    spec = importlib.util.spec_from_file_location("esxdiag_trickle_server", TRICKLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    server = module.TrickleServer(interval_s=0.5, limit_s=60)
-    yield server
-    server.stop()
 
 
 def test_trickling_server_is_cut_off_at_the_login_deadline(trickle):
