@@ -96,13 +96,13 @@ def _linux_rings(rings, iface: str, version: tuple[int, ...] | None, out: dict[s
     summed = (mx.rx and cur.rx > mx.rx) or (version is not None and version < (1, 2))
     if summed:
         out["ring1_size"] = cur.rx // queues
-        out["notes"].append(f"ethtool -g {iface} shows RX {cur.rx}: this vmxnet3 driver reports the ring size x "
-                            f"{queues} rx queues, so {cur.rx // queues} per queue (vsish rxqueues status is "
+        out["notes"].append(f"ethtool -g {iface} shows RX {cur.rx:,}: this vmxnet3 driver reports the ring size x "
+                            f"{queues} rx queues, so {cur.rx // queues:,} per queue (vsish rxqueues status is "
                             "authoritative)")
     elif version is None:
         out["ring1_size"] = None
-        out["ring_note"] = (f"ethtool -g {iface} shows RX {cur.rx} with {queues} rx queues and an unknown driver "
-                            f"version: that is {cur.rx} or {cur.rx // queues} per queue (early drivers print size x "
+        out["ring_note"] = (f"ethtool -g {iface} shows RX {cur.rx:,} with {queues} rx queues and an unknown driver "
+                            f"version: that is {cur.rx:,} or {cur.rx // queues:,} per queue (early drivers print size x "
                             "queues); collect vsish rxqueues status from the host to know")
 
 

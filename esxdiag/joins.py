@@ -193,10 +193,10 @@ class Joiner:
                 else "host captures were not collected"))
         guest_facts = guest_side(self, guest, mac, missing, vmxnet3, nic.get("guest_interface"))
         symptoms = port_drop_symptoms(self.esxtop_for(vm), self.perf_for(vm), port, nic, vnic_count)
-        ring1, ring2, size_source = host["ring1_size"], host["ring2_size"], host["ring_size_source"]
         notes = list(host["notes"]) + list(guest_facts["notes"]) + self._switch_mtu_note(target_id, port, guest_facts)
+        ring1, ring2, size_source = ring_sizes(host, notes)
         if ring1 is None and guest_facts["ring_size_source"] is not None:
-            ring1, ring2, size_source = guest_facts["ring1_size"], guest_facts["ring2_size"], guest_facts["ring_size_source"]
+            ring1, ring2, size_source = ring_sizes(guest_facts, notes)
             notes += [guest_facts["ring_note"]] if guest_facts["ring_note"] else []
         rx_queues, queues_source = host["rx_queues"], host["rx_queues_source"]
         if rx_queues is None:
@@ -233,6 +233,20 @@ class Joiner:
         kind = "distributed switch" if switch.distributed else "vSwitch"
         return [f"guest MTU unknown; the {kind} {switch.name} carries MTU {switch.mtu} (esxcfg-vswitch -l): if the "
                 "guest uses jumbo frames, ring 1's maximum is 4032 on pre-v7 vmxnet3, not 4096"]
+
+
+def ring_sizes(side: dict[str, Any], notes: list[str]) -> tuple[int | None, int | None, str | None]:
+    """Ring sizes from one view (host or guest). A vmxnet3 ring holds 32 to 4,096 entries: any other
+    figure is damaged or a driver that does not report it, and is unknown rather than compared."""
+    sizes = []
+    for ring in (1, 2):
+        size = side[f"ring{ring}_size"]
+        if size is not None and not 32 <= size <= 4096:
+            notes.append(f"ring {ring} size {size:,} from {side['ring_size_source']} is not a vmxnet3 ring size "
+                         "(32 to 4,096 entries): treated as unknown")
+            size = None
+        sizes.append(size)
+    return sizes[0], sizes[1], side["ring_size_source"] if sizes[0] is not None or sizes[1] is not None else None
 
 
 def ring1_max(guest_facts: dict[str, Any]) -> int:

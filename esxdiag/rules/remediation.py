@@ -142,7 +142,7 @@ def windows_enable_rss(adapter: str | None, vcpus: int | None) -> Remediation:
 def vsphere_remove_limit(vm: str, limit_mhz: int | None) -> Remediation:
     return Remediation(
         os="vsphere",
-        title=f"Remove or raise the CPU limit{f' of {limit_mhz} MHz' if limit_mhz else ''} on {vm}",
+        title=f"Remove or raise the CPU limit{f' of {limit_mhz:,} MHz' if limit_mhz else ''} on {vm}",
         commands=(f"Get-VM -Name {ps_name(vm)} | Get-VMResourceConfiguration | "
                   "Set-VMResourceConfiguration -CpuLimitMhz $null",
                   f"govc vm.change -vm {govc_vm(vm)} -cpu.limit -1"),

@@ -35,7 +35,7 @@ def change_ring(vm, nic, sig, evidence, cpu: CpuState, missing: list[str], t) ->
                            f"ring #{ring} size")
         if size is not None and size >= ring_max:
             return RingVerdict(
-                "at-max", f"Ring {ring} is already at its maximum ({ring_max}) and still fills: "
+                "at-max", f"Ring {ring} is already at its maximum ({ring_max:,}) and still fills: "
                 + _spread_words(vm, nic), evidence=evidence + (size_ev,) + cpu.healthy,
                 evidence_against=against, remediation=_spread_remedies(vm, nic), missing=tuple(missing))
         return _raise(vm, nic, sig, ring, size, ring_max, size_ev, evidence, cpu, against, missing, t)
@@ -72,7 +72,7 @@ def _raise(vm, nic, sig, ring, size, ring_max, size_ev, evidence, cpu, against, 
     return RingVerdict(
         f"raise-ring{ring}",
         f"Raise RX ring {ring}: {why}, "
-        + (f"the ring is {size} of {ring_max}" if size is not None else f"the ring size is unknown (max {ring_max})")
+        + (f"the ring is {size:,} of {ring_max:,}" if size is not None else f"the ring size is unknown (max {ring_max:,})")
         + f" and CPU is {cpu.words}.{extra}",
         evidence=evidence + (size_ev,) + cpu.healthy, evidence_against=against,
         remediation=tuple(remedies), missing=tuple(missing))

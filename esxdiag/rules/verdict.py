@@ -129,7 +129,7 @@ def _cpu_first(vm: VmFacts, cpu: CpuState, evidence, missing: list[str], t, what
             "cpu-limit-first",
             f"{what} while a CPU limit throttles the VM"
             + (f" (%MLMTD {limited.qualifier}{limited.worst_avg:.1f}%" if shown else " (limit set")
-            + (f", limit {vm.cpu_limit_mhz} MHz)" if vm.cpu_limit_mhz else ")")
+            + (f", limit {vm.cpu_limit_mhz:,} MHz)" if vm.cpu_limit_mhz else ")")
             + ": remove the limit first; a bigger ring would only delay the drops.",
             evidence=evidence + cpu.over(t) + limit_ev,
             remediation=(fix.vsphere_remove_limit(vm.name, vm.cpu_limit_mhz),), missing=tuple(missing))

@@ -49,12 +49,25 @@ def test_guest_only_linux_bundle_lists_the_vnic_and_gives_a_verdict(hand, kit):
     assert nic["mac"] == kit.MAC and nic["guest_interface"] == "eth0" and nic["type"] == "vmxnet3"
     assert nic["ring_verdict"] == "raise-ring1", nic["verdict"]["summary"]
     assert nic["metrics"]["guest_oob"]["delta"] == 1700
-    assert "256 of 4096" in nic["verdict"]["summary"]
+    assert "256 of 4,096" in nic["verdict"]["summary"]
     missing = " ".join(nic["verdict"]["missing"])
     assert "CPU" in missing and "host" in missing
     assert any("CPU was not measured" in e["what"] for e in nic["verdict"]["evidence_against"])
     text = hand.render("text").stdout
     assert "NO FINDINGS" not in text and "RAISE RX RING 1" in text
+
+
+def test_a_ring_size_outside_32_to_4096_is_unknown_not_compared(hand, kit):
+    """ethtool -g printing RX 0 (or 9999) is not a vmxnet3 ring size: never "the ring is 0 of 4,096"."""
+    hand.vms.append("vm1")
+    _linux_guest(hand, kit, [1000, 1200], [1800, 2100], rx=0)
+    _, report = hand.analyze()
+    nic = kit.vnic(report)
+    assert nic["metrics"]["ring1_size"] is None
+    assert nic["ring_verdict"] == "raise-ring1" and "ring size is unknown" in nic["verdict"]["summary"]
+    assert "0 of 4,096" not in nic["verdict"]["summary"]
+    assert any("ring 1 size 0 " in n and "treated as unknown" in n for n in report["vms"][0]["notes"]
+               + [f["summary"] for f in report["vms"][0]["findings"]]), report["vms"][0]
 
 
 def test_guest_only_bundle_without_a_vm_name_in_the_manifest(hand, kit):
