@@ -7,9 +7,9 @@ from pathlib import Path
 
 from esxdiag import __version__
 from esxdiag.bundle import Bundle
-from esxdiag.facts import VmFacts, VnicFacts
-from esxdiag.joins import build_facts
-from esxdiag.readings import Readings
+from esxdiag.join.facts import VmFacts, VnicFacts
+from esxdiag.join.joiner import build_facts
+from esxdiag.join.readings import Readings
 from esxdiag.result import (SCHEMA_VERSION, SEVERITIES, AnalysisResult, CoverageItem, Finding, RuleCheck,
                             Series, VmResult, VnicResult)
 from esxdiag.rules import VM_RULES, VNIC_RULES

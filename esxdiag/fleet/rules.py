@@ -1,6 +1,6 @@
 """Fleet rules: one class per VM from vCenter's counters, with the numbers behind it.
 
-The CPU figures go through the per-VM pipeline's own code: esxdiag.cpu.cpu_from_perf (ms per
+The CPU figures go through the per-VM pipeline's own code: esxdiag.join.cpu.cpu_from_perf (ms per
 sample -> % per vCPU, the aggregate divided by numCPU when per-vCPU series are absent) and
 esxdiag.rules.cpustats (worst-vCPU window average; cpu_state is the ring verdict's "CPU first?"
 test). Thresholds are the same keys as the per-VM rules (esxdiag.config). Receive drops are
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from esxdiag.cpu import cpu_from_perf
+from esxdiag.join.cpu import cpu_from_perf
 from esxdiag.fleet.snapshot import FleetVm
 from esxdiag.rules.cpustats import cpu_state
 

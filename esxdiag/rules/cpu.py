@@ -4,7 +4,7 @@ bound (vCPU count unknown, section 6) is judged only where the bound decides."""
 
 from __future__ import annotations
 
-from esxdiag.facts import VmFacts
+from esxdiag.join.facts import VmFacts
 from esxdiag.result import Evidence, Finding, RuleCheck
 from esxdiag.rules.cpustats import WindowStat, window_stat
 from esxdiag.rules.remediation import vsphere_relieve_contention, vsphere_remove_limit

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from esxdiag.facts import CpuFacts
+from esxdiag.join.facts import CpuFacts
 from esxdiag.result import Evidence
 
 

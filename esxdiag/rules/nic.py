@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from esxdiag.facts import VmFacts, VnicFacts
+from esxdiag.join.facts import VmFacts, VnicFacts
 from esxdiag.result import Evidence, Finding, RuleCheck
 from esxdiag.rules import remediation as fix
 from esxdiag.rules.verdict import signals

@@ -6,7 +6,7 @@ source the verdict trusts and why, instead of printing both numbers without comm
 
 from __future__ import annotations
 
-from esxdiag.facts import VmFacts, VnicFacts
+from esxdiag.join.facts import VmFacts, VnicFacts
 from esxdiag.result import Evidence, Finding, RuleCheck
 from esxdiag.rules.verdict import signals
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from esxdiag.facts import VmFacts
+from esxdiag.join.facts import VmFacts
 from esxdiag.result import Evidence, Finding, RuleCheck
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from esxdiag.facts import CounterWindow, VmFacts, VnicFacts
+from esxdiag.join.facts import CounterWindow, VmFacts, VnicFacts
 from esxdiag.result import Evidence, RingVerdict
 from esxdiag.rules import remediation as fix
 from esxdiag.rules.cpustats import CpuState, cpu_state

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from esxdiag.errors import NoData, ParseError
-from esxdiag.parsers import parse_file, parse_text
+from esxdiag.parsers import parse_text
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
 _spec = importlib.util.spec_from_file_location("render_ethtool_s", FIX / "guest" / "render_ethtool_s.py")

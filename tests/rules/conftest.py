@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 
 from esxdiag.config import DEFAULT_THRESHOLDS
-from esxdiag.facts import CounterWindow, CpuFacts, VmFacts, VnicFacts
+from esxdiag.join.facts import CounterWindow, CpuFacts, VmFacts, VnicFacts
 
 
 def _counter(what, start, end, seconds=60.0):

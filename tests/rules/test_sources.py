@@ -4,7 +4,7 @@ while vCenter's droppedRx samples summed to 0."""
 
 from __future__ import annotations
 
-from esxdiag.facts import DropSymptom
+from esxdiag.join.facts import DropSymptom
 from esxdiag.result import Finding, RuleCheck
 from esxdiag.rules import VNIC_RULES
 from esxdiag.rules.sources import drop_sources

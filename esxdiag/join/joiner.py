@@ -7,13 +7,13 @@ from __future__ import annotations
 from typing import Any
 
 from esxdiag.bundle import Bundle
-from esxdiag.cpu import cpu_from_esxtop, cpu_from_perf
-from esxdiag.facts import VmFacts, VnicFacts
-from esxdiag.guest_facts import guest_side, guest_vnics
-from esxdiag.host_facts import host_side, port_drop_symptoms
-from esxdiag.readings import Reading, Readings
+from esxdiag.join.cpu import cpu_from_esxtop, cpu_from_perf
+from esxdiag.join.facts import VmFacts, VnicFacts
+from esxdiag.join.guest import guest_side, guest_vnics
+from esxdiag.join.host import host_side, port_drop_symptoms
+from esxdiag.join.readings import Reading, Readings
 from esxdiag.specs import ESXI, LINUX, WINDOWS
-from esxdiag.windowing import counter, norm_mac, window_seconds
+from esxdiag.join.windowing import counter, norm_mac, window_seconds
 
 class Joiner:
     def __init__(self, bundle: Bundle, readings: Readings):

@@ -1,5 +1,5 @@
 """Typed facts the rules read: cumulative counters over the window, CPU series, per-vNIC and
-per-VM facts. Built only by esxdiag.joins; rules never touch bundles or parsers."""
+per-VM facts. Built only by esxdiag.join.joiner; rules never touch bundles or parsers."""
 
 from __future__ import annotations
 

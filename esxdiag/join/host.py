@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from esxdiag.facts import DropSymptom
-from esxdiag.windowing import (RX_SUMMARY_LRO, RX_SUMMARY_OOB, RX_SUMMARY_RING1, RX_SUMMARY_RING2, counter,
+from esxdiag.join.facts import DropSymptom
+from esxdiag.join.windowing import (RX_SUMMARY_LRO, RX_SUMMARY_OOB, RX_SUMMARY_RING1, RX_SUMMARY_RING2, counter,
                                sample_time, window_seconds)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from esxdiag.windowing import counter, norm_mac, queue_sum, sample_time, window_seconds
+from esxdiag.join.windowing import counter, norm_mac, queue_sum, sample_time, window_seconds
 from esxdiag.specs import LINUX, WINDOWS
 from esxdiag.parsers.numbers import is_count
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
-from esxdiag.facts import CounterWindow
+from esxdiag.join.facts import CounterWindow
 from esxdiag.parsers.netstats import normalize_mac
-from esxdiag.readings import Reading
+from esxdiag.join.readings import Reading
 
 RX_SUMMARY_RING1 = "# of times the 1st ring is full"
 RX_SUMMARY_RING2 = "# of times the 2nd ring is full"

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 
-from esxdiag.facts import CpuFacts
+from esxdiag.join.facts import CpuFacts
 
 Values = tuple  # tuple[float | None, ...]
 
