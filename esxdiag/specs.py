@@ -81,6 +81,9 @@ SPECS: dict[str, Spec] = {
              max_bytes=32 * MIB),  # ~100 bytes a port: 300k ports
         Spec("esxcfg_vswitch", ESXI, "esxcfg-vswitch", ("esxcfg-vswitch", "-l"),
              about="vSwitches and distributed switches: MTU, uplinks, port groups, DVPort clients"),
+        Spec("net_dvs", ESXI, "net-dvs", ("net-dvs", "-l"),
+             about="distributed switches: MTU, uplinks, DVPort status and In/Out drop counters",
+             max_bytes=32 * MIB),  # ~4 KB a DVPort
         Spec("esxtop_batch", ESXI, "esxtop", ("esxtop", "-b", "-d", "{delay}", "-n", "{iterations}"),
              params=("delay", "iterations"), about="CPU %RDY/%CSTP/%MLMTD per VM over the window",
              max_bytes=esxtop_max_bytes(1)),  # the collector passes the cap for its iterations

@@ -13,8 +13,7 @@ from esxdiag.intake.found import Found, IntakeError, read_head, under
 from esxdiag.intake.sosreport import Derive
 
 COMMANDS = {"net-stats_-l.txt": "net_stats_list", "vmware_-vl.txt": "esxi_version",
-            "esxcfg-vswitch_-l.txt": "esxcfg_vswitch"}
-NOT_USED = ("net-dvs_-l.txt",)  # read by hand; no parser (yet) in esxdiag
+            "esxcfg-vswitch_-l.txt": "esxcfg_vswitch", "net-dvs_-l.txt": "net_dvs"}
 VSI_DUMP = "commands/vsi_traverse_-s.txt"
 _FRAG = re.compile(r"^(?P<base>.+\.txt)\.FRAG-(?P<n>\d{1,6})$")
 MAX_JOINED = 64 * 2**20
@@ -37,7 +36,7 @@ def _base(name: str) -> str:
 
 
 def _wanted(inner: PurePosixPath) -> bool:
-    return len(inner.parts) == 2 and inner.parts[0] == "commands" and _base(inner.name) in (*COMMANDS, *NOT_USED)
+    return len(inner.parts) == 2 and inner.parts[0] == "commands" and _base(inner.name) in COMMANDS
 
 
 def unpack(path: Path, dest: Path, skipped: list[tuple[str, str]]) -> Path:
@@ -66,9 +65,6 @@ def captures(tree: Path, prefix: str, derive: Derive, notes: list[str]) -> list[
             rel, path = derive(under(prefix, f"commands/{name} (joined from {len(frags)} FRAG pieces)"),
                                bytes(joined).decode("utf-8", "replace"))
             out.append(Found(rel, path, spec, prefix, origin="vm-support FRAG pieces, joined in order"))
-    present = [n for n in NOT_USED if (commands / n).exists() or any(commands.glob(n + ".FRAG-*"))]
-    if present:
-        notes.append(f"{prefix or 'the folder'}: {', '.join(present)} present, not read by esxdiag (port lists come from net-stats -l)")
     if (tree / VSI_DUMP).exists() or any(commands.glob("vsi_traverse_-s.txt.FRAG-*")):
         notes.append(f"{prefix or 'the folder'}: the VSI dump is not text: extract rxSummary, clientStats and rx queue status "
                      "with `vsish -c` on an ESXi host (docs/bundle-format.md) and put the outputs in this folder")

@@ -17,7 +17,8 @@ def _vm_support(parent, kit):
     (commands / "net-stats_-l.txt.FRAG-00000").write_bytes(b"".join(lines[:2]))
     (commands / "net-stats_-l.txt.FRAG-00001").write_bytes(b"".join(lines[2:]))
     shutil.copy(kit.HOST / "esxi_version.txt", commands / "vmware_-vl.txt")
-    (commands / "net-dvs_-l.txt").write_text("switch 12 34 (etherswitch)\n")
+    shutil.copy(kit.ROOT / "tests" / "fixtures" / "host" / "net_dvs_l_sneaku_l2vpn_sink_no_elision.txt",
+                commands / "net-dvs_-l.txt")
     (commands / "vsi_traverse_-s.txt").write_bytes(b"\x00VSI\x01\x02" * 100)
     (top / "etc" / "vmware").mkdir(parents=True)
     (top / "etc" / "vmware" / "esx.conf").write_text("/net/pnic/child[0000]/name = \"vmnic0\"\n")
@@ -42,7 +43,9 @@ def test_vm_support_directory_with_vsish_c_outputs(tmp_path, kit):
     assert nic["metrics"]["host_out_of_buffers"]["total"] == 10370
     assert nic["ring_verdict"] == "insufficient-evidence"  # a vm-support bundle is one reading
     notes = " ".join(doc["notes"])
-    assert "net-dvs_-l.txt present, not read" in notes and "the VSI dump is not text" in notes
+    assert "present, not read" not in notes and "the VSI dump is not text" in notes
+    assert any(c["file"].endswith("commands/net-dvs_-l.txt") and c["status"] == "collected" for c in doc["coverage"]
+               if c["file"]), doc["coverage"]
     assert any(c["file"].endswith("(joined from 2 FRAG pieces)") for c in doc["coverage"] if c["file"])
 
 
@@ -82,3 +85,14 @@ def test_vm_support_switch_list_is_read_and_its_mtu_named_when_the_guest_mtu_is_
         "vSwitch0         1536        3           128               1500", "vSwitch0         1536        3           128               9000"))
     vm = next(vm for vm in kit.analyze(top)["vms"] if vm["name"] == "iperf-test1")
     assert "the vSwitch vSwitch0 carries MTU 9000 (esxcfg-vswitch -l)" in json.dumps(vm) and "4032" in json.dumps(vm)
+
+
+def test_vm_support_net_dvs_as_published_with_an_elision_is_reported_and_the_rest_analysed(tmp_path, kit):
+    """The blog's net-dvs -l has `//output hidden//` where the author cut ports: that file is a parse
+    error naming the line, not a silent gap, and the VMs from net-stats -l are still analysed."""
+    top = _vm_support(tmp_path, kit)
+    shutil.copy(kit.ROOT / "tests" / "fixtures" / "host" / "net_dvs_l_sneaku_l2vpn_sink.txt", top / "commands" / "net-dvs_-l.txt")
+    doc = kit.analyze(top)
+    entry = next(c for c in doc["coverage"] if c["file"] and c["file"].endswith("commands/net-dvs_-l.txt"))
+    assert entry["status"] != "collected" and "41" in json.dumps(entry) and "//output hidden//" in json.dumps(entry), entry
+    assert {vm["name"] for vm in doc["vms"]} == {"iperf-test1", "iperf-test2"}
