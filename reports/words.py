@@ -22,6 +22,7 @@ SPEC_WORDS = {
     "net_stats_list": "net-stats -l (host port list)",
     "esxi_version": "ESXi version",
     "esxcfg_vswitch": "esxcfg-vswitch -l (switch MTU and port groups)",
+    "net_dvs": "net-dvs -l (distributed switch ports and counters)",
     "esxcli_nic_stats": "esxcli uplink {vmnic} counters",
     "ethtool_stats": "guest ethtool -S {iface}",
     "ethtool_rings": "guest ethtool -g {iface}",
