@@ -57,6 +57,8 @@ def esxi(lab: Lab, argv: list[str]):
         return lambda: esxi_out.esxtop(lab, int(argv[3]), int(argv[5]))
     if len(argv) == 4 and argv[:2] == ["vsish", "-e"]:
         verb, path = argv[2], argv[3]
+        if verb == "ls" and path == "/net/portsets/":
+            return lambda: esxi_out.portsets_ls(lab)
         m = re.fullmatch(_PORT + r"/(?P<node>vmxnet3/rxSummary|clientStats|vmxnet3/rxqueues/(?P<q>\d+)/status)", path)
         if verb == "get" and m:
             ps, port = m["ps"], int(m["port"])
@@ -74,6 +76,7 @@ def linux(lab: Lab, vm: dict, argv: list[str]):
     """The handler (a thunk) for an allowlisted Linux command, else None; nothing runs here."""
     simple = {("ip", "-o", "link", "show"): lambda: linux_out.ip_link(vm),
               ("nproc",): lambda: (f"{vm['num_cpu']}\n", "", 0),
+              ("ethtool", "--version"): lambda: ("ethtool version 5.16\n", "", 0),
               ("netstat", "-s"): lambda: linux_out.netstat_s(lab, vm),
               ("nstat", "-asz"): lambda: linux_out.nstat(lab, vm),
               tuple(_GREP): lambda: linux_out.ring_persistence(vm)}
@@ -181,8 +184,8 @@ def main() -> int:
         return 127
     entry["accepted"] = True
     _log(runtime, entry)
-    if _fault(lab, "missing", address, program):
-        sys.stderr.write(f"sh: 1: {program}: not found\n")
+    if _fault(lab, "missing", address, program):  # ESXi's busybox ash, or dash on a Linux guest
+        sys.stderr.write(f"sh: {program}: not found\n" if kind == "esxi" else f"sh: 1: {program}: not found\n")
         return 127
     hang = _fault(lab, "hang", address, program)
     if hang:
