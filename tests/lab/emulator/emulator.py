@@ -5,7 +5,8 @@ The target is chosen by the server address in SSH_CONNECTION; the command comes 
 SSH_ORIGINAL_COMMAND. Only the commands esxdiag's specs can render are answered; anything else
 gets an error on stderr and exit 127. Every command is appended to RUNTIME_DIR/commands.jsonl
 (with accepted true/false) so tests can prove what was and was not run.
-Faults (RUNTIME_DIR/faults.json, written by ssh_lab.SshLab.set_fault): "hang", "missing",
+Faults (RUNTIME_DIR/faults.json, written by ssh_lab.SshLab.set_fault): "hang", "missing"
+(exit 127 with the shell's "not found": busybox wording on the host, dash's in a guest),
 "flood" (prints without end), "drop" (kills its own SSH connection) and "ifname" (the guest's
 first NIC carries another interface name, {"name"}) entries {"address", "program"}; "refuse" is
 handled by sshd's listen addresses, not here.
