@@ -336,8 +336,9 @@ class LiveRun:
         if not self.host_samples() and not self.guest:  # nothing to sample at two ends: vCenter's recent past, now
             end = datetime.now(timezone.utc)
             self.writer.note(f"no host or guest sampled: vCenter realtime statistics for the last "
-                             f"{self.opts.window_s:g} s, no window waited; vsish and esxtop on the host (over "
-                             "SSH) would add the ring counters and CPU, guest SSH the ring sizes and per-queue drops")
+                             f"{self.opts.window_s:g} s, no window waited; host SSH would add the vsish ring "
+                             "counters and esxtop (where the host runs them), guest SSH the ring sizes and per-queue "
+                             "drops")
             self.perf(end - timedelta(seconds=self.opts.window_s), end)
             self.announce_failures()
             return

@@ -17,7 +17,7 @@ from esxdiag.specs import ESXI, LINUX
 
 # target kind -> (probe spec, program, what its absence costs)
 PROBES = {
-    ESXI: (("vsish_portsets", "vsish", "no vmxnet3 ring-full / out-of-buffer counters from the host"),
+    ESXI: (("vsish_portsets", "vsish", "no vmxnet3 ring-full / out-of-buffer counters or ring sizes from the host"),
            ("esxtop_probe", "esxtop", "no %RDY/%CSTP/%MLMTD from the host; CPU from vCenter's 20 s statistics only")),
     LINUX: (("ethtool_version", "ethtool", "no guest ring sizes or per-queue drops (ethtool -g / -S); "
              "TCP retransmits only"),),

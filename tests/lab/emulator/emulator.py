@@ -8,7 +8,8 @@ gets an error on stderr and exit 127. Every command is appended to RUNTIME_DIR/c
 Faults (RUNTIME_DIR/faults.json, written by ssh_lab.SshLab.set_fault): "hang", "missing"
 (exit 127 with the shell's "not found": busybox wording on the host, dash's in a guest),
 "flood" (prints without end), "drop" (kills its own SSH connection) and "ifname" (the guest's
-first NIC carries another interface name, {"name"}) entries {"address", "program"}; "refuse" is
+first NIC carries another interface name, {"name"}) entries {"address", "program"} (and an
+optional "command": only that exact command line); "refuse" is
 handled by sshd's listen addresses, not here.
 """
 
@@ -105,9 +106,10 @@ def _log(runtime: Path, entry: dict) -> None:
         os.close(fd)
 
 
-def _fault(lab: Lab, kind: str, address: str, program: str) -> dict | None:
+def _fault(lab: Lab, kind: str, address: str, program: str, command: str | None = None) -> dict | None:
     return next((f for f in lab.faults().get(kind, [])
-                 if f.get("address") in (None, address) and f.get("program") in (None, program)), None)
+                 if f.get("address") in (None, address) and f.get("program") in (None, program)
+                 and f.get("command") in (None, command)), None)
 
 
 def _hang(seconds: float) -> int:
@@ -185,16 +187,16 @@ def main() -> int:
         return 127
     entry["accepted"] = True
     _log(runtime, entry)
-    if _fault(lab, "missing", address, program):  # ESXi's busybox ash, or dash on a Linux guest
+    if _fault(lab, "missing", address, program, command):  # ESXi's busybox ash, or dash on a Linux guest
         sys.stderr.write(f"sh: {program}: not found\n" if kind == "esxi" else f"sh: 1: {program}: not found\n")
         return 127
-    hang = _fault(lab, "hang", address, program)
+    hang = _fault(lab, "hang", address, program, command)
     if hang:
         return _hang(float(hang.get("seconds", 30)))
-    flood = _fault(lab, "flood", address, program)
+    flood = _fault(lab, "flood", address, program, command)
     if flood:
         return _flood(float(flood.get("seconds", 60)))
-    if _fault(lab, "drop", address, program):
+    if _fault(lab, "drop", address, program, command):
         return _drop()
     out, err, rc = result()
     sys.stdout.write(out)
