@@ -194,7 +194,7 @@ class Joiner:
         guest_facts = guest_side(self, guest, mac, missing, vmxnet3, nic.get("guest_interface"))
         symptoms = port_drop_symptoms(self.esxtop_for(vm), self.perf_for(vm), port, nic, vnic_count)
         ring1, ring2, size_source = host["ring1_size"], host["ring2_size"], host["ring_size_source"]
-        notes = list(host["notes"]) + list(guest_facts["notes"])
+        notes = list(host["notes"]) + list(guest_facts["notes"]) + self._switch_mtu_note(target_id, port, guest_facts)
         if ring1 is None and guest_facts["ring_size_source"] is not None:
             ring1, ring2, size_source = guest_facts["ring1_size"], guest_facts["ring2_size"], guest_facts["ring_size_source"]
             notes += [guest_facts["ring_note"]] if guest_facts["ring_note"] else []
@@ -220,6 +220,19 @@ class Joiner:
             series={**host["series"], **guest_facts["series"]}, missing=tuple(missing),
             notes=tuple(notes),
         )
+
+    def _switch_mtu_note(self, target_id: str | None, port, guest_facts: dict[str, Any]) -> list[str]:
+        """The guest's MTU sets ring 1's maximum; when no guest capture says it, the switch's MTU
+        (esxcfg-vswitch -l) at least tells whether jumbo frames can reach the vNIC."""
+        if guest_facts["mtu"] is not None or port is None or target_id is None:
+            return []
+        reading = self.r.first("esxcfg_vswitch", target_id)
+        switch = reading and (reading.record.by_name(port.switch) or reading.record.by_client(port.client))
+        if not switch or switch.mtu <= 3050:
+            return []
+        kind = "distributed switch" if switch.distributed else "vSwitch"
+        return [f"guest MTU unknown; the {kind} {switch.name} carries MTU {switch.mtu} (esxcfg-vswitch -l): if the "
+                "guest uses jumbo frames, ring 1's maximum is 4032 on pre-v7 vmxnet3, not 4096"]
 
 
 def ring1_max(guest_facts: dict[str, Any]) -> int:

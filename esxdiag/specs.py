@@ -79,6 +79,8 @@ SPECS: dict[str, Spec] = {
         Spec("net_stats_list", ESXI, "net-stats", ("net-stats", "-l"),
              about="every vSwitch port with its MAC and client (VM.ethN) name",
              max_bytes=32 * MIB),  # ~100 bytes a port: 300k ports
+        Spec("esxcfg_vswitch", ESXI, "esxcfg-vswitch", ("esxcfg-vswitch", "-l"),
+             about="vSwitches and distributed switches: MTU, uplinks, port groups, DVPort clients"),
         Spec("esxtop_batch", ESXI, "esxtop", ("esxtop", "-b", "-d", "{delay}", "-n", "{iterations}"),
              params=("delay", "iterations"), about="CPU %RDY/%CSTP/%MLMTD per VM over the window",
              max_bytes=esxtop_max_bytes(1)),  # the collector passes the cap for its iterations

@@ -21,6 +21,7 @@ SPEC_WORDS = {
     "esxtop_batch": "esxtop batch capture",
     "net_stats_list": "net-stats -l (host port list)",
     "esxi_version": "ESXi version",
+    "esxcfg_vswitch": "esxcfg-vswitch -l (switch MTU and port groups)",
     "esxcli_nic_stats": "esxcli uplink {vmnic} counters",
     "ethtool_stats": "guest ethtool -S {iface}",
     "ethtool_rings": "guest ethtool -g {iface}",

@@ -83,6 +83,7 @@ SNIFFERS: dict[str, Callable[[str], bool]] = {
     "vsish-python": lambda h: "Python mode is deprecated" in h[:400] or bool(re.match(r'^\s*\{\s*\n\s*"\w+" : ', h)),
     "net-stats": _first_line(r"^\s*PortNum\s+Type\s+SubType\s+SwitchName\s+MACAddress\s+ClientName"),
     "net-stats-json": lambda h: bool(re.match(r'^\s*\{\s*"sysinfo"\s*:', h)) and '"stats"' in h,
+    "esxcfg-vswitch": _first_line(r"^\s*(Switch|DVS) Name\s+Num Ports\s+Used Ports\s+Configured Ports\s+MTU\s+Uplinks"),
     "esxcli-vm-list": _first_line(r"^\s*World ID\s+Name\s+Num Ports\s+Networks"),
     "esxcli-vm-ports": lambda h: bool(re.match(r"^\s*Port ID: ", h)) and "MAC Address:" in h,
     "esxcli-nic-stats": _first_line(r"^NIC statistics for \S+"),

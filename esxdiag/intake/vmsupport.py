@@ -12,8 +12,9 @@ from esxdiag.intake import archive
 from esxdiag.intake.found import Found, IntakeError, read_head, under
 from esxdiag.intake.sosreport import Derive
 
-COMMANDS = {"net-stats_-l.txt": "net_stats_list", "vmware_-vl.txt": "esxi_version"}
-NOT_USED = ("net-dvs_-l.txt", "esxcfg-vswitch_-l.txt")  # read by hand; no parser (yet) in esxdiag
+COMMANDS = {"net-stats_-l.txt": "net_stats_list", "vmware_-vl.txt": "esxi_version",
+            "esxcfg-vswitch_-l.txt": "esxcfg_vswitch"}
+NOT_USED = ("net-dvs_-l.txt",)  # read by hand; no parser (yet) in esxdiag
 VSI_DUMP = "commands/vsi_traverse_-s.txt"
 _FRAG = re.compile(r"^(?P<base>.+\.txt)\.FRAG-(?P<n>\d{1,6})$")
 MAX_JOINED = 64 * 2**20

@@ -39,6 +39,7 @@ _ENTRIES = [
     ParserEntry("vsish-python", "vsish_python", "parse_python_mode", about="vsish -pe get output"),
     ParserEntry("net-stats", "netstats", "parse_net_stats_list", about="net-stats -l"),
     ParserEntry("net-stats-json", "netstats", "parse_net_stats_json", about="net-stats -A -t vW"),
+    ParserEntry("esxcfg-vswitch", "vswitch", "parse_vswitch_list", about="esxcfg-vswitch -l"),
     ParserEntry("esxcli-vm-list", "esxcli", "parse_vm_list"),
     ParserEntry("esxcli-vm-ports", "esxcli", "parse_vm_ports"),
     ParserEntry("esxcli-nic-stats", "esxcli", "parse_nic_stats"),

@@ -26,6 +26,7 @@ FIXTURE_SEEDS = {
     "vsish-rxsummary": ["host/seed002_rxsummary_before.txt"],
     "net-stats-json": ["host/net_stats_A_raw_fgvm_ens.json", "host/net_stats_A_pretty_warlock_first_port.json"],
     "net-stats": ["host/net_stats_l_nsx_space_in_clientname.txt"],
+    "esxcfg-vswitch": ["host/esxcfg_vswitch_l_sneaku_l2vpn.txt", "host/esxcfg_vswitch_l_ucs_jumbo_misaligned.txt"],
     "esxcli-vm-list": ["host/esxcli_vm_list_rayd62.txt", "host/esxcli_vm_list_wzh_trailing_spaces.txt"],
     "esxcli-vm-ports": ["host/esxcli_vm_port_list_rayd62_2178744.txt"],
     "esxcli-nic-stats": ["host/esxcli_network_nic_stats_get_vmnic9_intel_mfd_fixture.txt"],

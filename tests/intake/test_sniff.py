@@ -30,6 +30,8 @@ FIXTURES = {
     "esxtop/cpu_panel_vswitchzero_iperf_seed002.txt": "esxtop-cpu-panel",
     "esxtop/esxtop_batch_gsliu_VisualEsxtopOnline_excel_resaved.csv": "esxtop",
     "host/esxcli_network_nic_stats_get_vmnic9_intel_mfd_fixture.txt": "esxcli-nic-stats",
+    "host/esxcfg_vswitch_l_sneaku_l2vpn.txt": "esxcfg-vswitch",
+    "host/esxcfg_vswitch_l_ucs_jumbo_misaligned.txt": "esxcfg-vswitch",
     "host/esxcli_vm_list_rayd62.txt": "esxcli-vm-list",
     "host/esxcli_vm_list_wzh_trailing_spaces.txt": "esxcli-vm-list",
     "host/esxcli_vm_port_list_rayd62_2178744.txt": "esxcli-vm-ports",

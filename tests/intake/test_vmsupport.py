@@ -64,3 +64,21 @@ def test_vm_support_tarball_plus_a_later_reading(tmp_path, kit):
     nic = kit.vnic(doc, "iperf-test1")
     assert nic["ring_verdict"] == "raise-ring1"
     assert nic["metrics"]["ring1_full"]["per_s"] == round(1417 / 60, 3)
+
+
+def test_vm_support_switch_list_is_read_and_its_mtu_named_when_the_guest_mtu_is_unknown(tmp_path, kit):
+    """commands/esxcfg-vswitch_-l.txt: the real NSX-lab capture (tests/fixtures/host), whose vSwitch0
+    carries MTU 1500 (nothing to say), then the same with MTU 9000 (derived: the one number changed)."""
+    top = _vm_support(tmp_path, kit)
+    _vsish_c_outputs(top, kit)
+    real = (kit.ROOT / "tests" / "fixtures" / "host" / "esxcfg_vswitch_l_sneaku_l2vpn.txt").read_text()
+    (top / "commands" / "esxcfg-vswitch_-l.txt").write_text(real)
+    doc = kit.analyze(top)
+    assert any(c["file"].endswith("commands/esxcfg-vswitch_-l.txt") and c["status"] == "collected" for c in doc["coverage"]
+               if c["file"]), doc["coverage"]
+    assert "esxcfg-vswitch_-l.txt present, not read" not in " ".join(doc["notes"])
+    assert "carries MTU" not in json.dumps(doc)
+    (top / "commands" / "esxcfg-vswitch_-l.txt").write_text(real.replace(
+        "vSwitch0         1536        3           128               1500", "vSwitch0         1536        3           128               9000"))
+    vm = next(vm for vm in kit.analyze(top)["vms"] if vm["name"] == "iperf-test1")
+    assert "the vSwitch vSwitch0 carries MTU 9000 (esxcfg-vswitch -l)" in json.dumps(vm) and "4032" in json.dumps(vm)

@@ -1,0 +1,118 @@
+"""``esxcfg-vswitch -l``: standard vSwitches with their port groups, and distributed switches with
+their DVPorts and clients (formats.md 9, vm-support ``commands/esxcfg-vswitch_-l.txt``).
+
+    Switch Name      Num Ports   Used Ports  Configured Ports  MTU     Uplinks
+    vSwitch0         1536        3           128               1500    vmnic1
+
+      PortGroup Name        VLAN ID  Used Ports  Uplinks
+      Standard Switch - L2VPN - Trunk  4095     0           vmnic1
+
+    DVS Name         Num Ports   Used Ports  Configured Ports  MTU     Uplinks
+    Compute_VDS      1536        10          512               1500    vmnic0
+
+      DVPort ID           In Use      Client
+      25                  1           web-sv-04a.eth0
+      5                   0
+
+Names may hold spaces (and overflow their column), so rows are read from the right: the numbers,
+then the uplink list (never a bare number), and the name is what is left.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from esxdiag.errors import NoData, ParseError
+from esxdiag.parsers.numbers import is_count
+
+_SWITCH_HEADER = re.compile(r"^(Switch|DVS) Name\s+Num Ports\s+Used Ports\s+Configured Ports\s+MTU\s+Uplinks$")
+_PORTGROUP_HEADER = re.compile(r"^PortGroup Name\s+VLAN ID\s+Used Ports\s+Uplinks$")
+_DVPORT_HEADER = re.compile(r"^DVPort ID\s+In Use\s+Client$")
+
+
+@dataclass(frozen=True)
+class PortGroup:
+    name: str
+    vlan: int
+    used_ports: int
+    uplinks: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DVPort:
+    port_id: str
+    in_use: bool
+    client: str | None  # "VM.ethN", a vmk or vmnic; None when the port is free
+
+
+@dataclass(frozen=True)
+class Switch:
+    name: str
+    distributed: bool
+    num_ports: int
+    used_ports: int
+    configured_ports: int
+    mtu: int
+    uplinks: tuple[str, ...]
+    portgroups: tuple[PortGroup, ...] = ()
+    dvports: tuple[DVPort, ...] = ()
+
+
+@dataclass(frozen=True)
+class VSwitchList:
+    switches: tuple[Switch, ...]
+
+    def by_name(self, name: str) -> Switch | None:
+        return next((s for s in self.switches if s.name == name), None)
+
+    def by_client(self, client: str) -> Switch | None:
+        """The distributed switch one of whose DVPorts this client (``VM.ethN``) uses."""
+        return next((s for s in self.switches if any(p.client == client for p in s.dvports)), None)
+
+
+def _row(line: str, numbers: int, number: int, what: str) -> tuple[str, list[int], tuple[str, ...]]:
+    """NAME N1 .. Nk [UPLINKS]: the uplink list is optional and never a bare number."""
+    for with_uplinks in (True, False):
+        parts = line.rsplit(None, numbers + with_uplinks)
+        if len(parts) != numbers + 1 + with_uplinks:
+            continue
+        uplinks = parts[-1] if with_uplinks else ""
+        values = parts[1:numbers + 1]
+        if (not with_uplinks or not uplinks.isdigit()) and all(is_count(v) for v in values):
+            return parts[0], [int(v) for v in values], tuple(u for u in uplinks.split(",") if u)
+    raise ParseError(f"not a {what} row (name, {numbers} numbers, uplinks): {line.strip()[:80]!r}", line=number)
+
+
+def parse_vswitch_list(text: str) -> VSwitchList:
+    switches: list[dict] = []
+    table = None  # which header the rows below belong to
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line:
+            continue
+        if m := _SWITCH_HEADER.match(line):
+            table = "dvs" if m[1] == "DVS" else "switch"
+        elif _PORTGROUP_HEADER.match(line) or _DVPORT_HEADER.match(line):
+            if not switches:
+                raise ParseError(f"{line.split()[0]} table before any switch", line=number)
+            table = "portgroup" if line.startswith("PortGroup") else "dvport"
+        elif table in ("switch", "dvs"):
+            name, (num, used, configured, mtu), uplinks = _row(line, 4, number, "switch")
+            switches.append({"name": name, "distributed": table == "dvs", "num_ports": num, "used_ports": used,
+                             "configured_ports": configured, "mtu": mtu, "uplinks": uplinks,
+                             "portgroups": [], "dvports": []})
+        elif table == "portgroup":
+            name, (vlan, used), uplinks = _row(line, 2, number, "port group")
+            switches[-1]["portgroups"].append(PortGroup(name, vlan, used, uplinks))
+        elif table == "dvport":
+            parts = line.split(None, 2)
+            if len(parts) < 2 or not parts[0].isdigit() or parts[1] not in ("0", "1"):
+                raise ParseError(f"not a DVPort row (id, in use, client): {line[:80]!r}", line=number)
+            switches[-1]["dvports"].append(DVPort(parts[0], parts[1] == "1", parts[2] if len(parts) > 2 else None))
+        else:
+            raise ParseError(f"expected a 'Switch Name' or 'DVS Name' header, got {line[:60]!r}", line=number)
+    if not switches:
+        raise NoData("esxcfg-vswitch -l listed no switch")
+    return VSwitchList(tuple(Switch(**{**s, "portgroups": tuple(s["portgroups"]), "dvports": tuple(s["dvports"])})
+                             for s in switches))
