@@ -4,6 +4,7 @@ that could not be connected to is recorded as the capture that never ran."""
 
 from __future__ import annotations
 
+from esxdiag import specs
 from esxdiag.bundle import ERROR_KINDS, BundleWriter, Capture, utcnow
 from esxdiag.collectors.ssh import OnWait, SshConnection
 from esxdiag.errors import CollectionError
@@ -15,17 +16,25 @@ def run_capture(conn: SshConnection, writer: BundleWriter, target_id: str, spec_
     """Run one spec with its stdout streamed into the bundle (capped) and record it.
 
     Returns the capture and the output kept (read back from the file; at most the cap). A param
-    that fails validation (a host- or guest-supplied name) is recorded as skipped: nothing is sent."""
+    that fails validation (a host- or guest-supplied name), or whose program the preflight found
+    missing (``conn.unavailable``), is recorded as skipped: nothing is sent."""
     params = {k: str(v) for k, v in (params or {}).items()}
+
+    def skipped(why: str) -> tuple[Capture, bytes]:
+        now = utcnow()
+        return writer.record(spec_name, target_id, None, params=params, sample=sample, started=now, ended=now,
+                             error_kind="skipped", error=why), b""
+
+    argv = specs.spec(spec_name).argv
+    if argv and argv[0] in conn.unavailable:
+        return skipped(conn.unavailable[argv[0]])
     rel, path = writer.output_file(spec_name, target_id, params, sample)
     try:
         with open(path, "wb") as out:
             result = conn.run_spec(spec_name, params, timeout_s, on_wait, out=out, max_bytes=max_bytes)
     except ValueError as exc:
         path.unlink(missing_ok=True)
-        now = utcnow()
-        return writer.record(spec_name, target_id, None, params=params, sample=sample, started=now, ended=now,
-                             error_kind="skipped", error=f"not sent: {exc}"), b""
+        return skipped(f"not sent: {exc}")
     keep = result.size > 0 or result.ok
     if not keep:
         path.unlink(missing_ok=True)

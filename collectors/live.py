@@ -222,6 +222,22 @@ class LiveRun:
     def vnic_macs(self) -> list[str]:
         return [n["mac"] for n in (self.inventory or {}).get("vnics", []) if n.get("mac")]
 
+    def preflight(self, pair) -> None:
+        """Before sample 0: the tools exist and run (each gap said once, with what it costs)."""
+        from esxdiag.collectors.preflight import preflight
+
+        conn, tid = pair
+        self.announce_failures()
+        preflight(conn, self.writer, tid, self.progress.step)
+        self._announced = len(self.writer.manifest["captures"])  # preflight said its own failures
+
+    def host_samples(self) -> bool:
+        """The host has something to give over a window: esxtop, or vsish with the VM's ports."""
+        if not self.host:
+            return False
+        missing = self.host[0].unavailable
+        return "esxtop" not in missing or ("vsish" not in missing and bool(self.ports))
+
     # --- the window -----------------------------------------------------------------------
     def alive(self, pair, what: str) -> bool:
         """False (recorded once, exit 3) when the connection of ``pair`` died during the run."""
@@ -263,8 +279,9 @@ class LiveRun:
         with FirstCtrlC(self.progress) as ctrl_c:
             if self.host and self.alive(self.host, "esxtop"):
                 conn, tid = self.host
-                self.progress.step(f"host: esxtop batch for {o.window_s:g} s (every {o.esxtop_delay_s} s; "
-                                   "Ctrl-C ends the window early)")
+                if "esxtop" not in conn.unavailable:  # else recorded as skipped, with the preflight's reason
+                    self.progress.step(f"host: esxtop batch for {o.window_s:g} s (every {o.esxtop_delay_s} s; "
+                                       "Ctrl-C ends the window early)")
 
                 def on_wait(done: float, _total: float) -> bool:
                     self.progress.wait("esxtop window", done, o.window_s)
@@ -304,20 +321,24 @@ class LiveRun:
         self.open_host()
         if self.host:
             conn, tid = self.host
-            self.progress.step("host: vmware -vl, net-stats -l, rx queues")
+            self.progress.step("host: vmware -vl, preflight (vsish, esxtop), net-stats -l, rx queues")
             esxi.host_facts(conn, self.writer, tid)
+            self.preflight(self.host)
             self.ports = esxi.discover_ports(conn, self.writer, tid, self.vnic_macs())
             self.announce_failures()
             if not self.ports:
                 self.writer.note(f"{tid}: no port with the VM's MACs {', '.join(self.vnic_macs()) or '(unknown)'}: "
                                  "is the VM on this host?")
         self.open_guest()
+        if self.guest:
+            self.preflight(self.guest)
         self.announce_costs()
-        if not self.host and not self.guest:  # nothing to sample at two ends: vCenter's recent past, now
+        if not self.host_samples() and not self.guest:  # nothing to sample at two ends: vCenter's recent past, now
             end = datetime.now(timezone.utc)
             self.writer.note(f"no host or guest sampled: vCenter realtime statistics for the last "
                              f"{self.opts.window_s:g} s, no window waited; host SSH would add the vsish ring "
-                             "counters and esxtop, guest SSH the ring sizes and per-queue drops")
+                             "counters and esxtop (where the host runs them), guest SSH the ring sizes and per-queue "
+                             "drops")
             self.perf(end - timedelta(seconds=self.opts.window_s), end)
             self.announce_failures()
             return

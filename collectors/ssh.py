@@ -150,6 +150,7 @@ class SshConnection:
         self.target, self.kind = target, kind
         self.options = options or SshOptions()
         self._client: paramiko.SSHClient | None = None
+        self.unavailable: dict[str, str] = {}  # program -> why its captures are skipped (preflight)
 
     def __enter__(self) -> "SshConnection":
         return self.connect()

@@ -107,6 +107,11 @@ SPECS: dict[str, Spec] = {
         Spec("esxcli_nic_stats", ESXI, "esxcli-nic-stats",
              ("esxcli", "network", "nic", "stats", "get", "-n", "{vmnic}"), params=("vmnic",),
              sampled=True, about="physical uplink counters"),
+        # preflight, before sample 0: the tools of the window exist and run (collectors/preflight.py)
+        Spec("vsish_portsets", ESXI, "vsish-ls", ("vsish", "-e", "ls", "/net/portsets/"),
+             about="preflight: vsish runs (lists the virtual switches)", max_bytes=1 * MIB),
+        Spec("esxtop_probe", ESXI, "esxtop", ("esxtop", "-b", "-d", "2", "-n", "1"),
+             about="preflight: esxtop runs (one batch row)", max_bytes=esxtop_max_bytes(1)),
         # --- Linux guest ---
         Spec("ip_link", LINUX, "ip-link", ("ip", "-o", "link", "show"), about="interfaces, MTU, MAC"),
         Spec("nproc", LINUX, "text", ("nproc",), about="online vCPUs in the guest", max_bytes=4 * KIB),
@@ -126,6 +131,8 @@ SPECS: dict[str, Spec] = {
               "/etc/network/interfaces.d", "/etc/sysconfig/network-scripts", "/etc/netplan"),
              about="where (if anywhere) ring sizes are made persistent",
              ok_rc=(0, 1, 2)),  # grep: 1 = no match, 2 = a listed path does not exist on this distro
+        Spec("ethtool_version", LINUX, "text", ("ethtool", "--version"), about="preflight: ethtool runs",
+             max_bytes=4 * KIB),
         # --- Windows guest (OpenSSH to PowerShell); fixed scripts, no params ---
         Spec("win_netadapter", WINDOWS, "win-netadapter",
              (f"{_PS} \"Get-NetAdapter | Select-Object Name,InterfaceDescription,MacAddress,Status,"

@@ -44,8 +44,8 @@ def rows(vm: dict[str, Any]) -> list[tuple[str, list[tuple[str, str, str, str]]]
 def render_text(diff: dict[str, Any]) -> str:
     from esxdiag.reports.text import safe_text
 
-    out = [f"esxdiag diff: BEFORE {safe_text(diff['before']['source'])} (window {_num(diff['before']['window_s'])} s)"
-           f" -> AFTER {safe_text(diff['after']['source'])} (window {_num(diff['after']['window_s'])} s)", ""]
+    out = [f"esxdiag diff: BEFORE {safe_text(diff['before']['source'])} ({_window(diff['before']['window_s'])})"
+           f" -> AFTER {safe_text(diff['after']['source'])} ({_window(diff['after']['window_s'])})", ""]
     for vm in diff["vms"]:
         out.append(f"VM {safe_text(vm['name'])}")
         for title, lines in rows(vm):
@@ -71,3 +71,7 @@ def render_html(diff: dict[str, Any]) -> str:
                       trim_blocks=True, lstrip_blocks=True)
     return env.get_template("diff.html.j2").render(diff=diff, vms=[(vm, rows(vm)) for vm in diff["vms"]],
                                                    num=_num)
+
+
+def _window(seconds: float | None) -> str:
+    return "window unknown" if seconds is None else f"window {_num(seconds)} s"

@@ -42,7 +42,7 @@ def test_output_cap_override_applies_to_the_host(esxdiag, ssh_lab):
 
 
 def test_connection_lost_mid_window_is_named_and_exits_3(esxdiag, ssh_lab):
-    ssh_lab.set_fault("drop", ssh_lab.host_address, "esxtop")
+    ssh_lab.set_fault("drop", ssh_lab.host_address, "esxtop", command="esxtop -b -d 1 -n 3")  # the window's
     run = esxdiag.run("report", VM, "--format", "json", timeout_s=60)
     assert run.returncode == EXIT_COLLECTION, run.explain()
     (esxtop,) = run.captures("esxtop_batch", target_kind="esxi")

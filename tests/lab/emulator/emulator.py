@@ -5,9 +5,11 @@ The target is chosen by the server address in SSH_CONNECTION; the command comes 
 SSH_ORIGINAL_COMMAND. Only the commands esxdiag's specs can render are answered; anything else
 gets an error on stderr and exit 127. Every command is appended to RUNTIME_DIR/commands.jsonl
 (with accepted true/false) so tests can prove what was and was not run.
-Faults (RUNTIME_DIR/faults.json, written by ssh_lab.SshLab.set_fault): "hang", "missing",
+Faults (RUNTIME_DIR/faults.json, written by ssh_lab.SshLab.set_fault): "hang", "missing"
+(exit 127 with the shell's "not found": busybox wording on the host, dash's in a guest),
 "flood" (prints without end), "drop" (kills its own SSH connection) and "ifname" (the guest's
-first NIC carries another interface name, {"name"}) entries {"address", "program"}; "refuse" is
+first NIC carries another interface name, {"name"}) entries {"address", "program"} (and an
+optional "command": only that exact command line); "refuse" is
 handled by sshd's listen addresses, not here.
 """
 
@@ -57,6 +59,8 @@ def esxi(lab: Lab, argv: list[str]):
         return lambda: esxi_out.esxtop(lab, int(argv[3]), int(argv[5]))
     if len(argv) == 4 and argv[:2] == ["vsish", "-e"]:
         verb, path = argv[2], argv[3]
+        if verb == "ls" and path == "/net/portsets/":
+            return lambda: esxi_out.portsets_ls(lab)
         m = re.fullmatch(_PORT + r"/(?P<node>vmxnet3/rxSummary|clientStats|vmxnet3/rxqueues/(?P<q>\d+)/status)", path)
         if verb == "get" and m:
             ps, port = m["ps"], int(m["port"])
@@ -74,6 +78,7 @@ def linux(lab: Lab, vm: dict, argv: list[str]):
     """The handler (a thunk) for an allowlisted Linux command, else None; nothing runs here."""
     simple = {("ip", "-o", "link", "show"): lambda: linux_out.ip_link(vm),
               ("nproc",): lambda: (f"{vm['num_cpu']}\n", "", 0),
+              ("ethtool", "--version"): lambda: ("ethtool version 5.16\n", "", 0),
               ("netstat", "-s"): lambda: linux_out.netstat_s(lab, vm),
               ("nstat", "-asz"): lambda: linux_out.nstat(lab, vm),
               tuple(_GREP): lambda: linux_out.ring_persistence(vm)}
@@ -101,9 +106,10 @@ def _log(runtime: Path, entry: dict) -> None:
         os.close(fd)
 
 
-def _fault(lab: Lab, kind: str, address: str, program: str) -> dict | None:
+def _fault(lab: Lab, kind: str, address: str, program: str, command: str | None = None) -> dict | None:
     return next((f for f in lab.faults().get(kind, [])
-                 if f.get("address") in (None, address) and f.get("program") in (None, program)), None)
+                 if f.get("address") in (None, address) and f.get("program") in (None, program)
+                 and f.get("command") in (None, command)), None)
 
 
 def _hang(seconds: float) -> int:
@@ -181,16 +187,16 @@ def main() -> int:
         return 127
     entry["accepted"] = True
     _log(runtime, entry)
-    if _fault(lab, "missing", address, program):
-        sys.stderr.write(f"sh: 1: {program}: not found\n")
+    if _fault(lab, "missing", address, program, command):  # ESXi's busybox ash, or dash on a Linux guest
+        sys.stderr.write(f"sh: {program}: not found\n" if kind == "esxi" else f"sh: 1: {program}: not found\n")
         return 127
-    hang = _fault(lab, "hang", address, program)
+    hang = _fault(lab, "hang", address, program, command)
     if hang:
         return _hang(float(hang.get("seconds", 30)))
-    flood = _fault(lab, "flood", address, program)
+    flood = _fault(lab, "flood", address, program, command)
     if flood:
         return _flood(float(flood.get("seconds", 60)))
-    if _fault(lab, "drop", address, program):
+    if _fault(lab, "drop", address, program, command):
         return _drop()
     out, err, rc = result()
     sys.stdout.write(out)

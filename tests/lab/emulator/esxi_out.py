@@ -91,6 +91,10 @@ def client_stats(lab: Lab, portset: str, port: int, path: str) -> Out:
     return _node("port client stats", pairs), "", 0
 
 
+def portsets_ls(lab: Lab) -> Out:
+    return f"{lab.scenario['host']['portset']}/\n", "", 0
+
+
 def rxqueues_ls(lab: Lab, portset: str, port: int, path: str) -> Out:
     found = lab.nic_by_port(portset, port)
     if not found or found[1]["type"] != "vmxnet3":
