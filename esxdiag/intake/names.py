@@ -13,10 +13,6 @@ _QUEUE = re.compile(r"(?:^|[^a-z])(?:rx)?(?:queues?|q)[-_=/ #]?(\d{1,3})(?:[^0-9
 _PORT = re.compile(r"(?<![0-9])(\d{5,10})(?![0-9])")
 _PORTSET = re.compile(r"(vSwitch\w+?|DvsPortset-\d+)(?=[^A-Za-z0-9]|$)")
 
-# the families of order hints, strongest first: the report names the one used
-ORDER_FAMILIES = ("before/after", "start/end", "s0/s1", "t0/t1", "trailing 1/2")
-
-
 def stem(rel: str) -> str:
     name = PurePosixPath(rel).name
     for suffix in (".txt", ".out", ".log", ".csv", ".json"):
