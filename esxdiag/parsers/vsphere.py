@@ -12,11 +12,11 @@ import functools
 import types
 import typing
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from esxdiag.errors import NoData, ParseError
 from esxdiag.parsers.jsontext import load_json
-from esxdiag.parsers.numbers import is_count, json_count
+from esxdiag.parsers.numbers import U64_MAX, is_count, json_count
 
 SCHEMA_VM = "esxdiag.vsphere_vm/1"
 SCHEMA_PERF = "esxdiag.vsphere_perf/1"
@@ -158,60 +158,79 @@ def _load(text: str, schema: str) -> dict:
 
 def build_record(cls: type, data: Any, where: str) -> Any:
     """A frozen dataclass from JSON data, every field checked against its declared type."""
-    if not isinstance(data, dict):
-        raise ParseError(f"{where or 'record'}: expected an object, got {type(data).__name__}")
-    names, optional, hints = _fields(cls)
-    if len(data) != len(names) or not all(n in data for n in names):
-        missing = [n for n in names if n not in data and n not in optional]
-        extra = sorted(set(data) - set(names))
-        if missing or extra:
-            raise ParseError(f"{where or cls.__name__}: missing fields {missing}, unexpected fields {extra}")
-    return cls(**{n: _convert(hints[n], data[n], f"{where}.{n}" if where else n) for n in names if n in data})
+    return _converter(cls)(data, where)
+
+
+def _record_converter(cls: type) -> Callable[[Any, str], Any]:
+    fields = dataclasses.fields(cls)
+    optional = frozenset(f.name for f in fields if f.default is not dataclasses.MISSING)  # added after schema /1
+    hints = typing.get_type_hints(cls)
+    names = tuple(f.name for f in fields)
+    name_set = frozenset(names)
+    converters = tuple((n, _converter(hints[n])) for n in names)
+
+    def convert(data: Any, where: str) -> Any:
+        if not isinstance(data, dict):
+            raise ParseError(f"{where or 'record'}: expected an object, got {type(data).__name__}")
+        if len(data) != len(names) or not all(n in data for n in names):
+            missing = [n for n in names if n not in data and n not in optional]
+            extra = sorted(set(data) - name_set)
+            if missing or extra:
+                raise ParseError(f"{where or cls.__name__}: missing fields {missing}, unexpected fields {extra}")
+        return cls(**{n: conv(data[n], f"{where}.{n}" if where else n) for n, conv in converters if n in data})
+    return convert
 
 
 @functools.lru_cache(maxsize=None)
-def _fields(cls: type) -> tuple[tuple[str, ...], frozenset[str], dict[str, Any]]:
-    """Field names, those with a default (added after schema /1 shipped), type hints."""
-    fields = dataclasses.fields(cls)
-    optional = frozenset(f.name for f in fields if f.default is not dataclasses.MISSING)
-    return tuple(f.name for f in fields), optional, typing.get_type_hints(cls)
+def _converter(hint: Any) -> Callable[[Any, str], Any]:
+    """The checking converter for one declared type, built once per type (the snapshot has thousands of records)."""
+    origin = typing.get_origin(hint)
+    if origin in (types.UnionType, typing.Union):
+        options = typing.get_args(hint)
+        nullable = type(None) in options
+        (inner,) = [o for o in options if o is not type(None)]
+        inner_conv = _converter(inner)
+        return lambda value, where: None if value is None and nullable else inner_conv(value, where)
+    if origin is tuple:
+        item = typing.get_args(hint)[0]
+        flat, item_conv = _flat_item(item), _converter(item)
+
+        def convert_tuple(value: Any, where: str) -> tuple:
+            if not isinstance(value, list):
+                raise ParseError(f"{where}: expected a list, got {type(value).__name__}")
+            if flat is not None and flat(value):
+                return tuple(value)  # the common case checked in one pass; otherwise the precise error below
+            return tuple(item_conv(v, f"{where}[{i}]") for i, v in enumerate(value))
+        return convert_tuple
+    if dataclasses.is_dataclass(hint):
+        return _record_converter(hint)
+
+    def convert_scalar(value: Any, where: str) -> Any:
+        if hint is float and isinstance(value, int) and not isinstance(value, bool):
+            return float(value)
+        if hint is int and isinstance(value, bool) or not isinstance(value, hint):
+            raise ParseError(f"{where}: expected {hint.__name__}, got {type(value).__name__} {str(value)[:40]!r}")
+        if hint is int and not json_count(value):  # counts, sizes, MHz, keys: never negative
+            raise ParseError(f"{where}: {value} is not a non-negative integer below 2^64")
+        return value
+    return convert_scalar
 
 
 @functools.lru_cache(maxsize=None)
 def _flat_item(hint: Any):
-    """A one-pass check for list items that are int (a count), str or bool, each maybe None; else None."""
+    """A whole-list check for items that are int (a count), str or bool, each maybe None; else None."""
     nullable = typing.get_origin(hint) in (types.UnionType, typing.Union) and type(None) in typing.get_args(hint)
     options = [o for o in typing.get_args(hint) if o is not type(None)] if nullable else [hint]
     if len(options) != 1 or options[0] not in (int, str, bool):
         return None
     kind = options[0]
-    if kind is int:
-        return lambda v: (type(v) is int and json_count(v)) or (v is None and nullable)
-    return lambda v: type(v) is kind or (v is None and nullable)
+    allowed = {kind, type(None)} if nullable else {kind}
 
-
-def _convert(hint: Any, value: Any, where: str) -> Any:
-    origin = typing.get_origin(hint)
-    if origin in (types.UnionType, typing.Union):
-        options = typing.get_args(hint)
-        if value is None and type(None) in options:
-            return None
-        (inner,) = [o for o in options if o is not type(None)]
-        return _convert(inner, value, where)
-    if origin is tuple:
-        if not isinstance(value, list):
-            raise ParseError(f"{where}: expected a list, got {type(value).__name__}")
-        item = typing.get_args(hint)[0]
-        flat = _flat_item(item)
-        if flat is not None and all(flat(v) for v in value):
-            return tuple(value)  # the common case checked in one pass; otherwise the precise error below
-        return tuple(_convert(item, v, f"{where}[{i}]") for i, v in enumerate(value))
-    if dataclasses.is_dataclass(hint):
-        return build_record(hint, value, where)
-    if hint is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    if hint is int and isinstance(value, bool) or not isinstance(value, hint):
-        raise ParseError(f"{where}: expected {hint.__name__}, got {type(value).__name__} {str(value)[:40]!r}")
-    if hint is int and not json_count(value):  # counts, sizes, MHz, keys: never negative
-        raise ParseError(f"{where}: {value} is not a non-negative integer below 2^64")
-    return value
+    def check(values: list) -> bool:
+        if not set(map(type, values)) <= allowed:  # type(), not isinstance: a bool is not a count
+            return False
+        if kind is not int or not values:
+            return True
+        present = [v for v in values if v is not None] if nullable else values
+        return not present or (min(present) >= 0 and max(present) <= U64_MAX)
+    return check
