@@ -11,6 +11,7 @@ returned keep a series of nulls, so a reader can tell "not collected" from "zero
 from __future__ import annotations
 
 import csv
+import functools
 from datetime import datetime, timezone
 from typing import Any
 
@@ -109,11 +110,13 @@ def decode_csv(results: list) -> tuple[list[datetime], dict[tuple[int, str], lis
     return timestamps, by_id
 
 
+@functools.lru_cache(maxsize=4096)  # a fleet batch repeats the same sample times for every entity
 def _parse_time(text: str) -> datetime:
     moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
+@functools.lru_cache(maxsize=4096)
 def iso_utc(moment: datetime) -> str:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)

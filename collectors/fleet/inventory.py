@@ -4,7 +4,11 @@
    (names and parents): the map host -> cluster -> datacenter, and the containers the filters name.
 2. One RetrievePropertiesEx over one ContainerView per selected container (the root when no
    place filter is given), following continuation tokens, with an explicit VM path set.
-The request count grows with VMs / page size, never with vNICs or vCPUs. Name globs are applied
+3. The vNICs by keyed path (``config.hardware.device[4000]``...), one RetrievePropertiesEx per
+   vNIC count, checked against ``summary.config.numEthernetCards``; only the VMs whose vNICs are not
+   where vSphere usually numbers them get their whole device list.
+The request count grows with VMs / page size (and the number of distinct vNIC counts), never with
+vNICs or vCPUs. Name globs are applied
 client side (the API has no name filter); a VM reached through two containers is kept once.
 """
 
@@ -21,14 +25,18 @@ from esxdiag.collectors.vsphere_session import VsphereSession, fault_text, props
 
 _PS = vmodl.query.PropertyCollector
 # Scalar sub-paths only: pyvmomi spends its time per XML element it deserialises, so the fleet
-# pass asks for nothing it does not use. The device list (~200 elements per VM, 4/5 of the cost)
-# is read in the same pass, or afterwards only for the VMs that drop packets (--nic-types drops).
+# pass asks for nothing it does not use. The whole device list is ~200 elements per VM (4/5 of the
+# pass when it was read here); the vNICs alone are read by key afterwards (read_vnics).
 VM_PATHS = [
     "name", "runtime.powerState", "runtime.host", "config.hardware.numCPU", "config.cpuAllocation.limit",
     "config.cpuAllocation.reservation", "config.latencySensitivity.level", "guest.guestFamily", "guest.ipAddress",
     "summary.config.numEthernetCards",
 ]
 DEVICE_PATH = "config.hardware.device"
+# vSphere numbers vNICs from 4000 in practice, but device keys are only documented to be unique:
+# every keyed answer is checked against the VM's vNIC count, and a VM that does not match is read whole.
+NIC_KEY_BASE = 4000
+MAX_KEYED_NICS = 10
 _PLACE_TYPES = [vim.Datacenter, vim.ComputeResource, vim.HostSystem, vim.Folder]
 
 
@@ -110,14 +118,13 @@ def containers(session: VsphereSession, places: Places, filters: Filters) -> lis
     return [session.content.rootFolder]
 
 
-def read_vms(session: VsphereSession, places: Places, filters: Filters, page_size: int | None,
-             with_devices: bool = True) -> list[dict]:
+def read_vms(session: VsphereSession, places: Places, filters: Filters, page_size: int | None) -> list[dict]:
+    """The selected VMs without their vNICs (``vnics`` None): read_vnics adds them."""
     roots = containers(session, places, filters)
     if not roots:
         return []
-    paths = VM_PATHS + [DEVICE_PATH] if with_devices else VM_PATHS
     rows = _view_rows(session, roots, [vim.VirtualMachine],
-                      [_PS.PropertySpec(type=vim.VirtualMachine, pathSet=paths)], page_size)
+                      [_PS.PropertySpec(type=vim.VirtualMachine, pathSet=VM_PATHS)], page_size)
     vms, seen = [], set()
     for obj, props, missing in rows:
         if obj._moId in seen:
@@ -159,7 +166,7 @@ def vm_record(obj: Any, props: dict, missing: list[dict], places: Places) -> dic
         if props.get("config.latencySensitivity.level") else None,
         "guest": {"family": props.get("guest.guestFamily") or None, "ip_address": props.get("guest.ipAddress") or None},
         "num_vnics": props.get("summary.config.numEthernetCards"),
-        "vnics": vnics_of(props[DEVICE_PATH]) if DEVICE_PATH in props else None,
+        "vnics": None,
         "missing": missing,
         "_obj": obj,  # the managed object for QueryPerf; popped before the record is written
     }
@@ -169,13 +176,55 @@ def vnics_of(devices: list | None) -> list[dict]:
     return [_vnic(d) for d in devices or [] if isinstance(d, vim.vm.device.VirtualEthernetCard)]
 
 
-def read_devices(session: VsphereSession, vms: list[Any], page_size: int | None) -> dict[str, list[dict]]:
-    """moid -> vNICs for these VMs only: one RetrievePropertiesEx (paged) over an explicit object list."""
-    if not vms:
-        return {}
-    spec = _PS.FilterSpec(objectSet=[_PS.ObjectSpec(obj=vm, skip=False) for vm in vms],
-                          propSet=[_PS.PropertySpec(type=vim.VirtualMachine, pathSet=[DEVICE_PATH])])
-    return {c.obj._moId: vnics_of(props_of(c).get(DEVICE_PATH)) for c in retrieve(session, [spec], page_size)}
+def read_vnics(session: VsphereSession, vms: list[dict], objs: dict[str, Any], page_size: int | None) -> int:
+    """Set ``vnics`` on these VM records; returns how many needed their whole device list.
+
+    VMs are grouped by ``num_vnics``; each group is one keyed-path RetrievePropertiesEx (paged). A VM
+    keeps its keyed answer only when it holds exactly ``num_vnics`` distinct vNICs; otherwise (other
+    keys, a count the server did not give, a group the server refused) it is read whole.
+    """
+    groups: dict[int, list[dict]] = {}
+    whole: list[dict] = []
+    for vm in vms:
+        count = vm["num_vnics"]
+        if count == 0:
+            vm["vnics"] = []
+        elif isinstance(count, int) and 0 < count <= MAX_KEYED_NICS:
+            groups.setdefault(count, []).append(vm)
+        else:
+            whole.append(vm)
+    for count, members in sorted(groups.items()):
+        paths = [f"{DEVICE_PATH}[{NIC_KEY_BASE + i}]" for i in range(count)]
+        try:
+            found = _retrieve_paths(session, [objs[vm["moid"]] for vm in members], paths, page_size)
+        except vmodl.MethodFault:  # a server without keyed paths: these VMs are read whole
+            whole += members
+            continue
+        for vm in members:
+            nics = [d for d in found.get(vm["moid"], {}).values() if isinstance(d, vim.vm.device.VirtualEthernetCard)]
+            if len(nics) == count and len({d.key for d in nics}) == count:
+                vm["vnics"] = vnics_of(sorted(nics, key=lambda d: d.key))
+            else:
+                whole.append(vm)
+    if whole:
+        found = _retrieve_paths(session, [objs[vm["moid"]] for vm in whole], [DEVICE_PATH], page_size)
+        for vm in whole:
+            if DEVICE_PATH in found.get(vm["moid"], {}):
+                vm["vnics"] = vnics_of(found[vm["moid"]][DEVICE_PATH])
+    return len(whole)
+
+
+def _retrieve_paths(session: VsphereSession, objs: list[Any], paths: list[str],
+                    page_size: int | None) -> dict[str, dict]:
+    """moid -> {path: value} for an explicit object list, a page of objects per request (and paged
+    answers within it); a path the server leaves out is simply absent."""
+    step = page_size or 1000
+    found: dict[str, dict] = {}
+    for start in range(0, len(objs), step):
+        spec = _PS.FilterSpec(objectSet=[_PS.ObjectSpec(obj=obj, skip=False) for obj in objs[start:start + step]],
+                              propSet=[_PS.PropertySpec(type=vim.VirtualMachine, pathSet=paths)])
+        found.update((c.obj._moId, props_of(c)) for c in retrieve(session, [spec], page_size))
+    return found
 
 
 def _vnic(dev: Any) -> dict:

@@ -77,7 +77,7 @@ def _scan_one(creds: Credentials, options: ScanOptions, tracker: Progress) -> di
     where = f"{creds.host}:{creds.port}"
     status = {"url": creds.url, "name": where, "status": "failed", "error": None, "error_kind": None,
               "requests": 0, "seconds": None, "max_query_metrics": None, "max_query_metrics_source": None,
-              "vms": 0, "perf_errors": 0, "unmatched_filters": []}
+              "vms": 0, "perf_errors": 0, "whole_device_lists": 0, "unmatched_filters": []}
     started = time.monotonic()
     session = None
     out = {"vcenter": status, "hosts": [], "vms": []}
@@ -110,13 +110,15 @@ def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracke
     status.update(max_query_metrics=max_metrics, max_query_metrics_source=source)
     with api_errors(session, "reading the inventory"):
         places = inventory.read_places(session)
-        vms = inventory.read_vms(session, places, options.filters, options.page_size,
-                                 with_devices=options.nic_types == "all")
+        vms = inventory.read_vms(session, places, options.filters, options.page_size)
     status["unmatched_filters"] = inventory.unmatched(places, options.filters)
     status["vms"] = len(vms)
     on = [v for v in vms if v["power_state"] == "poweredOn"]
     tracker.add_total(len(on))
     objs = {v["moid"]: v.pop("_obj") for v in vms}
+    if options.nic_types == "all":
+        with api_errors(session, "reading the vNICs"):
+            status["whole_device_lists"] = inventory.read_vnics(session, vms, objs, options.page_size)
     records, errors = perf.query(session, [perf.Entity(v["moid"], v["name"], objs[v["moid"]]) for v in on],
                                  perf.VM_COUNTERS, end, options.window_s, max_metrics, options.in_flight,
                                  tracker.advance)
@@ -124,9 +126,7 @@ def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracke
     if options.nic_types != "all":
         dropping = [v for v in on if _has_drops(records.get(v["moid"]))]
         with api_errors(session, "reading the vNICs of the VMs with receive drops"):
-            found = inventory.read_devices(session, [objs[v["moid"]] for v in dropping], options.page_size)
-        for vm in dropping:
-            vm["vnics"] = found.get(vm["moid"])
+            status["whole_device_lists"] = inventory.read_vnics(session, dropping, objs, options.page_size)
     for vm in vms:
         vm["vcenter"] = name
         vm["perf"] = records.get(vm["moid"])

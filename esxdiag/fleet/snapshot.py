@@ -33,6 +33,7 @@ class VcenterStatus:
     vms: int
     perf_errors: int
     unmatched_filters: tuple[str, ...]  # place filters naming nothing in this vCenter
+    whole_device_lists: int = 0  # VMs whose vNICs were not at the usual keys: read from the whole device list
 
 
 @dataclass(frozen=True)

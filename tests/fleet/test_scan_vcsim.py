@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 import socket
 import threading
+import time
+from collections import Counter
 
 import pytest
 
@@ -21,13 +23,17 @@ def names(data) -> set[str]:
 
 
 def expected_requests(data, page_size: int, vm_metrics: int) -> int:
-    """The request count the design promises: fixed + pages + ceil(VMs / batch) + ceil(hosts / batch)."""
+    """The request count the design promises: fixed + pages + keyed vNIC pages per vNIC count (+ pages
+    of whole device lists) + ceil(VMs / batch) + ceil(hosts / batch)."""
     vms = data["vms"]
     on = [v for v in vms if v["power_state"] == "poweredOn"]
     pages = max(1, math.ceil(len(vms) / page_size))
+    by_count = Counter(v["num_vnics"] for v in vms if 0 < v["num_vnics"] <= 10)
+    whole = data["vcenters"][0]["whole_device_lists"]
+    vnic_pages = sum(math.ceil(n / page_size) for n in by_count.values()) + math.ceil(whole / page_size)
     vm_batches = math.ceil(len(on) / max(1, vm_metrics // 5)) if on else 0
     host_batches = math.ceil(len(data["hosts"]) / max(1, vm_metrics // 2)) if data["hosts"] else 0
-    return FIXED_REQUESTS + pages + vm_batches + host_batches
+    return FIXED_REQUESTS + pages + vnic_pages + vm_batches + host_batches
 
 
 def test_inventory_of_every_vm(fleet_lab, creds_for):
@@ -81,16 +87,58 @@ def test_paging_follows_continuation_tokens_and_counts_requests(fleet_lab, creds
     assert whole["vcenters"][0]["requests"] == expected_requests(whole, 1000, 64)
     assert paged["vcenters"][0]["requests"] == expected_requests(paged, 3, 10)
     assert len(whole["hosts"]) <= 5  # one host batch either way (5 hosts per call at 10 metrics)
-    # 16 VMs in pages of 3: 5 more pages; 15 powered-on VMs, 2 per call instead of 12: 6 more QueryPerf
-    assert paged["vcenters"][0]["requests"] - whole["vcenters"][0]["requests"] == (6 - 1) + (8 - 2)
+    # vcsim's own VMs have their vNIC at 4000; `govc vm.create` numbers it from the 200s (key 203), so
+    # the ten test VMs are read whole: both paths are in the count
+    assert {v["num_vnics"] for v in whole["vms"]} == {1} and whole["vcenters"][0]["whole_device_lists"] == 10
+    # 16 VMs in pages of 3: 5 more inventory pages and 5 more keyed vNIC pages; the 10 read whole in
+    # pages of 3: 3 more; 15 powered-on VMs, 2 per call instead of 12: 6 more QueryPerf
+    assert paged["vcenters"][0]["requests"] - whole["vcenters"][0]["requests"] == (
+        (6 - 1) + (6 - 1) + (4 - 1) + (8 - 2))
 
 
-def test_requests_grow_with_vms_over_batch_size_only(fleet_lab, creds_for):
-    """2 VMs or 16 VMs, 1 vCPU or 2, 1 vNIC: the count is fixed + pages + ceil(VMs / batch) + hosts."""
-    for filters in (Filters(clusters=("DC0_C1",)), Filters(), Filters(folders=("/DC0/vm/prod",))):
-        for max_metrics in (64, 5):
-            data = scan([creds_for(fleet_lab)], ScanOptions(filters=filters, max_metrics=max_metrics, page_size=4))
-            assert data["vcenters"][0]["requests"] == expected_requests(data, 4, max_metrics), (filters, max_metrics)
+def _add_vmxnet3(lab, creds_for, vm_name: str, key: int) -> None:
+    """Test set-up only (vcsim): a vmxnet3 vNIC with a chosen device key, which govc cannot give."""
+    from pyVmomi import vim
+
+    from esxdiag.collectors.vsphere_session import connect
+    session = connect(creds_for(lab), timeout_s=30)
+    try:
+        content = session.content
+        view = content.viewManager.CreateContainerView(content.rootFolder, [vim.VirtualMachine], True)
+        vm = next(v for v in view.view if v.name == vm_name)
+        nic = vim.vm.device.VirtualVmxnet3(key=key, backing=vim.vm.device.VirtualEthernetCard.NetworkBackingInfo(
+            deviceName="VM Network"))
+        change = vim.vm.device.VirtualDeviceSpec(operation="add", device=nic)
+        task = vm.ReconfigVM_Task(spec=vim.vm.ConfigSpec(deviceChange=[change]))
+        for _ in range(100):
+            if task.info.state in ("success", "error"):
+                break
+            time.sleep(0.05)
+        assert task.info.state == "success", task.info.error
+    finally:
+        session.close()
+
+
+def test_vnics_off_the_usual_keys_are_read_from_the_whole_device_list(lab_module, creds_for, tmp_path):
+    """Device keys are only documented to be unique. vcsim's own VMs have one e1000 at 4000; here VM0's
+    only vNIC is at 4001, VM1 has 4000 and 4001 (the keyed path answers both), VM2 has 4000 and one at
+    the key vcsim picks (205). Each VM's vNICs are checked against its vNIC count; two are read whole."""
+    lab = lab_module.start_vcsim(tmp_path / "keys", ("-cluster", "1", "-host", "1", "-vm", "3",
+                                                    "-standalone-host", "0"))
+    try:
+        lab.govc("device.remove", "-vm", "DC0_C0_RP0_VM0", "ethernet-0")
+        _add_vmxnet3(lab, creds_for, "DC0_C0_RP0_VM0", 4001)
+        _add_vmxnet3(lab, creds_for, "DC0_C0_RP0_VM1", 4001)
+        lab.govc("vm.network.add", "-vm", "DC0_C0_RP0_VM2", "-net", "DC0_DVPG0", "-net.adapter", "vmxnet3")
+        data = scan([creds_for(lab)], ScanOptions(with_hosts=False))
+    finally:
+        lab.stop()
+    by_name = {v["name"]: [(n["device_key"], n["type"]) for n in v["vnics"]] for v in data["vms"]}
+    assert by_name["DC0_C0_RP0_VM0"] == [(4001, "vmxnet3")]
+    assert by_name["DC0_C0_RP0_VM1"] == [(4000, "e1000"), (4001, "vmxnet3")]
+    assert by_name["DC0_C0_RP0_VM2"] == [(4000, "e1000"), (205, "vmxnet3")]
+    assert data["vcenters"][0]["whole_device_lists"] == 2
+    assert data["vcenters"][0]["requests"] == expected_requests(data, 1000, 64)
 
 
 @pytest.fixture
