@@ -80,6 +80,11 @@ class VsphereSession:
         self._content = self.si.RetrieveContent()
         return self
 
+    def add_requests(self, count: int) -> None:
+        """Requests sent on this session by fleet-scan worker processes."""
+        with self._count_lock:
+            self.request_count += count
+
     def close(self) -> None:
         try:
             with self.within(LOGOUT_DEADLINE_S, "logging out"):

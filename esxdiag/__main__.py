@@ -1,3 +1,4 @@
 from esxdiag.cli import main
 
-raise SystemExit(main())
+if __name__ == "__main__":  # a spawned fleet-scan worker imports this module too
+    raise SystemExit(main())

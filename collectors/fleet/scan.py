@@ -7,6 +7,7 @@ hosts, logout. The snapshot layout is documented in docs/fleet-scan.md.
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -15,7 +16,7 @@ from datetime import datetime, timezone
 from typing import Callable
 
 from esxdiag.collectors.credentials import Credentials
-from esxdiag.collectors.fleet import inventory, perf
+from esxdiag.collectors.fleet import inventory, perf, workers
 from esxdiag.collectors.vsphere_perf import iso_utc
 from esxdiag.collectors.vsphere_session import VsphereSession, api_errors, connect
 from esxdiag.errors import CollectionError
@@ -32,6 +33,7 @@ class ScanOptions:
     max_metrics: int | None = None  # override maxQueryMetrics (tests, benchmarks)
     with_hosts: bool = True
     nic_types: str = "all"  # "all": every VM's vNIC types; "drops": only for VMs with receive drops
+    workers: int | None = None  # processes for the vNIC and perf half; None: automatic (workers.worker_count)
 
 
 class Progress:
@@ -77,7 +79,7 @@ def _scan_one(creds: Credentials, options: ScanOptions, tracker: Progress) -> di
     where = f"{creds.host}:{creds.port}"
     status = {"url": creds.url, "name": where, "status": "failed", "error": None, "error_kind": None,
               "requests": 0, "seconds": None, "max_query_metrics": None, "max_query_metrics_source": None,
-              "vms": 0, "perf_errors": 0, "whole_device_lists": 0, "unmatched_filters": []}
+              "vms": 0, "perf_errors": 0, "whole_device_lists": 0, "workers": 1, "unmatched_filters": []}
     started = time.monotonic()
     session = None
     out = {"vcenter": status, "hosts": [], "vms": []}
@@ -115,22 +117,31 @@ def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracke
     status["vms"] = len(vms)
     on = [v for v in vms if v["power_state"] == "poweredOn"]
     tracker.add_total(len(on))
-    objs = {v["moid"]: v.pop("_obj") for v in vms}
-    if options.nic_types == "all":
-        with api_errors(session, "reading the vNICs"):
-            status["whole_device_lists"] = inventory.read_vnics(session, vms, objs, options.page_size)
-    records, errors = perf.query(session, [perf.Entity(v["moid"], v["name"], objs[v["moid"]]) for v in on],
-                                 perf.VM_COUNTERS, end, options.window_s, max_metrics, options.in_flight,
-                                 tracker.advance)
-    status["perf_errors"] = len(errors)
-    if options.nic_types != "all":
-        dropping = [v for v in on if _has_drops(records.get(v["moid"]))]
-        with api_errors(session, "reading the vNICs of the VMs with receive drops"):
-            status["whole_device_lists"] = inventory.read_vnics(session, dropping, objs, options.page_size)
+    for vm in vms:
+        vm.pop("_obj")  # shares rebuild references from MOIDs, in this process or a worker
+    rows = [{k: vm[k] for k in ("moid", "name", "power_state", "num_vnics")} for vm in vms]
+    make = functools.partial(workers.ShareTask, end=end, window_s=options.window_s, max_metrics=max_metrics,
+                             in_flight=options.in_flight, page_size=options.page_size, nic_types=options.nic_types)
+    found: dict = {"vnics": {}, "whole": 0, "records": {}, "errors": {}}
+    status["workers"] = count = workers.worker_count(options.workers, len(on))
+    if count == 1:
+        _merge(found, collect_share(session, make(rows), lambda task, n: tracker.advance(n)))
+    else:
+        def done(task: workers.ShareTask, result: dict) -> None:
+            session.add_requests(result["requests"])
+            if not result["error"]:
+                _merge(found, result)
+                tracker.advance(sum(v["power_state"] == "poweredOn" for v in task.vms))
+        tasks = [make(rows[i:i + workers.SHARE_VMS]) for i in range(0, len(rows), workers.SHARE_VMS)]
+        workers.run_shares(workers.login_for_workers(session, options.timeout_s), tasks, count, done)
+    status["perf_errors"] = len(found["errors"])
+    status["whole_device_lists"] = found["whole"]
     for vm in vms:
         vm["vcenter"] = name
-        vm["perf"] = records.get(vm["moid"])
-        vm["perf_error"] = errors.get(vm["moid"]) if vm["power_state"] == "poweredOn" else "powered off"
+        if vm["moid"] in found["vnics"]:
+            vm["vnics"] = found["vnics"][vm["moid"]]
+        vm["perf"] = found["records"].get(vm["moid"])
+        vm["perf_error"] = found["errors"].get(vm["moid"]) if vm["power_state"] == "poweredOn" else "powered off"
     hosts = []
     if options.with_hosts:
         used = sorted({v["host_moid"] for v in on if v["host_moid"]})
@@ -144,6 +155,37 @@ def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracke
                           "cluster": cluster["name"] if cluster else None, "perf": host_records.get(e.key),
                           "perf_error": host_errors.get(e.key)})
     return {"hosts": hosts, "vms": vms}
+
+
+def collect_share(session: VsphereSession, task: "workers.ShareTask",
+                  progress: Callable[["workers.ShareTask", int], None] | None = None) -> dict:
+    """The network half for some VMs: their vNICs (all, or only those with receive drops) and perf
+    counters. Runs in the scanning process or in a worker on the same session."""
+    from pyVmomi import vim
+    stub = session.si._stub
+    objs = {vm["moid"]: vim.VirtualMachine(vm["moid"], stub) for vm in task.vms}
+    on = [vm for vm in task.vms if vm["power_state"] == "poweredOn"]
+    vnic_rows = [dict(vm, vnics=None) for vm in task.vms]
+    whole = 0
+    if task.nic_types == "all":
+        with api_errors(session, "reading the vNICs"):
+            whole = inventory.read_vnics(session, vnic_rows, objs, task.page_size)
+    records, errors = perf.query(session, [perf.Entity(v["moid"], v["name"], objs[v["moid"]]) for v in on],
+                                 perf.VM_COUNTERS, task.end, task.window_s, task.max_metrics, task.in_flight,
+                                 (lambda n: progress(task, n)) if progress else None)
+    if task.nic_types != "all":
+        dropping = {v["moid"] for v in on if _has_drops(records.get(v["moid"]))}
+        vnic_rows = [row for row in vnic_rows if row["moid"] in dropping]
+        with api_errors(session, "reading the vNICs of the VMs with receive drops"):
+            whole = inventory.read_vnics(session, vnic_rows, objs, task.page_size)
+    return {"vnics": {row["moid"]: row["vnics"] for row in vnic_rows}, "whole": whole, "records": records,
+            "errors": errors}
+
+
+def _merge(into: dict, share: dict) -> None:
+    into["whole"] += share["whole"]
+    for key in ("vnics", "records", "errors"):
+        into[key].update(share[key])
 
 
 def _has_drops(record: dict | None) -> bool:

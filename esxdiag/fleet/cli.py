@@ -43,6 +43,9 @@ def register(sub) -> None:
     s.add_argument("--no-history", action="store_true", help="do not read or append the scan history")
     s.add_argument("--in-flight", type=int, default=4, metavar="N", help="QueryPerf requests in flight per vCenter")
     s.add_argument("--page-size", type=int, default=1000, metavar="N", help="objects per inventory page")
+    s.add_argument("--workers", type=int, metavar="N",
+                   help="processes that read vNICs and perf counters on the scan's session (default: one per "
+                        "core, at most 4, from 2,000 powered-on VMs; 1 below); pyvmomi's XML decoding is CPU-bound")
     s.add_argument("--max-query-metrics", type=int, metavar="N",
                    help="metrics per QueryPerf (default: vCenter's config.vpxd.stats.maxQueryMetrics, else 64)")
     s.add_argument("--nic-types", choices=("all", "drops"), default="all",
@@ -69,6 +72,8 @@ def _check(args: argparse.Namespace) -> None:
         value = getattr(args, name)
         if not low <= value <= high:
             raise EsxdiagError(f"--{name.replace('_', '-')} must be between {low:g} and {high:g}")
+    if args.workers is not None and not 1 <= args.workers <= 64:
+        raise EsxdiagError("--workers must be between 1 and 64")
     if args.max_query_metrics is not None and not 1 <= args.max_query_metrics <= 100000:
         raise EsxdiagError("--max-query-metrics must be between 1 and 100000")
 
@@ -124,7 +129,8 @@ def _scan(args: argparse.Namespace, targets: list) -> tuple[dict, Path]:
 
     filters = Filters(tuple(args.datacenter), tuple(args.cluster), tuple(args.host), tuple(args.folder), tuple(args.vm))
     options = ScanOptions(window_s=args.window, filters=filters, page_size=args.page_size, in_flight=args.in_flight,
-                          timeout_s=args.timeout, max_metrics=args.max_query_metrics, nic_types=args.nic_types)
+                          timeout_s=args.timeout, max_metrics=args.max_query_metrics, nic_types=args.nic_types,
+                          workers=args.workers)
     data = scan(targets, options, _progress(args.quiet))
     if not args.quiet:
         total_requests = sum(v["requests"] for v in data["vcenters"])

@@ -34,6 +34,7 @@ class VcenterStatus:
     perf_errors: int
     unmatched_filters: tuple[str, ...]  # place filters naming nothing in this vCenter
     whole_device_lists: int = 0  # VMs whose vNICs were not at the usual keys: read from the whole device list
+    workers: int = 1  # processes that read vNICs and perf counters
 
 
 @dataclass(frozen=True)
