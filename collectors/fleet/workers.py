@@ -105,6 +105,10 @@ def _run_task(task: ShareTask) -> dict:
         if not _WORKER["attached"]:
             with api_errors(session, "attaching a worker to the session"):
                 session.attach()  # one RetrieveContent per worker, counted
+                live = session.content.sessionManager.currentSession is not None  # and one check
+            if not live:  # some servers answer an unknown session with empty results, not a fault
+                raise CollectionError(f"{session.where}: a scan worker could not use the scan's session "
+                                      "(not logged in: expired or ended?)", kind="auth")
             _WORKER["attached"] = True
         result = collect_share(session, task)
         result.update(error=None, error_kind=None)
