@@ -20,6 +20,7 @@ import math
 from esxdiag.join.facts import CpuFacts
 
 Values = tuple  # tuple[float | None, ...]
+_WHOLE = {int, type(None)}
 
 
 class _Cleaner:
@@ -29,6 +30,11 @@ class _Cleaner:
     def __call__(self, values) -> Values | None:
         if values is None:
             return None
+        kinds = set(map(type, values))
+        if kinds <= _WHOLE:  # vCenter's counts: no NaN or inf possible, only a sign to check
+            present = [v for v in values if v is not None] if type(None) in kinds else values
+            if not present or min(present) >= 0:
+                return tuple(values)
         out = []
         for v in values:
             bad = v is not None and (not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0)
