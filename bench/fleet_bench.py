@@ -2,6 +2,8 @@
 
     python bench/fleet_bench.py [--vms 1000] [--delay-ms 20] [--no-loop] [--no-govc]
     python bench/fleet_bench.py --vms 1000 --offline-copies 10   # analysis of 10,000 VMs, no vcsim
+    python bench/fleet_bench.py --vms 10000 --serve               # build once, keep it up (slow at 10,000)
+    python bench/fleet_bench.py --vms 10000 --attach              # bench against the served vcsim
 
 vcsim is built from flags (a model loaded with -load ignores -delay), -cluster N -host 10 -vm V
 with V VMs per cluster, and -delay adds the latency to every SOAP method. Then, side by side on
@@ -124,6 +126,16 @@ def run_govc(lab) -> dict:
             "load_avg_1m": os.getloadavg()[0]}
 
 
+def _attached(attach_file: Path):
+    """The vcsim a --serve run keeps up, as the Lab fields the bench uses (never stopped from here)."""
+    data = json.loads(attach_file.read_text())
+    module = _lab_module()
+    process = type("Served", (), {"pid": data["pid"]})()
+    lab = module.Lab(data["url"], data["username"], data["password"], data["port"], "", attach_file.parent,
+                     process, module.go_tool("govc"))
+    return lab, data["build_seconds"]
+
+
 def run_offline(snapshot: Path, copies: int) -> int:
     """The analysis half at scale: the snapshot's VMs repeated `copies` times (new MOIDs and names),
     then `esxdiag scan --snapshot` in json and html, wall time, CPU and peak RSS of each process."""
@@ -156,6 +168,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scan-args", default="", help="extra esxdiag scan arguments, e.g. '--in-flight 8'")
     parser.add_argument("--offline-copies", type=int, metavar="N",
                         help="no vcsim: analyse the last run's snapshot repeated N times (json and html)")
+    parser.add_argument("--serve", action="store_true",
+                        help="build the vcsim, write its address to .lab/bench-fleet-N/attach.json and wait")
+    parser.add_argument("--attach", action="store_true", help="use the vcsim that --serve left running")
     ns = parser.parse_args(argv)
     if ns.offline_copies:
         return run_offline(REPO / ".lab" / f"bench-fleet-{ns.vms}" / "snap.json", ns.offline_copies)
@@ -164,11 +179,26 @@ def main(argv: list[str] | None = None) -> int:
     flags = ("-cluster", str(clusters), "-host", "10", "-vm", str(per_cluster), "-standalone-host", "0",
              "-delay", str(ns.delay_ms))
     workdir = REPO / ".lab" / f"bench-fleet-{ns.vms}"
-    shutil.rmtree(workdir, ignore_errors=True)
-    workdir.mkdir(parents=True)
-    started = time.monotonic()
-    lab = _lab_module().start_vcsim(workdir / "vcsim", flags, timeout_s=3600)
-    built = time.monotonic() - started
+    attach_file = workdir / "attach.json"
+    if ns.attach:
+        lab, built = _attached(attach_file)
+    else:
+        shutil.rmtree(workdir, ignore_errors=True)
+        workdir.mkdir(parents=True)
+        started = time.monotonic()
+        lab = _lab_module().start_vcsim(workdir / "vcsim", flags, timeout_s=7200)
+        built = time.monotonic() - started
+    if ns.serve:
+        attach_file.write_text(json.dumps({"url": lab.url, "username": lab.username, "password": lab.password,
+                                           "port": lab.port, "pid": lab.process.pid, "build_seconds": built}))
+        attach_file.chmod(0o600)
+        print(f"vcsim for {ns.vms} VMs up (built in {built:.0f} s); bench it with --attach; Ctrl-C stops it", flush=True)
+        try:
+            lab.process.wait()
+        finally:
+            lab.stop()
+            attach_file.unlink(missing_ok=True)
+        return 0
     results = {"vms": clusters * per_cluster, "delay_ms": ns.delay_ms, "vcsim_flags": " ".join(flags),
                "build_seconds": round(built, 1)}
     try:
@@ -182,7 +212,8 @@ def main(argv: list[str] | None = None) -> int:
             results["govc_metric_sample"] = run_govc(lab)
             print(json.dumps(results["govc_metric_sample"]), flush=True)
     finally:
-        lab.stop()
+        if not ns.attach:
+            lab.stop()
     out = workdir / "results.json"
     out.write_text(json.dumps(results, indent=1))
     scan = results["esxdiag_scan"]

@@ -64,7 +64,7 @@ def scan(targets: list[Credentials], options: ScanOptions,
     tracker = Progress(progress)
     started = datetime.now(timezone.utc)
     with ThreadPoolExecutor(max_workers=max(1, min(len(targets), 8)), thread_name_prefix="vcenter") as pool:
-        parts = list(pool.map(lambda c: _scan_one(c, options, tracker), targets))
+        parts = list(pool.map(lambda c: _scan_one(c, options, tracker, len(targets)), targets))
     return {
         "schema": SCHEMA_SNAPSHOT, "collected_at": iso_utc(started), "window_s": options.window_s,
         "nic_types": options.nic_types,
@@ -75,7 +75,7 @@ def scan(targets: list[Credentials], options: ScanOptions,
     }
 
 
-def _scan_one(creds: Credentials, options: ScanOptions, tracker: Progress) -> dict:
+def _scan_one(creds: Credentials, options: ScanOptions, tracker: Progress, vcenters: int) -> dict:
     where = f"{creds.host}:{creds.port}"
     status = {"url": creds.url, "name": where, "status": "failed", "error": None, "error_kind": None,
               "requests": 0, "seconds": None, "max_query_metrics": None, "max_query_metrics_source": None,
@@ -85,7 +85,7 @@ def _scan_one(creds: Credentials, options: ScanOptions, tracker: Progress) -> di
     out = {"vcenter": status, "hosts": [], "vms": []}
     try:
         session = connect(creds, timeout_s=options.timeout_s)
-        out.update(_collect(session, options, status, tracker))
+        out.update(_collect(session, options, status, tracker, vcenters))
         status["status"] = "scanned"
     except CollectionError as exc:
         status.update(error=exc.one_line(), error_kind=exc.kind)
@@ -99,7 +99,7 @@ def _scan_one(creds: Credentials, options: ScanOptions, tracker: Progress) -> di
     return out
 
 
-def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracker: Progress) -> dict:
+def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracker: Progress, vcenters: int) -> dict:
     name = status["name"]
     with api_errors(session, "reading the server clock"):
         end = session.si.CurrentTime()
@@ -123,7 +123,7 @@ def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracke
     make = functools.partial(workers.ShareTask, end=end, window_s=options.window_s, max_metrics=max_metrics,
                              in_flight=options.in_flight, page_size=options.page_size, nic_types=options.nic_types)
     found: dict = {"vnics": {}, "whole": 0, "records": {}, "errors": {}}
-    status["workers"] = count = workers.worker_count(options.workers, len(on))
+    status["workers"] = count = workers.worker_count(options.workers, len(on), vcenters)
     if count == 1:
         _merge(found, collect_share(session, make(rows), lambda task, n: tracker.advance(n)))
     else:

@@ -15,6 +15,7 @@ import dataclasses
 import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable
@@ -45,14 +46,15 @@ class ShareTask:
     nic_types: str
 
 
-def worker_count(requested: int | None, vms: int) -> int:
-    """--workers N as given; automatic: one per usable core (at most 4) from AUTO_MIN_VMS VMs on."""
+def worker_count(requested: int | None, vms: int, vcenters: int = 1) -> int:
+    """--workers N as given; automatic: from AUTO_MIN_VMS VMs on, the usable cores (at most 4) shared
+    by the vCenters scanned at once."""
     if requested:
         return requested
     if vms < AUTO_MIN_VMS:
         return 1
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, min(cores, 4))
+    return max(1, min(cores, 4) // max(1, vcenters))
 
 
 def login_for_workers(session: Any, timeout_s: float) -> WorkerLogin:
@@ -65,12 +67,17 @@ def run_shares(login: WorkerLogin, tasks: list[ShareTask], workers: int,
     """Each task's result (see share_result) to ``done`` as it completes; the first failed share
     raises its CollectionError after the others have stopped."""
     context = multiprocessing.get_context("spawn")
+    where = f"{login.creds.host}:{login.creds.port}"
     with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_start_worker,
                              initargs=(login,)) as pool:
         futures = {pool.submit(_run_task, task): task for task in tasks}
         failure = None
         for future in as_completed(futures):
-            result = future.result()
+            try:
+                result = future.result()
+            except BrokenProcessPool as exc:
+                raise CollectionError(f"{where}: a scan worker process ended unexpectedly ({exc})",
+                                      kind="internal") from None
             done(futures[future], result)
             if result["error"] and failure is None:
                 failure = CollectionError(result["error"], kind=result["error_kind"])

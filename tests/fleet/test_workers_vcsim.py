@@ -66,3 +66,4 @@ def test_automatic_worker_count():
     assert workers.worker_count(None, workers.AUTO_MIN_VMS - 1) == 1
     assert 1 <= workers.worker_count(None, workers.AUTO_MIN_VMS) <= 4
     assert workers.worker_count(3, 10) == 3
+    assert workers.worker_count(None, 50000, vcenters=8) == 1  # cores shared by the vCenters scanned at once
