@@ -1,8 +1,9 @@
 """Scan several vCenters at once into one fleet snapshot; a vCenter that fails is listed, never fatal.
 
 Per vCenter: login, CurrentTime (the window ends on the server's clock), the maxQueryMetrics
-option, the places pass, the paged VM pass, QueryPerf batches for the powered-on VMs, then their
-hosts, logout. The snapshot layout is documented in docs/fleet-scan.md.
+option, the places pass, the paged VM pass; then, in shares of VMs (in this process, or in worker
+processes on the same session for big fleets), the vNICs and the QueryPerf batches of the
+powered-on VMs; then their hosts, logout. The snapshot layout is documented in docs/fleet-scan.md.
 """
 
 from __future__ import annotations
@@ -157,8 +158,8 @@ def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracke
     return {"hosts": hosts, "vms": vms}
 
 
-def collect_share(session: VsphereSession, task: "workers.ShareTask",
-                  progress: Callable[["workers.ShareTask", int], None] | None = None) -> dict:
+def collect_share(session: VsphereSession, task: workers.ShareTask,
+                  progress: Callable[[workers.ShareTask, int], None] | None = None) -> dict:
     """The network half for some VMs: their vNICs (all, or only those with receive drops) and perf
     counters. Runs in the scanning process or in a worker on the same session."""
     from pyVmomi import vim
