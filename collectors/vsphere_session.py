@@ -180,11 +180,18 @@ def api_errors(session: VsphereSession, what: str) -> Iterator[None]:
 
 def retrieve(session: VsphereSession, specs: list[Any], page_size: int | None = None) -> Iterator[Any]:
     """RetrievePropertiesEx, following continuation tokens: yields ObjectContent."""
+    for page, _more in retrieve_pages(session, specs, page_size):
+        yield from page
+
+
+def retrieve_pages(session: VsphereSession, specs: list[Any],
+                   page_size: int | None = None) -> Iterator[tuple[list[Any], bool]]:
+    """RetrievePropertiesEx page by page: (ObjectContents, whether another page follows)."""
     collector = session.content.propertyCollector
     options = vmodl.query.PropertyCollector.RetrieveOptions(maxObjects=page_size)
     result = collector.RetrievePropertiesEx(specSet=specs, options=options)
     while result is not None:
-        yield from result.objects
+        yield list(result.objects or []), bool(result.token)
         if not result.token:
             return
         result = collector.ContinueRetrievePropertiesEx(token=result.token)

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 from pyVmomi import vim, vmodl
 
 from esxdiag.collectors.vsphere_inventory import NIC_TYPES
-from esxdiag.collectors.vsphere_session import VsphereSession, fault_text, props_of, retrieve
+from esxdiag.collectors.vsphere_session import VsphereSession, fault_text, props_of, retrieve, retrieve_pages
 
 _PS = vmodl.query.PropertyCollector
 # Scalar sub-paths only: pyvmomi spends its time per XML element it deserialises, so the fleet
@@ -120,20 +120,28 @@ def containers(session: VsphereSession, places: Places, filters: Filters) -> lis
 
 def read_vms(session: VsphereSession, places: Places, filters: Filters, page_size: int | None) -> list[dict]:
     """The selected VMs without their vNICs (``vnics`` None): read_vnics adds them."""
+    return [vm for page, _more in vm_pages(session, places, filters, page_size) for vm in page]
+
+
+def vm_pages(session: VsphereSession, places: Places, filters: Filters,
+             page_size: int | None) -> Iterator[tuple[list[dict], bool]]:
+    """read_vms a page at a time, as the server sends them: (VM records, whether more follow), so a
+    scan can work on one page while the next is on its way."""
     roots = containers(session, places, filters)
     if not roots:
-        return []
-    rows = _view_rows(session, roots, [vim.VirtualMachine],
-                      [_PS.PropertySpec(type=vim.VirtualMachine, pathSet=VM_PATHS)], page_size)
-    vms, seen = [], set()
-    for obj, props, missing in rows:
-        if obj._moId in seen:
-            continue
-        seen.add(obj._moId)
-        vm = vm_record(obj, props, missing, places)
-        if _selected(vm, filters):
-            vms.append(vm)
-    return vms
+        return
+    seen: set[str] = set()
+    for rows, more in _view_pages(session, roots, [vim.VirtualMachine],
+                                  [_PS.PropertySpec(type=vim.VirtualMachine, pathSet=VM_PATHS)], page_size):
+        page = []
+        for obj, props, missing in rows:
+            if obj._moId in seen:
+                continue
+            seen.add(obj._moId)
+            vm = vm_record(obj, props, missing, places)
+            if _selected(vm, filters):
+                page.append(vm)
+        yield page, more
 
 
 def _selected(vm: dict, filters: Filters) -> bool:
@@ -244,6 +252,11 @@ def _vnic(dev: Any) -> dict:
 
 def _view_rows(session: VsphereSession, roots: list[Any], types: list[type], prop_specs: list[Any],
                page_size: int | None) -> list[tuple[Any, dict, list[dict]]]:
+    return [row for rows, _more in _view_pages(session, roots, types, prop_specs, page_size) for row in rows]
+
+
+def _view_pages(session: VsphereSession, roots: list[Any], types: list[type], prop_specs: list[Any],
+                page_size: int | None) -> Iterator[tuple[list[tuple[Any, dict, list[dict]]], bool]]:
     views = []
     try:
         for root in roots:
@@ -252,8 +265,9 @@ def _view_rows(session: VsphereSession, roots: list[Any], types: list[type], pro
             _PS.ObjectSpec(obj=view, skip=True, selectSet=[
                 _PS.TraversalSpec(name="view", type=vim.view.ContainerView, path="view", skip=False)])
             for view in views], propSet=prop_specs)
-        return [(c.obj, props_of(c), [{"path": m.path, "fault": fault_text(m.fault)} for m in c.missingSet or []])
-                for c in retrieve(session, [spec], page_size)]
+        for page, more in retrieve_pages(session, [spec], page_size):
+            yield [(c.obj, props_of(c), [{"path": m.path, "fault": fault_text(m.fault)} for m in c.missingSet or []])
+                   for c in page], more
     finally:
         for view in views:
             try:

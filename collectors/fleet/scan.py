@@ -8,6 +8,7 @@ powered-on VMs; then their hosts, logout. The snapshot layout is documented in d
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
 import time
@@ -113,28 +114,43 @@ def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracke
     status.update(max_query_metrics=max_metrics, max_query_metrics_source=source)
     with api_errors(session, "reading the inventory"):
         places = inventory.read_places(session)
-        vms = inventory.read_vms(session, places, options.filters, options.page_size)
     status["unmatched_filters"] = inventory.unmatched(places, options.filters)
-    status["vms"] = len(vms)
-    on = [v for v in vms if v["power_state"] == "poweredOn"]
-    tracker.add_total(len(on))
-    for vm in vms:
-        vm.pop("_obj")  # shares rebuild references from MOIDs, in this process or a worker
-    rows = [{k: vm[k] for k in ("moid", "name", "power_state", "num_vnics")} for vm in vms]
     make = functools.partial(workers.ShareTask, end=end, window_s=options.window_s, max_metrics=max_metrics,
                              in_flight=options.in_flight, page_size=options.page_size, nic_types=options.nic_types)
     found: dict = {"vnics": {}, "whole": 0, "records": {}, "errors": {}}
-    status["workers"] = count = workers.worker_count(options.workers, len(on), vcenters)
-    if count == 1:
-        _merge(found, collect_share(session, make(rows), lambda task, n: tracker.advance(n)))
-    else:
-        def done(task: workers.ShareTask, result: dict) -> None:
-            session.add_requests(result["requests"])
-            if not result["error"]:
-                _merge(found, result)
-                tracker.advance(sum(v["power_state"] == "poweredOn" for v in task.vms))
-        tasks = [make(rows[i:i + workers.SHARE_VMS]) for i in range(0, len(rows), workers.SHARE_VMS)]
-        workers.run_shares(workers.login_for_workers(session, options.timeout_s), tasks, count, done)
+    vms: list[dict] = []
+    pool, decided = None, False
+    try:
+        with api_errors(session, "reading the inventory"), contextlib.closing(
+                inventory.vm_pages(session, places, options.filters, options.page_size)) as pages:
+            for page, more in pages:
+                vms += page
+                tracker.add_total(sum(vm["power_state"] == "poweredOn" for vm in page))
+                for vm in page:
+                    vm.pop("_obj")  # shares rebuild references from MOIDs, here or in a worker
+                if not decided:  # from the first page: one page is done here, more go to workers
+                    decided, status["workers"] = True, workers.worker_count(options.workers, more, vcenters)
+                    if status["workers"] > 1:
+                        pool = workers.WorkerPool(workers.login_for_workers(session, options.timeout_s),
+                                                  status["workers"])
+                if not page:
+                    continue
+                task = make([{k: vm[k] for k in ("moid", "name", "power_state", "num_vnics")} for vm in page])
+                if pool is not None:
+                    pool.submit(task)  # decoded there while this process reads the next page
+                else:
+                    _merge(found, collect_share(session, task, lambda _task, n: tracker.advance(n)))
+        if pool is not None:
+            for task, result in pool.completed():
+                session.add_requests(result["requests"])
+                if not result["error"]:
+                    _merge(found, result)
+                    tracker.advance(sum(v["power_state"] == "poweredOn" for v in task.vms))
+    finally:
+        if pool is not None:
+            pool.close()
+    status["vms"] = len(vms)
+    on = [v for v in vms if v["power_state"] == "poweredOn"]
     status["perf_errors"] = len(found["errors"])
     status["whole_device_lists"] = found["whole"]
     for vm in vms:

@@ -1,9 +1,9 @@
 """The CPU-bound half of a big scan shared across processes.
 
 pyvmomi decodes every XML element in Python, so one process keeps one core busy and the rest of
-the machine idle. After the inventory pass, the VMs are cut into shares; worker processes
-(spawned, never forked: the scan runs threads) read the vNICs and the perf counters of one share
-at a time through the SAME logged-in vSphere session: each worker gets the session cookie (over
+the machine idle. Each page of the inventory pass is a share; while the scanning process decodes
+the next page, worker processes (spawned, never forked: the scan runs threads) read the vNICs and
+the perf counters of the earlier ones through the SAME logged-in vSphere session: each worker gets the session cookie (over
 the pipe to its own child process, never argv or the environment) and the TLS policy, not the
 password, and never logs out. Workers return plain records; the request counts are added to the
 vCenter's.
@@ -14,17 +14,15 @@ from __future__ import annotations
 import dataclasses
 import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import CancelledError, Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Callable
+from typing import Any, Iterator
 
 from esxdiag.collectors.credentials import Credentials
 from esxdiag.errors import CollectionError
 
-AUTO_MIN_VMS = 2000  # below this, starting interpreters costs more than it saves
-SHARE_VMS = 1000  # VMs per task: progress granularity, and bounded memory per answer
 
 
 @dataclass(frozen=True)
@@ -46,12 +44,12 @@ class ShareTask:
     nic_types: str
 
 
-def worker_count(requested: int | None, vms: int, vcenters: int = 1) -> int:
-    """--workers N as given; automatic: from AUTO_MIN_VMS VMs on, the usable cores (at most 4) shared
-    by the vCenters scanned at once."""
+def worker_count(requested: int | None, more_pages: bool, vcenters: int = 1) -> int:
+    """--workers N as given; automatic: when the inventory has more than one page, the usable cores
+    (at most 4) shared by the vCenters scanned at once; one page of VMs is done in this process."""
     if requested:
         return requested
-    if vms < AUTO_MIN_VMS:
+    if not more_pages:
         return 1
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return max(1, min(cores, 4) // max(1, vcenters))
@@ -62,29 +60,40 @@ def login_for_workers(session: Any, timeout_s: float) -> WorkerLogin:
     return WorkerLogin(dataclasses.replace(session.creds, password=""), stub.cookie, stub.version, timeout_s)
 
 
-def run_shares(login: WorkerLogin, tasks: list[ShareTask], workers: int,
-               done: Callable[[ShareTask, dict], None]) -> None:
-    """Each task's result (see share_result) to ``done`` as it completes; the first failed share
-    raises its CollectionError after the others have stopped."""
-    context = multiprocessing.get_context("spawn")
-    where = f"{login.creds.host}:{login.creds.port}"
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_start_worker,
-                             initargs=(login,)) as pool:
-        futures = {pool.submit(_run_task, task): task for task in tasks}
+class WorkerPool:
+    """Share tasks run in spawned worker processes, submitted as the inventory pages arrive."""
+
+    def __init__(self, login: WorkerLogin, workers: int):
+        self.where = f"{login.creds.host}:{login.creds.port}"
+        self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                                         initializer=_start_worker, initargs=(login,))
+        self._futures: dict[Future, ShareTask] = {}
+
+    def submit(self, task: ShareTask) -> None:
+        self._futures[self._pool.submit(_run_task, task)] = task
+
+    def completed(self) -> Iterator[tuple[ShareTask, dict]]:
+        """(task, result) as they finish, every result given back even after a failure (its
+        requests count); then the first failure raised as a CollectionError."""
         failure = None
-        for future in as_completed(futures):
+        for future in as_completed(self._futures):
             try:
                 result = future.result()
+            except CancelledError:
+                continue
             except BrokenProcessPool as exc:
-                raise CollectionError(f"{where}: a scan worker process ended unexpectedly ({exc})",
+                raise CollectionError(f"{self.where}: a scan worker process ended unexpectedly ({exc})",
                                       kind="internal") from None
-            done(futures[future], result)
+            yield self._futures[future], result
             if result["error"] and failure is None:
                 failure = CollectionError(result["error"], kind=result["error_kind"])
-                for other in futures:
+                for other in self._futures:
                     other.cancel()
         if failure is not None:
             raise failure
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
 
 
 _WORKER: dict[str, Any] = {}

@@ -7,7 +7,6 @@ import math
 import socket
 import threading
 import time
-from collections import Counter
 
 import pytest
 
@@ -22,18 +21,26 @@ def names(data) -> set[str]:
     return {v["name"] for v in data["vms"]}
 
 
+def read_whole(vm) -> bool:
+    """Whether the scan had to read this VM's whole device list: its vNICs are not at 4000, 4001, ..."""
+    n = vm["num_vnics"]
+    return bool(n) and (n > 10 or [nic["device_key"] for nic in vm["vnics"]] != list(range(4000, 4000 + n)))
+
+
 def expected_requests(data, page_size: int, vm_metrics: int) -> int:
-    """The request count the design promises: fixed + pages + keyed vNIC pages per vNIC count (+ pages
-    of whole device lists) + ceil(VMs / batch) + ceil(hosts / batch)."""
+    """The request count the design promises, in one process: fixed + per inventory page (1 + one keyed
+    vNIC read per distinct vNIC count + 1 if any VM needs its whole device list + ceil(powered-on VMs /
+    batch)) + ceil(hosts / batch). Pages are the VMs in order, as every VM of the views is selected."""
     vms = data["vms"]
-    on = [v for v in vms if v["power_state"] == "poweredOn"]
-    pages = max(1, math.ceil(len(vms) / page_size))
-    by_count = Counter(v["num_vnics"] for v in vms if 0 < v["num_vnics"] <= 10)
-    whole = data["vcenters"][0]["whole_device_lists"]
-    vnic_pages = sum(math.ceil(n / page_size) for n in by_count.values()) + math.ceil(whole / page_size)
-    vm_batches = math.ceil(len(on) / max(1, vm_metrics // 5)) if on else 0
+    assert sum(map(read_whole, vms)) == data["vcenters"][0]["whole_device_lists"]
+    total = FIXED_REQUESTS + (0 if vms else 1)
+    for start in range(0, len(vms), page_size):
+        page = vms[start:start + page_size]
+        on = sum(v["power_state"] == "poweredOn" for v in page)
+        total += (1 + len({v["num_vnics"] for v in page if 0 < v["num_vnics"] <= 10}) + any(map(read_whole, page))
+                  + math.ceil(on / max(1, vm_metrics // 5)))
     host_batches = math.ceil(len(data["hosts"]) / max(1, vm_metrics // 2)) if data["hosts"] else 0
-    return FIXED_REQUESTS + pages + vnic_pages + vm_batches + host_batches
+    return total + host_batches
 
 
 def test_inventory_of_every_vm(fleet_lab, creds_for):
@@ -81,8 +88,8 @@ def test_filter_naming_nothing_is_reported_not_fatal(fleet_lab, creds_for):
 
 
 def test_paging_follows_continuation_tokens_and_counts_requests(fleet_lab, creds_for):
-    whole = scan([creds_for(fleet_lab)], ScanOptions())
-    paged = scan([creds_for(fleet_lab)], ScanOptions(page_size=3, max_metrics=10))
+    whole = scan([creds_for(fleet_lab)], ScanOptions(workers=1))
+    paged = scan([creds_for(fleet_lab)], ScanOptions(page_size=3, max_metrics=10, workers=1))
     assert names(paged) == names(whole) and len(whole["vms"]) == 16
     assert whole["vcenters"][0]["requests"] == expected_requests(whole, 1000, 64)
     assert paged["vcenters"][0]["requests"] == expected_requests(paged, 3, 10)
@@ -90,10 +97,9 @@ def test_paging_follows_continuation_tokens_and_counts_requests(fleet_lab, creds
     # vcsim's own VMs have their vNIC at 4000; `govc vm.create` numbers it from the 200s (key 203), so
     # the ten test VMs are read whole: both paths are in the count
     assert {v["num_vnics"] for v in whole["vms"]} == {1} and whole["vcenters"][0]["whole_device_lists"] == 10
-    # 16 VMs in pages of 3: 5 more inventory pages and 5 more keyed vNIC pages; the 10 read whole in
-    # pages of 3: 3 more; 15 powered-on VMs, 2 per call instead of 12: 6 more QueryPerf
-    assert paged["vcenters"][0]["requests"] - whole["vcenters"][0]["requests"] == (
-        (6 - 1) + (6 - 1) + (4 - 1) + (8 - 2))
+    # spelled out for one page: 9 fixed + the page + keyed vNICs + whole device lists + 15 powered-on VMs
+    # at 12 per QueryPerf (2) + one host batch
+    assert whole["vcenters"][0]["requests"] == 9 + 1 + 1 + 1 + 2 + 1
 
 
 def _add_vmxnet3(lab, creds_for, vm_name: str, key: int) -> None:
