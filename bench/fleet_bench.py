@@ -10,7 +10,9 @@ with V VMs per cluster, and -delay adds the latency to every SOAP method. Then, 
 the same server, the same five counters over the same powered-on VMs, last 5 minutes (15 x 20 s):
 
 1. esxdiag scan: the whole process (`esxdiag scan --format json`), wall time, peak RSS of the
-   process (wait4 rusage), SOAP requests as the session counted them (in the snapshot).
+   process (wait4 rusage) and the peak of its RSS summed with its worker processes' (psutil, every
+   50 ms), CPU of the process and its workers, vcsim's own CPU (/proc), SOAP requests as the
+   session counted them (in the snapshot).
 2. per-VM loop: what per-VM tools do, one QueryPerf per VM after one inventory pass (pyvmomi in
    this process, requests counted by the same session counter).
 3. govc metric.sample -n 15 of the same counters over /DC0/vm/*, requests counted from govc's
@@ -29,6 +31,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -52,6 +55,24 @@ def cpu_seconds_of(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _sample_tree_rss(pid: int, peak: list[int]) -> None:
+    """The largest sum of RSS over the scan process and its worker processes, every 50 ms."""
+    import psutil
+    try:
+        root = psutil.Process(pid)
+        while root.is_running() and root.status() != psutil.STATUS_ZOMBIE:
+            total = 0
+            for proc in [root, *root.children(recursive=True)]:
+                try:
+                    total += proc.memory_info().rss
+                except psutil.Error:
+                    pass
+            peak[0] = max(peak[0], total)
+            time.sleep(0.05)
+    except psutil.Error:
+        return
+
+
 def run_scan(lab, workdir: Path, extra: list[str]) -> dict:
     env = {**os.environ, "ESXDIAG_PASSWORD": lab.password}
     vcsim_before = cpu_seconds_of(lab.process.pid)
@@ -61,7 +82,11 @@ def run_scan(lab, workdir: Path, extra: list[str]) -> dict:
             "--save-snapshot", str(snap), "--timeout", "300", *extra]
     started = time.perf_counter()
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    tree_peak = [0]
+    sampler = threading.Thread(target=_sample_tree_rss, args=(proc.pid, tree_peak), daemon=True)
+    sampler.start()
     _, status, usage = os.wait4(proc.pid, 0)
+    sampler.join(timeout=5)
     seconds = time.perf_counter() - started
     vcsim_cpu = cpu_seconds_of(lab.process.pid) - vcsim_before
     stderr = proc.stderr.read().decode(errors="replace")
@@ -73,7 +98,8 @@ def run_scan(lab, workdir: Path, extra: list[str]) -> dict:
     vc = data["vcenters"][0]
     on = sum(v["power_state"] == "poweredOn" for v in data["vms"])
     with_perf = sum(v["perf"] is not None for v in data["vms"])
-    return {"seconds": seconds, "peak_rss_mib": usage.ru_maxrss / 1024, "requests": vc["requests"],
+    return {"seconds": seconds, "peak_rss_mib": usage.ru_maxrss / 1024, "tree_peak_rss_mib": tree_peak[0] / 2**20,
+            "workers": vc.get("workers", 1), "requests": vc["requests"],
             "cpu_seconds": usage.ru_utime + usage.ru_stime, "vcsim_cpu_seconds": vcsim_cpu, "load_avg_1m": os.getloadavg()[0],
             "scan_seconds": vc["seconds"], "vms": len(data["vms"]), "powered_on": on, "with_perf": with_perf,
             "max_query_metrics": vc["max_query_metrics"]}
@@ -93,7 +119,7 @@ def run_loop(lab) -> dict:
     started = time.perf_counter()
     session = connect(creds, timeout_s=300)
     try:
-        vms = read_vms(session, read_places(session), Filters(), 1000, with_devices=False)
+        vms = read_vms(session, read_places(session), Filters(), 1000)
         counters = perf_counters(session)
         ids = [vim.PerformanceManager.MetricId(counterId=counters[c].key, instance="*") for c in COUNTERS]
         end = session.si.CurrentTime()
@@ -222,7 +248,8 @@ def main(argv: list[str] | None = None) -> int:
     for key, label in (("esxdiag_scan", "esxdiag scan"), ("esxdiag_scan_nic_drops", "  --nic-types drops")):
         one = results[key]
         print(f"  {label:<17} {one['requests']:>7} requests {one['seconds']:>8.2f} s  peak RSS "
-              f"{one['peak_rss_mib']:.0f} MiB, CPU {one['cpu_seconds']:.1f} s (vcsim {one['vcsim_cpu_seconds']:.1f} s), load {one['load_avg_1m']:.1f}  "
+              f"{one['peak_rss_mib']:.0f} MiB (all {one['workers']} worker(s) and the scan: "
+              f"{one['tree_peak_rss_mib']:.0f} MiB), CPU {one['cpu_seconds']:.1f} s (vcsim {one['vcsim_cpu_seconds']:.1f} s), load {one['load_avg_1m']:.1f}  "
               f"({one['with_perf']} of {one['powered_on']} powered-on VMs with perf)")
     for key, label in (("per_vm_loop", "per-VM QueryPerf"), ("govc_metric_sample", "govc metric.sample")):
         if key in results:
