@@ -106,6 +106,17 @@ def connect(creds: Credentials, timeout_s: float = 30, deadline_s: float | None 
             return session.attach()
 
 
+def joined(creds: Credentials, cookie: str, api_version: str, timeout_s: float) -> VsphereSession:
+    """A session object on an existing login (a fleet-scan worker): same TLS policy, the login's
+    cookie, no password. Call attach() before use; close() would end the shared login, so don't."""
+    from pyVmomi import SoapStubAdapter
+    context = _tls_context(creds, timeout_s)
+    stub = SoapStubAdapter(host=creds.host, port=creds.port, path=_path(creds), version=api_version,
+                           sslContext=context, httpConnectionTimeout=timeout_s)
+    stub.cookie = cookie
+    return VsphereSession(vim.ServiceInstance("ServiceInstance", stub), creds, context=context)
+
+
 def _login(creds: Credentials, timeout_s: float, context: "_SessionContext", where: str) -> Any:
     try:
         _probe(creds, timeout_s)

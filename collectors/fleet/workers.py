@@ -3,10 +3,10 @@
 pyvmomi decodes every XML element in Python, so one process keeps one core busy and the rest of
 the machine idle. Each page of the inventory pass is a share; while the scanning process decodes
 the next page, worker processes (spawned, never forked: the scan runs threads) read the vNICs and
-the perf counters of the earlier ones through the SAME logged-in vSphere session: each worker gets the session cookie (over
-the pipe to its own child process, never argv or the environment) and the TLS policy, not the
-password, and never logs out. Workers return plain records; the request counts are added to the
-vCenter's.
+the perf counters of the earlier ones through the SAME logged-in vSphere session. Each worker gets
+the session cookie (over the pipe to its own child process, never argv or the environment) and
+the TLS policy, not the password, and never logs out. Workers return plain records; their request
+counts are added to the vCenter's.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import multiprocessing
 import os
 from concurrent.futures import CancelledError, Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Iterator
 
@@ -24,11 +24,10 @@ from esxdiag.collectors.credentials import Credentials
 from esxdiag.errors import CollectionError
 
 
-
 @dataclass(frozen=True)
 class WorkerLogin:
     creds: Credentials  # the password blanked: the cookie is the login
-    cookie: str
+    cookie: str = field(repr=False)
     api_version: str
     timeout_s: float
 
@@ -100,15 +99,9 @@ _WORKER: dict[str, Any] = {}
 
 
 def _start_worker(login: WorkerLogin) -> None:
-    """In the worker: a stub on the parent's session (no login, so no password needed)."""
-    from pyVmomi import SoapStubAdapter, vim
-
-    from esxdiag.collectors.vsphere_session import VsphereSession, _path, _tls_context
-    context = _tls_context(login.creds, login.timeout_s)
-    stub = SoapStubAdapter(host=login.creds.host, port=login.creds.port, path=_path(login.creds),
-                           version=login.api_version, sslContext=context, httpConnectionTimeout=login.timeout_s)
-    stub.cookie = login.cookie
-    _WORKER["session"] = VsphereSession(vim.ServiceInstance("ServiceInstance", stub), login.creds, context=context)
+    """In the worker: a session object on the parent's login (so no password needed)."""
+    from esxdiag.collectors.vsphere_session import joined
+    _WORKER["session"] = joined(login.creds, login.cookie, login.api_version, login.timeout_s)
     _WORKER["attached"] = False
 
 

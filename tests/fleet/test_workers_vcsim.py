@@ -42,7 +42,7 @@ def test_workers_get_the_session_cookie_not_the_password(fleet_lab, creds_for):
         login = workers.login_for_workers(session, 30)
     finally:
         session.close()
-    assert login.creds.password == "" and fleet_lab.password not in repr(login)
+    assert login.creds.password == "" and fleet_lab.password not in repr(login) and login.cookie not in repr(login)
     assert login.cookie.startswith("vmware_soap_session=")
 
 
