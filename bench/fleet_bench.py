@@ -11,7 +11,7 @@ the same server, the same five counters over the same powered-on VMs, last 5 min
 
 1. esxdiag scan: the whole process (`esxdiag scan --format json`), wall time, peak RSS of the
    process (wait4 rusage) and the peak of its RSS summed with its worker processes' (psutil, every
-   50 ms), CPU of the process and its workers, vcsim's own CPU (/proc), SOAP requests as the
+   100 ms), CPU of the process and its workers, vcsim's own CPU (/proc), SOAP requests as the
    session counted them (in the snapshot).
 2. per-VM loop: what per-VM tools do, one QueryPerf per VM after one inventory pass (pyvmomi in
    this process, requests counted by the same session counter).
@@ -68,7 +68,7 @@ def _sample_tree_rss(pid: int, peak: list[int]) -> None:
                 except psutil.Error:
                     pass
             peak[0] = max(peak[0], total)
-            time.sleep(0.05)
+            time.sleep(0.1)
     except psutil.Error:
         return
 
@@ -247,9 +247,10 @@ def main(argv: list[str] | None = None) -> int:
           f"load average {os.getloadavg()[0]:.1f}")
     for key, label in (("esxdiag_scan", "esxdiag scan"), ("esxdiag_scan_nic_drops", "  --nic-types drops")):
         one = results[key]
+        workers = (f" (with its {one['workers']} workers: {one['tree_peak_rss_mib']:.0f} MiB)"
+                   if one["workers"] > 1 else "")
         print(f"  {label:<17} {one['requests']:>7} requests {one['seconds']:>8.2f} s  peak RSS "
-              f"{one['peak_rss_mib']:.0f} MiB (all {one['workers']} worker(s) and the scan: "
-              f"{one['tree_peak_rss_mib']:.0f} MiB), CPU {one['cpu_seconds']:.1f} s (vcsim {one['vcsim_cpu_seconds']:.1f} s), load {one['load_avg_1m']:.1f}  "
+              f"{one['peak_rss_mib']:.0f} MiB{workers}, CPU {one['cpu_seconds']:.1f} s (vcsim {one['vcsim_cpu_seconds']:.1f} s), load {one['load_avg_1m']:.1f}  "
               f"({one['with_perf']} of {one['powered_on']} powered-on VMs with perf)")
     for key, label in (("per_vm_loop", "per-VM QueryPerf"), ("govc_metric_sample", "govc metric.sample")):
         if key in results:
