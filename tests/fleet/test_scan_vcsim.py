@@ -191,3 +191,22 @@ def test_several_vcenters_one_down_one_hung(fleet_lab, lab_module, creds_for, tm
     assert {v["vcenter"] for v in data["vms"]} == {f"127.0.0.1:{fleet_lab.port}", f"127.0.0.1:{second.port}"}
     assert len(data["vms"]) == 16 + 3
     assert [v.name for v in snapshot_from_dict(data).failed] == [f"127.0.0.1:{down.port}", f"127.0.0.1:{silent_port}"]
+
+
+@pytest.mark.parametrize("value, metrics, source", [
+    ("20", 20, "config.vpxd.stats.maxQueryMetrics = 20 (server)"),  # 4 VMs per QueryPerf: 3 calls for 9
+    ("-1", 1024, "config.vpxd.stats.maxQueryMetrics = -1 (no limit): capped at 1024"),
+    ("many", 64, "config.vpxd.stats.maxQueryMetrics is not a number: default 64"),
+])
+def test_max_query_metrics_is_read_from_the_server(lab_module, creds_for, tmp_path, value, metrics, source):
+    """The option set on the server (vcsim keeps what `govc option.set` gives it) sizes the batches."""
+    lab = lab_module.start_vcsim(tmp_path / "option", ("-cluster", "1", "-host", "2", "-vm", "9",
+                                                      "-standalone-host", "0"))
+    try:
+        lab.govc("option.set", "config.vpxd.stats.maxQueryMetrics", value)
+        data = scan([creds_for(lab)], ScanOptions(workers=1))
+    finally:
+        lab.stop()
+    status = data["vcenters"][0]
+    assert (status["max_query_metrics"], status["max_query_metrics_source"]) == (metrics, source)
+    assert status["requests"] == expected_requests(data, 1000, metrics)
