@@ -12,6 +12,11 @@ Each field is resolved on its own, first hit wins:
    ``url``, ``username``, ``password``, ``insecure``, ``thumbprint``. A file holding a password
    must not be readable by group or other.
 4. an interactive ``getpass`` prompt for the password, only when stdin is a TTY.
+
+A section ``[vcenter HOST]`` (or ``[vcenter HOST:PORT]``) of the config file holds ``username``,
+``password``, ``insecure`` and ``thumbprint`` for that vCenter only, so one scan can log in to
+vCenters of different SSO domains and pin each one's certificate. Being more specific, it comes
+right after the explicit arguments: before the environment and ``[vcenter]``.
 """
 
 from __future__ import annotations
@@ -75,7 +80,7 @@ def resolve_credentials(
     arg_url, arg_user, _ = _split_userinfo(url or "")
     esxdiag_url, esxdiag_user, esxdiag_password = _split_userinfo(env.get("ESXDIAG_VCENTER") or "")
     govc_url, govc_user, govc_password = _split_userinfo(env.get("GOVC_URL") or "")
-    config = _read_config(config_path)
+    config, per_host = _read_config(config_path)
 
     def first(*candidates: str | None) -> str | None:
         return next((c for c in candidates if c not in (None, "")), None)
@@ -84,22 +89,26 @@ def resolve_credentials(
     if raw_url is None:
         raise CredentialsError("no vCenter URL: pass --vcenter, set ESXDIAG_VCENTER or GOVC_URL, or add "
                                f"url= under [vcenter] in {DEFAULT_CONFIG}")
-    user = first(username, arg_user, env.get("ESXDIAG_USERNAME"), esxdiag_user,
+    normalised = _normalise_url(raw_url)
+    parts = urlsplit(normalised)
+    host = per_host.get(f"{(parts.hostname or '').lower()}:{parts.port or 443}") or per_host.get(
+        (parts.hostname or "").lower(), {})
+    user = first(username, arg_user, host.get("username"), env.get("ESXDIAG_USERNAME"), esxdiag_user,
                  env.get("GOVC_USERNAME"), govc_user, config.get("username"))
     if user is None:
         raise CredentialsError("no user name: pass --user, set ESXDIAG_USERNAME or GOVC_USERNAME, or "
                                "add username= under [vcenter] in the config file (--config)")
-    password = first(env.get("ESXDIAG_PASSWORD"), esxdiag_password, env.get("GOVC_PASSWORD"),
+    password = first(host.get("password"), env.get("ESXDIAG_PASSWORD"), esxdiag_password, env.get("GOVC_PASSWORD"),
                      govc_password, config.get("password"))
-    normalised = _normalise_url(raw_url)
     if password is None:
         if not stdin_isatty():
             raise CredentialsError("no password: set ESXDIAG_PASSWORD or GOVC_PASSWORD, or add it to "
                                    "a chmod 600 config file (stdin is not a terminal, so no prompt)")
-        password = prompt(f"Password for {user} at {urlsplit(normalised).hostname}: ")
+        password = prompt(f"Password for {user} at {parts.hostname}: ")
     insecure_flag = insecure if insecure is not None else _parse_bool(
-        first(env.get("ESXDIAG_INSECURE"), env.get("GOVC_INSECURE"), config.get("insecure")) or "")
-    pin = first(thumbprint, env.get("ESXDIAG_THUMBPRINT"), config.get("thumbprint"))
+        first(host.get("insecure"), env.get("ESXDIAG_INSECURE"), env.get("GOVC_INSECURE"),
+              config.get("insecure")) or "")
+    pin = first(thumbprint, host.get("thumbprint"), env.get("ESXDIAG_THUMBPRINT"), config.get("thumbprint"))
     return Credentials(normalised, user, password, insecure_flag, _normalise_thumbprint(pin))
 
 
@@ -152,20 +161,27 @@ def _normalise_thumbprint(pin: str | None) -> str | None:
     return value
 
 
-def _read_config(config_path: str | Path | None) -> dict[str, str]:
+def _read_config(config_path: str | Path | None) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+    """([vcenter], {"host" or "host:port": [vcenter HOST] section}), host names lower-case."""
     path = Path(config_path or DEFAULT_CONFIG).expanduser()
     if not path.exists():
         if config_path is not None:
             raise CredentialsError(f"config file {path} does not exist")
-        return {}
+        return {}, {}
     parser = configparser.ConfigParser(interpolation=None)
     try:
         parser.read(path, encoding="utf-8")
     except (configparser.Error, UnicodeDecodeError, OSError) as exc:
         raise CredentialsError(f"config file {path} is unreadable: {describe_config_error(exc)}") from None
     section = dict(parser["vcenter"]) if parser.has_section("vcenter") else {}
+    per_host = {m[1].lower(): dict(parser[name]) for name in parser.sections()
+                if (m := re.fullmatch(r"vcenter\s+(\S+)\s*", name))}
+    for name, values in per_host.items():
+        if "url" in values:
+            raise CredentialsError(f"config file {path}: [vcenter {name}] names its vCenter in the section "
+                                   "title; url= belongs under [vcenter]")
     mode = path.stat().st_mode
-    if section.get("password") and mode & (stat.S_IRWXG | stat.S_IRWXO):
+    if any(s.get("password") for s in (section, *per_host.values())) and mode & (stat.S_IRWXG | stat.S_IRWXO):
         raise CredentialsError(f"config file {path} holds a password but is accessible by group/other "
                                f"(mode {stat.filemode(mode)}): run chmod 600 {path}")
-    return section
+    return section, per_host

@@ -102,7 +102,8 @@ def _credentials(args: argparse.Namespace):
 
     urls = vcenter_urls(args)
     if args.thumbprint and len(urls) > 1:
-        raise EsxdiagError("--thumbprint pins one certificate: scan one vCenter, or trust the CA for several")
+        raise EsxdiagError("--thumbprint pins one certificate: scan one vCenter, pin each under [vcenter HOST] "
+                           "in --config, or trust the CA for several")
     return [resolve_credentials(url, args.user, insecure=args.insecure, thumbprint=args.thumbprint,
                                 config_path=args.config) for url in urls]
 

@@ -45,3 +45,25 @@ def test_scan_two_vcenters_one_down_writes_everything_and_exits_3(fleet_lab, lab
     typo = run(["scan", "--vcenter", fleet_lab.url, "--user", fleet_lab.username, "--insecure", "--cluster", "nope",
                 "--format", "text", "--no-history"], env, tmp_path)
     assert typo.returncode == 2 and "--cluster nope: matched nothing" in typo.stderr
+
+
+def test_scan_two_vcenters_with_their_own_logins_from_the_config_file(fleet_lab, lab_module, tmp_path):
+    """Two vCenters of different SSO domains: each [vcenter HOST:PORT] section holds that one's login."""
+    second = lab_module.start_vcsim(tmp_path / "second", ("-cluster", "1", "-host", "1", "-vm", "2",
+                                                          "-standalone-host", "0"))
+    try:
+        config = tmp_path / "esxdiag.ini"
+        config.write_text("".join(f"[vcenter 127.0.0.1:{lab.port}]\nusername = {lab.username}\n"
+                                  f"password = {lab.password}\ninsecure = yes\n" for lab in (fleet_lab, second)))
+        config.chmod(0o600)
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("ESXDIAG_", "GOVC_"))}
+        env.update(HOME=str(tmp_path), XDG_DATA_HOME=str(tmp_path / "data"), XDG_CONFIG_HOME=str(tmp_path / "c"))
+        done = run(["scan", "--vcenter", fleet_lab.url, "--vcenter", second.url, "--config", str(config),
+                    "--no-history", "--format", "json", "-o", "r.json", "--save-snapshot", "snap.json"], env, tmp_path)
+    finally:
+        second.stop()
+    assert done.returncode == 0, done.stderr
+    snap = json.loads((tmp_path / "snap.json").read_text())
+    assert [v["status"] for v in snap["vcenters"]] == ["scanned", "scanned"]
+    assert len(snap["vms"]) == 16 + 2
+    assert fleet_lab.password not in done.stdout + done.stderr and second.password not in done.stderr

@@ -121,3 +121,33 @@ def test_unusable_input_is_a_clear_error(env, why):
 def test_explicit_missing_config_file_is_an_error(tmp_path):
     with pytest.raises(CredentialsError, match="does not exist"):
         resolve_credentials(env={}, config_path=tmp_path / "nope.ini")
+
+
+def test_a_vcenter_host_section_applies_to_that_vcenter_only(tmp_path):
+    cfg = _config(tmp_path, "[vcenter]\nusername = everyone\npassword = shared\n"
+                            "[vcenter vc2.example]\nusername = ops@other.local\npassword = own\n"
+                            f"thumbprint = {'ab' * 32}\n"
+                            "[vcenter VC3.example:8443]\ninsecure = yes\n")
+    env = {"ESXDIAG_PASSWORD": "from-env"}
+    one = resolve_credentials("vc1.example", env=env, config_path=cfg, stdin_isatty=NO_TTY)
+    two = resolve_credentials("https://vc2.example/sdk", env=env, config_path=cfg, stdin_isatty=NO_TTY)
+    three = resolve_credentials("vc3.example:8443", env=env, config_path=cfg, stdin_isatty=NO_TTY)
+    other_port = resolve_credentials("vc3.example", env=env, config_path=cfg, stdin_isatty=NO_TTY)
+    assert (one.username, one.password, one.thumbprint) == ("everyone", "from-env", None)
+    assert (two.username, two.password, two.thumbprint) == ("ops@other.local", "own", "ab" * 32)
+    assert (three.password, three.insecure, other_port.insecure) == ("from-env", True, False)
+    # explicit arguments still win over the section
+    assert resolve_credentials("vc2.example", "arg-user", env=env, config_path=cfg, stdin_isatty=NO_TTY,
+                               thumbprint="cd" * 20).username == "arg-user"
+
+
+def test_a_password_in_a_host_section_needs_a_private_file(tmp_path):
+    cfg = _config(tmp_path, "[vcenter vc2.example]\nusername = u\npassword = p\n", mode=0o644)
+    with pytest.raises(CredentialsError, match="chmod 600"):
+        resolve_credentials("vc2.example", config_path=cfg, stdin_isatty=NO_TTY)
+
+
+def test_a_url_inside_a_host_section_is_refused(tmp_path):
+    cfg = _config(tmp_path, "[vcenter vc2.example]\nurl = vc9.example\n")
+    with pytest.raises(CredentialsError, match=r"\[vcenter vc2.example\] names its vCenter"):
+        resolve_credentials("vc2.example", "u", env={"ESXDIAG_PASSWORD": "p"}, config_path=cfg, stdin_isatty=NO_TTY)
