@@ -8,8 +8,8 @@
    vNIC count, checked against ``summary.config.numEthernetCards``; only the VMs whose vNICs are not
    where vSphere usually numbers them get their whole device list.
 The request count grows with VMs / page size (and the number of distinct vNIC counts), never with
-vNICs or vCPUs. Name globs are applied
-client side (the API has no name filter); a VM reached through two containers is kept once.
+vNICs or vCPUs. Name globs are applied client side (the API has no name filter); a VM reached
+through two containers is kept once.
 """
 
 from __future__ import annotations
