@@ -28,6 +28,7 @@ import importlib.util
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -218,7 +219,9 @@ def main(argv: list[str] | None = None) -> int:
         attach_file.write_text(json.dumps({"url": lab.url, "username": lab.username, "password": lab.password,
                                            "port": lab.port, "pid": lab.process.pid, "build_seconds": built}))
         attach_file.chmod(0o600)
-        print(f"vcsim for {ns.vms} VMs up (built in {built:.0f} s); bench it with --attach; Ctrl-C stops it", flush=True)
+        print(f"vcsim for {ns.vms} VMs up (built in {built:.0f} s); bench it with --attach; Ctrl-C or kill "
+              "stops it", flush=True)
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # so the finally below stops vcsim
         try:
             lab.process.wait()
         finally:
