@@ -29,7 +29,8 @@ _PS = vmodl.query.PropertyCollector
 # pass when it was read here); the vNICs alone are read by key afterwards (read_vnics).
 VM_PATHS = [
     "name", "runtime.powerState", "runtime.host", "config.hardware.numCPU", "config.cpuAllocation.limit",
-    "config.cpuAllocation.reservation", "config.latencySensitivity.level", "guest.guestFamily", "guest.ipAddress",
+    "config.cpuAllocation.reservation", "config.cpuAllocation.shares", "config.latencySensitivity.level",
+    "guest.guestFamily", "guest.guestId", "guest.toolsRunningStatus", "guest.ipAddress",
     "summary.config.numEthernetCards",
 ]
 DEVICE_PATH = "config.hardware.device"
@@ -160,6 +161,7 @@ def vm_record(obj: Any, props: dict, missing: list[dict], places: Places) -> dic
     datacenter = places.walk(host_moid, "datacenter")
     limit = props.get("config.cpuAllocation.limit")
     reservation = props.get("config.cpuAllocation.reservation")
+    shares = props.get("config.cpuAllocation.shares")
     return {
         "moid": obj._moId, "name": props.get("name") or obj._moId,
         "power_state": str(props["runtime.powerState"]) if props.get("runtime.powerState") else None,
@@ -169,15 +171,23 @@ def vm_record(obj: Any, props: dict, missing: list[dict], places: Places) -> dic
         "num_cpu": props.get("config.hardware.numCPU"),
         "cpu_allocation": {"limit_mhz": None if limit is None or limit < 0 else int(limit),
                            "reservation_mhz": None if reservation is None else int(reservation),
-                           "shares": None, "shares_level": None},
+                           "shares": _count(getattr(shares, "shares", None)),
+                           "shares_level": str(shares.level) if getattr(shares, "level", None) else None},
         "latency_sensitivity": str(props["config.latencySensitivity.level"])
         if props.get("config.latencySensitivity.level") else None,
-        "guest": {"family": props.get("guest.guestFamily") or None, "ip_address": props.get("guest.ipAddress") or None},
+        "guest": {"family": props.get("guest.guestFamily") or None, "ip_address": props.get("guest.ipAddress") or None,
+                  "guest_id": props.get("guest.guestId") or None,
+                  "tools_status": props.get("guest.toolsRunningStatus") or None},
         "num_vnics": props.get("summary.config.numEthernetCards"),
         "vnics": None,
         "missing": missing,
         "_obj": obj,  # the managed object for QueryPerf; popped before the record is written
     }
+
+
+def _count(value: Any) -> int | None:
+    """A share count as the snapshot keeps it: a non-negative int, else unknown."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def vnics_of(devices: list | None) -> list[dict]:

@@ -33,7 +33,7 @@ def vm_row(rank: int, a: Assessment) -> dict:
         "num_cpu": vm.num_cpu, "cpu_limit_mhz": vm.cpu_allocation.limit_mhz,
         "latency_sensitivity": vm.latency_sensitivity, "num_vnics": vm.num_vnics,
         "nic_types": sorted({n.type for n in vm.vnics}) if vm.vnics is not None else None,
-        "guest_ip": vm.guest.ip_address, "source": a.source, "samples": a.samples, "drops": a.drops,
+        "guest_ip": vm.guest.ip_address, "tools_status": vm.guest.tools_status, "source": a.source, "samples": a.samples, "drops": a.drops,
         "drops_per_s": _r(a.drops_per_s, 3), "drops_per_1000": _r(a.drops_per_1000, 3), "packets_rx": a.packets_rx,
         "ready_worst_pct": _r(a.ready_worst), "ready_worst_vcpu": a.ready_vcpu, "ready_avg_pct": _r(a.ready_avg),
         "costop_worst_pct": _r(a.costop_worst), "max_limited_worst_pct": _r(a.max_limited_worst),

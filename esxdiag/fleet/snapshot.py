@@ -51,6 +51,8 @@ class FleetVnic:
 class FleetGuest:
     family: str | None
     ip_address: str | None
+    guest_id: str | None = None  # optional: snapshots before these were read lack them
+    tools_status: str | None = None  # guestToolsRunning | guestToolsNotRunning | guestToolsExecutingScripts
 
 
 @dataclass(frozen=True)

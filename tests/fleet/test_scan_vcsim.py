@@ -54,6 +54,8 @@ def test_inventory_of_every_vm(fleet_lab, creds_for):
         "DC0_C0_H0", "DC0_C0", "DC0", 2, "poweredOn")
     assert [(n["type"], n["connected"]) for n in ring["vnics"]] == [("vmxnet3", True)]
     assert by_name["limited"]["cpu_allocation"]["limit_mhz"] == 800
+    assert by_name["limited"]["cpu_allocation"]["shares_level"] == "normal"  # set with the limit
+    assert {v["guest"]["tools_status"] for v in data["vms"]} <= {"guestToolsRunning", "guestToolsNotRunning"}
     assert by_name["DC0_H0_VM0"]["cluster"] is None  # standalone host
     assert by_name["stopped"]["perf"] is None and by_name["stopped"]["perf_error"] == "powered off"
     perf = ring["perf"]
