@@ -45,7 +45,8 @@ def register(sub) -> None:
     s.add_argument("--page-size", type=int, default=1000, metavar="N", help="objects per inventory page")
     s.add_argument("--workers", type=int, metavar="N",
                    help="processes that read vNICs and perf counters on the scan's session (default: one per "
-                        "core, at most 4, from 2,000 powered-on VMs; 1 below); pyvmomi's XML decoding is CPU-bound")
+                        "core, at most 4, when the inventory has more than one --page-size page; else 1); "
+                        "pyvmomi's XML decoding is CPU-bound")
     s.add_argument("--max-query-metrics", type=int, metavar="N",
                    help="metrics per QueryPerf (default: vCenter's config.vpxd.stats.maxQueryMetrics, else 64)")
     s.add_argument("--nic-types", choices=("all", "drops"), default="all",
