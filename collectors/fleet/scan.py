@@ -60,13 +60,21 @@ class Progress:
             self.report(self.done, self.total)
 
 
-def scan(targets: list[Credentials], options: ScanOptions,
-         progress: Callable[[int, int], None] | None = None) -> dict:
-    """The fleet snapshot (a JSON-ready dict) of every target, scanned concurrently."""
+def scan(targets: list[Credentials], options: ScanOptions, progress: Callable[[int, int], None] | None = None,
+         stop: threading.Event | None = None) -> dict:
+    """The fleet snapshot (a JSON-ready dict) of every target, scanned concurrently. ``stop`` set (or
+    Ctrl-C here) ends each vCenter's scan at its next inventory page, listed as interrupted."""
     tracker = Progress(progress)
+    stop = stop or threading.Event()
     started = datetime.now(timezone.utc)
-    with ThreadPoolExecutor(max_workers=max(1, min(len(targets), 8)), thread_name_prefix="vcenter") as pool:
-        parts = list(pool.map(lambda c: _scan_one(c, options, tracker, len(targets)), targets))
+    pool = ThreadPoolExecutor(max_workers=max(1, min(len(targets), 8)), thread_name_prefix="vcenter")
+    try:
+        parts = list(pool.map(lambda c: _scan_one(c, options, tracker, len(targets), stop), targets))
+    except BaseException:  # Ctrl-C: the vCenter threads stop at their next page, not after the last
+        stop.set()
+        raise
+    finally:
+        pool.shutdown(wait=True)
     return {
         "schema": SCHEMA_SNAPSHOT, "collected_at": iso_utc(started), "window_s": options.window_s,
         "nic_types": options.nic_types,
@@ -77,7 +85,8 @@ def scan(targets: list[Credentials], options: ScanOptions,
     }
 
 
-def _scan_one(creds: Credentials, options: ScanOptions, tracker: Progress, vcenters: int) -> dict:
+def _scan_one(creds: Credentials, options: ScanOptions, tracker: Progress, vcenters: int,
+              stop: threading.Event) -> dict:
     where = f"{creds.host}:{creds.port}"
     status = {"url": creds.url, "name": where, "status": "failed", "error": None, "error_kind": None,
               "requests": 0, "seconds": None, "max_query_metrics": None, "max_query_metrics_source": None,
@@ -87,7 +96,7 @@ def _scan_one(creds: Credentials, options: ScanOptions, tracker: Progress, vcent
     out = {"vcenter": status, "hosts": [], "vms": []}
     try:
         session = connect(creds, timeout_s=options.timeout_s)
-        out.update(_collect(session, options, status, tracker, vcenters))
+        out.update(_collect(session, options, status, tracker, vcenters, stop))
         status["status"] = "scanned"
     except CollectionError as exc:
         status.update(error=exc.one_line(), error_kind=exc.kind)
@@ -101,7 +110,8 @@ def _scan_one(creds: Credentials, options: ScanOptions, tracker: Progress, vcent
     return out
 
 
-def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracker: Progress, vcenters: int) -> dict:
+def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracker: Progress, vcenters: int,
+             stop: threading.Event) -> dict:
     name = status["name"]
     with api_errors(session, "reading the server clock"):
         end = session.si.CurrentTime()
@@ -124,6 +134,8 @@ def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracke
         with api_errors(session, "reading the inventory"), contextlib.closing(
                 inventory.vm_pages(session, places, options.filters, options.page_size)) as pages:
             for page, more in pages:
+                if stop.is_set():
+                    raise CollectionError(f"{name}: scan interrupted after {len(vms)} VMs", kind="interrupted")
                 vms += page
                 tracker.add_total(sum(vm["power_state"] == "poweredOn" for vm in page))
                 for vm in page:

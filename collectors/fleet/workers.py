@@ -69,7 +69,11 @@ class WorkerPool:
         self._futures: dict[Future, ShareTask] = {}
 
     def submit(self, task: ShareTask) -> None:
-        self._futures[self._pool.submit(_run_task, task)] = task
+        try:
+            self._futures[self._pool.submit(_run_task, task)] = task
+        except BrokenProcessPool as exc:
+            raise CollectionError(f"{self.where}: a scan worker process ended unexpectedly ({exc})",
+                                  kind="internal") from None
 
     def completed(self) -> Iterator[tuple[ShareTask, dict]]:
         """(task, result) as they finish, every result given back even after a failure (its

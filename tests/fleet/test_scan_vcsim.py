@@ -212,3 +212,15 @@ def test_max_query_metrics_is_read_from_the_server(lab_module, creds_for, tmp_pa
     status = data["vcenters"][0]
     assert (status["max_query_metrics"], status["max_query_metrics_source"]) == (metrics, source)
     assert status["requests"] == expected_requests(data, 1000, metrics)
+
+
+def test_a_stopped_scan_ends_at_the_next_page_and_says_so(fleet_lab, creds_for):
+    """Ctrl-C sets this event: the vCenter thread stops at its next inventory page, not after the last."""
+    stop = threading.Event()
+    data = scan([creds_for(fleet_lab)], ScanOptions(page_size=3, workers=1), progress=lambda done, total: stop.set(),
+                stop=stop)
+    status = data["vcenters"][0]
+    assert (status["status"], status["error_kind"]) == ("failed", "interrupted")
+    assert status["error"] == f"127.0.0.1:{fleet_lab.port}: scan interrupted after 3 VMs"
+    whole = scan([creds_for(fleet_lab)], ScanOptions(page_size=3, workers=1))["vcenters"][0]["requests"]
+    assert status["requests"] < whole / 2  # the first page and its share, not all six pages
