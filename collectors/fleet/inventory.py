@@ -22,6 +22,7 @@ from pyVmomi import vim, vmodl
 
 from esxdiag.collectors.vsphere_inventory import NIC_TYPES
 from esxdiag.collectors.vsphere_session import VsphereSession, fault_text, props_of, retrieve, retrieve_pages
+from esxdiag.parsers.numbers import json_count
 
 _PS = vmodl.query.PropertyCollector
 # Scalar sub-paths only: pyvmomi spends its time per XML element it deserialises, so the fleet
@@ -162,6 +163,7 @@ def vm_record(obj: Any, props: dict, missing: list[dict], places: Places) -> dic
     limit = props.get("config.cpuAllocation.limit")
     reservation = props.get("config.cpuAllocation.reservation")
     shares = props.get("config.cpuAllocation.shares")
+    share_count = getattr(shares, "shares", None)
     return {
         "moid": obj._moId, "name": props.get("name") or obj._moId,
         "power_state": str(props["runtime.powerState"]) if props.get("runtime.powerState") else None,
@@ -171,7 +173,7 @@ def vm_record(obj: Any, props: dict, missing: list[dict], places: Places) -> dic
         "num_cpu": props.get("config.hardware.numCPU"),
         "cpu_allocation": {"limit_mhz": None if limit is None or limit < 0 else int(limit),
                            "reservation_mhz": None if reservation is None else int(reservation),
-                           "shares": _count(getattr(shares, "shares", None)),
+                           "shares": share_count if json_count(share_count) else None,
                            "shares_level": str(shares.level) if getattr(shares, "level", None) else None},
         "latency_sensitivity": str(props["config.latencySensitivity.level"])
         if props.get("config.latencySensitivity.level") else None,
@@ -183,11 +185,6 @@ def vm_record(obj: Any, props: dict, missing: list[dict], places: Places) -> dic
         "missing": missing,
         "_obj": obj,  # the managed object for QueryPerf; popped before the record is written
     }
-
-
-def _count(value: Any) -> int | None:
-    """A share count as the snapshot keeps it: a non-negative int, else unknown."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def vnics_of(devices: list | None) -> list[dict]:
