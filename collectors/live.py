@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Callable
 
 from esxdiag.bundle import ERROR_KINDS, BundleWriter, Target, slug, utcnow
+from esxdiag.collectors.credentials import resolve_credentials
 from esxdiag.collectors.terminal import FirstCtrlC, Progress, terminal_prompt
 from esxdiag.errors import CollectionError
 from esxdiag.specs import ESXI, LINUX, VCENTER, WINDOWS
@@ -361,8 +362,6 @@ class LiveRun:
 def collect(opts: LiveOptions, progress: Progress | None = None) -> Outcome:
     """Collect one VM into opts.output. Bad usage (credentials, URL) raises before anything is
     written; everything after lands in the bundle."""
-    from esxdiag.collectors.credentials import resolve_credentials
-
     creds = resolve_credentials(opts.vcenter, opts.username, insecure=opts.insecure, thumbprint=opts.thumbprint,
                                 env=opts.env, config_path=opts.config)
     progress = progress or Progress()

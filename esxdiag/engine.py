@@ -12,7 +12,7 @@ from esxdiag.join.joiner import build_facts
 from esxdiag.join.readings import Readings
 from esxdiag.result import (SCHEMA_VERSION, SEVERITIES, AnalysisResult, CoverageItem, Finding, RuleCheck,
                             Series, VmResult, VnicResult)
-from esxdiag.rules import VM_RULES, VNIC_RULES
+from esxdiag import rules
 from esxdiag.rules.verdict import decide
 
 
@@ -41,11 +41,11 @@ def analyze(bundle_root: str | Path, thresholds: dict[str, float], bundle: Bundl
 
 def _vm_result(vm: VmFacts, t: dict[str, float]) -> VmResult:
     outcomes: list = []
-    for rule in VM_RULES:
+    for rule in rules.VM_RULES:
         outcomes.extend(rule(vm, t))
     vnics = []
     for nic in vm.vnics:
-        for rule in VNIC_RULES:
+        for rule in rules.VNIC_RULES:
             outcomes.extend(rule(vm, nic, t))
         vnics.append(_vnic_result(vm, nic, t))
     findings = sorted((o for o in outcomes if isinstance(o, Finding)), key=lambda f: SEVERITIES.index(f.severity))

@@ -128,6 +128,9 @@ class VmResult:
     notes: tuple[str, ...] = ()
     tcp: dict[str, Any] = field(default_factory=dict)  # guest retransmitted / sent segments over the window
 
+    def worst_severity(self) -> str | None:
+        return worst_of(f.severity for f in self.findings)
+
 
 @dataclass(frozen=True)
 class AnalysisResult:
@@ -143,5 +146,10 @@ class AnalysisResult:
         return [f for vm in self.vms for f in vm.findings]
 
     def worst_severity(self) -> str | None:
-        present = {f.severity for f in self.all_findings()}
-        return next((s for s in SEVERITIES if s in present), None)
+        return worst_of(f.severity for f in self.all_findings())
+
+
+def worst_of(severities) -> str | None:
+    """The most severe of these (SEVERITIES order), None when there is none."""
+    present = set(severities)
+    return next((s for s in SEVERITIES if s in present), None)

@@ -9,7 +9,7 @@ from urllib.parse import quote
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
-from esxdiag.fleet.rules import CLASSES
+from esxdiag.vocabulary import FLEET_CLASSES
 
 CLASS_COLOURS = {"cpu-and-drops": "#7b2fa3", "ring-suspect": "#b00020", "cpu-limit": "#c05800",
                  "cpu-contention": "#8a5300", "emulated-nic": "#0b5cad", "no-data": "#888888", "healthy": "#1e6b35"}
@@ -41,7 +41,7 @@ def scatter(document: dict) -> dict:
     def y(v: float) -> float:
         return round(TOP + plot_h - math.log10(1 + v) / y_max * plot_h, 1)
 
-    order = sorted(rows, key=lambda r: -CLASSES.index(r["class"]))  # urgent classes drawn last, on top
+    order = sorted(rows, key=lambda r: -FLEET_CLASSES.index(r["class"]))  # urgent classes drawn last, on top
     ticks = [0, 1, 10, 100, 1000, 10000, 100000]
     return {
         "width": WIDTH, "height": HEIGHT, "left": LEFT, "top": TOP, "bottom": HEIGHT - BOTTOM, "right": WIDTH - RIGHT,
@@ -70,8 +70,8 @@ def render_fleet_html(document: dict) -> str:
                       trim_blocks=True, lstrip_blocks=True)
     env.filters["fmt"] = _fmt
     env.filters["href"] = lambda path: quote(str(path).replace("\\", "/"), safe="/")  # never a URL scheme
-    by_class = {c: [r for r in document["vms"] if r["class"] == c] for c in CLASSES}
+    by_class = {c: [r for r in document["vms"] if r["class"] == c] for c in FLEET_CLASSES}
     concern = [r for r in document["vms"] if r["class"] not in ("healthy", "no-data")]
     return env.get_template("fleet.html.j2").render(
-        doc=document, classes=CLASSES, by_class=by_class, top=concern[:25], concern=len(concern),
+        doc=document, classes=FLEET_CLASSES, by_class=by_class, top=concern[:25], concern=len(concern),
         colours=CLASS_COLOURS, plot=scatter(document))

@@ -7,7 +7,7 @@ figure was not measured has no sample for it (absent, never 0).
 
 from __future__ import annotations
 
-from esxdiag.fleet.rules import CLASSES
+from esxdiag.vocabulary import FLEET_CLASSES
 
 
 def _label(value) -> str:
@@ -39,7 +39,7 @@ def render_fleet_metrics(document: dict) -> str:
     family("esxdiag_fleet_vm_class", "gauge", "the VM's fleet class (value 1)",
            [({**i, "class": r["class"]}, 1) for i, r in ident])
     family("esxdiag_fleet_class_vms", "gauge", "VMs per fleet class",
-           [({"class": c}, document["counts"].get(c, 0)) for c in CLASSES])
+           [({"class": c}, document["counts"].get(c, 0)) for c in FLEET_CLASSES])
     family("esxdiag_fleet_vcenter_scanned", "gauge", "1 when the vCenter was scanned, 0 when it could not be",
            [({"vcenter": v["name"]}, 1 if v["status"] == "scanned" else 0) for v in document["vcenters"]])
     lines.append("# EOF")

@@ -3,7 +3,7 @@ changes since the previous scan and the deep checks. Untrusted names go through 
 
 from __future__ import annotations
 
-from esxdiag.fleet.rules import CLASSES
+from esxdiag.vocabulary import FLEET_CLASSES
 from esxdiag.reports.text import safe_text
 
 COLUMNS = (("#", 3), ("class", 14), ("VM", 28), ("host", 18), ("drops/s", 9), ("/1k pkts", 9),
@@ -24,7 +24,7 @@ def render_fleet_text(document: dict, top: int = 10) -> str:
     scanned = [v for v in document["vcenters"] if v["status"] == "scanned"]
     lines = [f"esxdiag scan: {len(vms)} VMs from {len(scanned)} of {len(document['vcenters'])} vCenter(s), "
              f"window {document['snapshot']['window_s']:g} s, collected {document['snapshot']['collected_at']}"]
-    lines.append("  " + " | ".join(f"{c} {document['counts'].get(c, 0)}" for c in CLASSES))
+    lines.append("  " + " | ".join(f"{c} {document['counts'].get(c, 0)}" for c in FLEET_CLASSES))
     for miss in document["not_scanned"]:
         lines.append(f"  NOT SCANNED: {safe_text(miss['error'])} ({safe_text(miss['error_kind'])})")
     concern = [r for r in vms if r["class"] not in ("healthy", "no-data")]

@@ -158,7 +158,7 @@ def render_html(result: AnalysisResult, bundle_root: pathlib.Path | None = None,
     vms = []
     for index, vm in enumerate(result.vms):
         vms.append({
-            "vm": vm, "anchor": f"vm-{index}", "worst": text.worst_severity(vm), "cpu_table": cpu_table(vm),
+            "vm": vm, "anchor": f"vm-{index}", "worst": vm.worst_severity(), "cpu_table": cpu_table(vm),
             "cpu_file": next((one.source for one in vm.charts if one.source), None),
             "cpu_limit": text.cpu_limit_words(vm), "findings": sorted_findings(vm.findings),
             "charts": vm_charts(vm, result.thresholds),

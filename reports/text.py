@@ -54,11 +54,6 @@ def severity_rank(severity: str | None) -> int:
     return SEVERITIES.index(severity) if severity in SEVERITIES else len(SEVERITIES)
 
 
-def worst_severity(vm: VmResult) -> str | None:
-    ranked = sorted((f.severity for f in vm.findings), key=severity_rank)
-    return ranked[0] if ranked else None
-
-
 def fmt(value: Any) -> str:
     """Numbers with thousands separators and at most two decimals; None as n/a."""
     if value is None:
@@ -234,7 +229,7 @@ def _vnic_block(out: _Writer, vm: VmResult, vnic: VnicResult) -> None:
 
 
 def _vm_block(out: _Writer, vm: VmResult) -> None:
-    worst = worst_severity(vm)
+    worst = vm.worst_severity()
     out.line(f"VM {vm.name}  [{(worst or 'no findings').upper()}]", style=worst or "bold")
     out.line(f"host {vm.host or 'n/a'}, guest {vm.guest_os or 'unknown'}, {vm.power_state or 'power n/a'}, "
              f"{count(vm.vcpus, 'vCPU')}, CPU limit {cpu_limit_words(vm)}", indent=2)

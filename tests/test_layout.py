@@ -1,8 +1,13 @@
-"""The design card's layout: one esxdiag import namespace, and analysis that never needs the
-network libraries."""
+"""The design card's layout: one esxdiag import namespace, analysis that never needs the network
+libraries, and imports that point down the pipeline (README "Layout").
+
+Module names are the installed ones: collectors/ is esxdiag.collectors, reports/ is
+esxdiag.reports, templates/ is esxdiag.templates. Every import counts, the ones inside functions
+too: a lazy import is still a dependency."""
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 import sys
@@ -10,6 +15,143 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TOP_LEVEL_IMPORT = re.compile(r"^\s*(from|import)\s+(collectors|reports|templates)\b", re.M)
+FOLDERS = {"esxdiag": "esxdiag", "collectors": "esxdiag.collectors", "reports": "esxdiag.reports",
+           "templates": "esxdiag.templates"}
+
+# Stages, lowest first; a module may import the stages MAY_IMPORT lists for its own. The longest
+# matching prefix decides (esxdiag.fleet.rules is a rule module, the rest of esxdiag.fleet analysis).
+STAGES = (
+    ("base", ("esxdiag", "esxdiag.errors", "esxdiag.textio", "esxdiag.terminal", "esxdiag.config",
+              "esxdiag.vocabulary", "esxdiag.result")),
+    ("parse", ("esxdiag.parsers",)),
+    ("bundle", ("esxdiag.specs", "esxdiag.manifest", "esxdiag.bundle", "esxdiag.fleet.snapshot")),
+    ("collect", ("esxdiag.collectors",)),
+    ("intake", ("esxdiag.intake",)),
+    ("join", ("esxdiag.join",)),
+    ("rules", ("esxdiag.rules", "esxdiag.fleet.rules")),
+    ("analysis", ("esxdiag.engine", "esxdiag.compare", "esxdiag.fleet")),
+    ("report", ("esxdiag.reports", "esxdiag.templates")),
+    ("cli", ("esxdiag.cli", "esxdiag.__main__")),
+)
+_ANALYSIS_ORDER = ("base", "parse", "bundle", "intake", "join", "rules", "analysis")
+MAY_IMPORT = {
+    **{stage: set(_ANALYSIS_ORDER[: i + 1]) for i, stage in enumerate(_ANALYSIS_ORDER)},
+    # collection writes bundles and snapshots (and reads a few captures to find ports); it never
+    # analyses, and nothing but the command line starts it
+    "collect": {"base", "parse", "bundle", "collect"},
+    # rendering reads results and the vocabulary; it never decides (no rules, no analysis)
+    "report": {"base", "parse", "bundle", "report"},
+    "cli": {stage for stage, _ in STAGES},
+}
+
+
+def installed_modules() -> dict[str, Path]:
+    modules = {}
+    for folder, package in FOLDERS.items():
+        for path in (ROOT / folder).rglob("*.py"):
+            parts = list(path.relative_to(ROOT / folder).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            modules[".".join([package, *parts])] = path
+    return modules
+
+
+def stage_of(module: str) -> str | None:
+    best = None
+    for stage, prefixes in STAGES:
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and (best is None or len(prefix) > len(best[1])):
+                best = (stage, prefix)
+    return best[0] if best else None
+
+
+def imports_of(module: str, path: Path, modules: dict[str, Path]) -> list[tuple[str, int]]:
+    """(imported esxdiag module, line) for every import statement, at any depth."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, node.lineno) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([node.module] if node.module else []))
+            for alias in node.names:  # `from pkg import submodule` depends on the submodule
+                sub = f"{base}.{alias.name}"
+                found.append((sub if sub in modules else base, node.lineno))
+    return [(name, line) for name, line in found if name.split(".")[0] == "esxdiag"]
+
+
+def import_graph() -> dict[str, list[tuple[str, int]]]:
+    modules = installed_modules()
+    return {name: imports_of(name, path, modules) for name, path in modules.items()}
+
+
+def back_pointing(graph: dict[str, list[tuple[str, int]]]) -> list[str]:
+    return [f"{module}:{line} imports {target} ({stage_of(module)} -> {stage_of(target)})"
+            for module, targets in graph.items() for target, line in targets
+            if stage_of(target) not in MAY_IMPORT[stage_of(module)]]
+
+
+def cycles(graph: dict[str, list[tuple[str, int]]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    edges = {m: sorted({t for t, _ in targets if t != m and t in graph}) for m, targets in graph.items()}
+    found, index, low, stack, on_stack = [], {}, {}, [], set()
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in edges[node]:
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while not component or component[-1] != node:
+                component.append(stack.pop())
+                on_stack.discard(component[-1])
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_every_module_has_a_stage():
+    """Only the package itself falls back to "base"; a new top-level module must be placed."""
+    assert [m for m in installed_modules() if m.count(".") == 1 and not any(
+        m == p or m.startswith(p + ".") for _, prefixes in STAGES for p in prefixes if p != "esxdiag")] == []
+
+
+def test_imports_point_down_the_pipeline():
+    assert back_pointing(import_graph()) == []
+
+
+def test_no_import_cycles():
+    assert cycles(import_graph()) == []
+
+
+def test_the_checks_catch_what_the_layout_forbids():
+    """Each check fails on the imports this layout replaced: the fleet pages importing the fleet
+    rules for their class names, the deep-check fold importing the HTML report, collection
+    importing the engine, and two command-line modules importing each other."""
+    graph = {
+        "esxdiag.reports.fleet_html": [("esxdiag.fleet.rules", 12)],
+        "esxdiag.fleet.deep": [("esxdiag.reports.html", 22)],
+        "esxdiag.collectors.fleet.deep": [("esxdiag.engine", 3)],
+        "esxdiag.engine": [("esxdiag.collectors.live", 5)],
+        "esxdiag.fleet.rules": [], "esxdiag.reports.html": [], "esxdiag.collectors.live": [],
+    }
+    assert len(back_pointing(graph)) == 4
+    assert back_pointing({"esxdiag.reports.fleet_html": [("esxdiag.vocabulary", 12)], "esxdiag.vocabulary": []}) == []
+    circle = {"esxdiag.cli.live": [("esxdiag.cli", 1)], "esxdiag.cli": [("esxdiag.cli.live", 9)]}
+    assert cycles(circle) == [["esxdiag.cli", "esxdiag.cli.live"]]
 
 
 def test_no_module_imports_the_folders_as_top_level_packages():

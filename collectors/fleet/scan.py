@@ -19,10 +19,11 @@ from typing import Callable
 
 from esxdiag.collectors.credentials import Credentials
 from esxdiag.collectors.fleet import inventory, perf, workers
+from esxdiag.collectors.fleet.share import ShareTask, collect_share
 from esxdiag.collectors.vsphere_perf import iso_utc
 from esxdiag.collectors.vsphere_session import VsphereSession, api_errors, connect
 from esxdiag.errors import CollectionError
-from esxdiag.fleet.snapshot import SCHEMA_SNAPSHOT
+from esxdiag.vocabulary import SCHEMA_SNAPSHOT
 
 
 @dataclass
@@ -125,7 +126,7 @@ def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracke
     with api_errors(session, "reading the inventory"):
         places = inventory.read_places(session)
     status["unmatched_filters"] = inventory.unmatched(places, options.filters)
-    make = functools.partial(workers.ShareTask, end=end, window_s=options.window_s, max_metrics=max_metrics,
+    make = functools.partial(ShareTask, end=end, window_s=options.window_s, max_metrics=max_metrics,
                              in_flight=options.in_flight, page_size=options.page_size, nic_types=options.nic_types)
     found: dict = {"vnics": {}, "whole": 0, "records": {}, "errors": {}}
     vms: list[dict] = []
@@ -186,37 +187,7 @@ def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracke
     return {"hosts": hosts, "vms": vms}
 
 
-def collect_share(session: VsphereSession, task: workers.ShareTask,
-                  progress: Callable[[workers.ShareTask, int], None] | None = None) -> dict:
-    """The network half for some VMs: their vNICs (all, or only those with receive drops) and perf
-    counters. Runs in the scanning process or in a worker on the same session."""
-    from pyVmomi import vim
-    stub = session.si._stub
-    objs = {vm["moid"]: vim.VirtualMachine(vm["moid"], stub) for vm in task.vms}
-    on = [vm for vm in task.vms if vm["power_state"] == "poweredOn"]
-    vnic_rows = [dict(vm, vnics=None) for vm in task.vms]
-    whole = 0
-    if task.nic_types == "all":
-        with api_errors(session, "reading the vNICs"):
-            whole = inventory.read_vnics(session, vnic_rows, objs, task.page_size)
-    records, errors = perf.query(session, [perf.Entity(v["moid"], v["name"], objs[v["moid"]]) for v in on],
-                                 perf.VM_COUNTERS, task.end, task.window_s, task.max_metrics, task.in_flight,
-                                 (lambda n: progress(task, n)) if progress else None)
-    if task.nic_types != "all":
-        dropping = {v["moid"] for v in on if _has_drops(records.get(v["moid"]))}
-        vnic_rows = [row for row in vnic_rows if row["moid"] in dropping]
-        with api_errors(session, "reading the vNICs of the VMs with receive drops"):
-            whole = inventory.read_vnics(session, vnic_rows, objs, task.page_size)
-    return {"vnics": {row["moid"]: row["vnics"] for row in vnic_rows}, "whole": whole, "records": records,
-            "errors": errors}
-
-
 def _merge(into: dict, share: dict) -> None:
     into["whole"] += share["whole"]
     for key in ("vnics", "records", "errors"):
         into[key].update(share[key])
-
-
-def _has_drops(record: dict | None) -> bool:
-    return record is not None and any(v for s in record["series"] if s["counter"] == "net.droppedRx.summation"
-                                       for v in s["values"] if v)

@@ -17,10 +17,11 @@ import os
 from concurrent.futures import CancelledError, Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any, Iterator
 
 from esxdiag.collectors.credentials import Credentials
+from esxdiag.collectors.fleet.share import ShareTask, collect_share
+from esxdiag.collectors.vsphere_session import api_errors, joined
 from esxdiag.errors import CollectionError
 
 
@@ -30,17 +31,6 @@ class WorkerLogin:
     cookie: str = field(repr=False)
     api_version: str
     timeout_s: float
-
-
-@dataclass(frozen=True)
-class ShareTask:
-    vms: list[dict]  # {"moid", "name", "power_state", "num_vnics"}
-    end: datetime
-    window_s: float
-    max_metrics: int
-    in_flight: int
-    page_size: int | None
-    nic_types: str
 
 
 def worker_count(requested: int | None, more_pages: bool, vcenters: int = 1) -> int:
@@ -104,14 +94,11 @@ _WORKER: dict[str, Any] = {}
 
 def _start_worker(login: WorkerLogin) -> None:
     """In the worker: a session object on the parent's login (so no password needed)."""
-    from esxdiag.collectors.vsphere_session import joined
     _WORKER["session"] = joined(login.creds, login.cookie, login.api_version, login.timeout_s)
     _WORKER["attached"] = False
 
 
 def _run_task(task: ShareTask) -> dict:
-    from esxdiag.collectors.fleet.scan import collect_share  # imported in the worker, after spawn
-    from esxdiag.collectors.vsphere_session import api_errors
     session = _WORKER["session"]
     before = session.request_count
     try:

@@ -11,23 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from esxdiag.errors import EsxdiagError
+from esxdiag.vocabulary import DIFF_RATES as RATES, DIFF_SIZES as SIZES, DIFF_TOTALS as TOTALS
 
 SCHEMA = "esxdiag.diff/1"
-RATES = (
-    ("ring1_full", "ring-1 full per s"),
-    ("ring2_full", "ring-2 full per s"),
-    ("host_out_of_buffers", "out-of-buffer drops per s"),
-    ("dropped_rx", "port droppedRx per s"),
-    ("guest_oob", "guest pkts rx OOB per s"),
-)
-TOTALS = (
-    ("ring1_full", "ring-1 full, total"),
-    ("ring2_full", "ring-2 full, total"),
-    ("host_out_of_buffers", "out-of-buffer drops, total"),
-    ("dropped_rx", "port droppedRx, total"),
-    ("guest_oob", "guest pkts rx OOB, total"),
-)
-SIZES = (("ring1_size", "ring 1 size"), ("ring2_size", "ring 2 size"), ("rx_queues", "rx queues"))
 
 
 class NotComparable(EsxdiagError):

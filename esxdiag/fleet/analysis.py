@@ -1,6 +1,6 @@
 """A fleet snapshot -> the fleet report document (JSON is canonical; every other output renders it).
 
-Ranking: class (most urgent first, esxdiag.fleet.rules.CLASSES), then score, then name.
+Ranking: class (most urgent first, esxdiag.vocabulary.FLEET_CLASSES), then score, then name.
 Rollups per cluster and per host add the host context vCenter gave: host CPU usage and pNIC
 receive drops over the same window. Layout: docs/fleet-scan.md.
 """
@@ -11,11 +11,11 @@ from collections import defaultdict
 from datetime import datetime, timezone
 
 from esxdiag import __version__
-from esxdiag.fleet.rules import CLASSES, Assessment, assess
+from esxdiag.fleet.rules import Assessment, assess
 from esxdiag.fleet.snapshot import FleetHost, Snapshot
-from esxdiag.result import SEVERITIES
+from esxdiag.result import worst_of
+from esxdiag.vocabulary import CONCERN_CLASSES, FLEET_CLASSES, SCHEMA_FLEET_REPORT
 
-SCHEMA_REPORT = "esxdiag.fleet_report/1"
 THRESHOLD_KEYS = ("cpu.ready_pct_warning", "cpu.ready_pct_critical", "cpu.costop_pct", "cpu.max_limited_pct",
                   "ring.drops", "ring.drops_per_s_critical")
 
@@ -42,7 +42,7 @@ def vm_row(rank: int, a: Assessment) -> dict:
 
 
 def rank(assessments: list[Assessment]) -> list[Assessment]:
-    return sorted(assessments, key=lambda a: (CLASSES.index(a.klass), -a.score, a.vm.name, a.vm.key))
+    return sorted(assessments, key=lambda a: (FLEET_CLASSES.index(a.klass), -a.score, a.vm.name, a.vm.key))
 
 
 def host_context(host: FleetHost) -> dict:
@@ -73,11 +73,11 @@ def _rollup(rows: list[dict], key) -> list[dict]:
     for k, members in groups.items():
         ready = [m["ready_worst_pct"] for m in members if m["ready_worst_pct"] is not None]
         drops = [m["drops_per_s"] for m in members if m["drops_per_s"] is not None]
-        counts = {c: sum(m["class"] == c for m in members) for c in CLASSES}
+        counts = {c: sum(m["class"] == c for m in members) for c in FLEET_CLASSES}
         out.append({"vcenter": k[0], "name": k[1], "vms": len(members), "counts": counts,
                     "drops_per_s": round(sum(drops), 3) if drops else None,
                     "ready_worst_pct": max(ready) if ready else None,
-                    "concern": sum(counts[c] for c in CLASSES[:5])})
+                    "concern": sum(counts[c] for c in CONCERN_CLASSES)})
     return sorted(out, key=lambda r: (-r["concern"], -(r["drops_per_s"] or 0), r["vcenter"], r["name"] or ""))
 
 
@@ -90,7 +90,7 @@ def build_report(snapshot: Snapshot, thresholds: dict[str, float], snapshot_file
         h.update(context.get((h["vcenter"], h["name"]), {"cpu_usage_avg_pct": None, "pnic_drops_per_s": None,
                                                          "source": None, "error": None}))
     return {
-        "schema": SCHEMA_REPORT, "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "schema": SCHEMA_FLEET_REPORT, "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "esxdiag_version": __version__,
         "snapshot": {"file": snapshot_file, "collected_at": snapshot.collected_at, "window_s": snapshot.window_s,
                      "nic_types": snapshot.nic_types, "filters": snapshot.filters},
@@ -98,7 +98,7 @@ def build_report(snapshot: Snapshot, thresholds: dict[str, float], snapshot_file
         "vcenters": [dict(v.__dict__) for v in snapshot.vcenters],
         "not_scanned": [{"vcenter": v.name, "url": v.url, "error": v.error, "error_kind": v.error_kind}
                         for v in snapshot.failed],
-        "counts": {c: sum(r["class"] == c for r in rows) for c in CLASSES},
+        "counts": {c: sum(r["class"] == c for r in rows) for c in FLEET_CLASSES},
         "vms": rows,
         "rollups": {"clusters": _rollup(rows, lambda r: (r["vcenter"], r["cluster"] or "(no cluster)")),
                     "hosts": hosts},
@@ -108,10 +108,8 @@ def build_report(snapshot: Snapshot, thresholds: dict[str, float], snapshot_file
 
 
 def worst_severity(document: dict) -> str | None:
-    found = {r["severity"] for r in document["vms"] if r["severity"]}
-    for deep in (document.get("deep") or {}).get("vms", []):
-        found |= {deep.get("worst_severity")} - {None}
-    return next((s for s in SEVERITIES if s in found), None)
+    deep = (document.get("deep") or {}).get("vms", [])
+    return worst_of([r["severity"] for r in document["vms"]] + [d.get("worst_severity") for d in deep])
 
 
 def ring_suspects(document: dict, n: int) -> list[dict]:

@@ -1,12 +1,16 @@
 """Fold deep-check bundles into the fleet report: analyse each host's bundle with the per-VM
-engine (no network), write its report.html beside it, and attach each VM's ring verdicts."""
+engine (no network), have its report written beside it (the caller renders it), and attach each
+VM's ring verdicts."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Callable
 
+from esxdiag.engine import analyze
 from esxdiag.errors import EsxdiagError
+from esxdiag.result import AnalysisResult
 
 
 def _relative(path: Path, base: Path) -> str:
@@ -16,12 +20,10 @@ def _relative(path: Path, base: Path) -> str:
         return str(path.resolve())
 
 
-def fold(document: dict, groups: list, thresholds: dict[str, float], report_dir: Path) -> None:
-    """groups: HostGroup-like objects (vcenter, host, vms rows, bundle path, error)."""
-    from esxdiag.engine import analyze
-    from esxdiag.reports.html import render_html
-    from esxdiag.reports.text import worst_severity
-
+def fold(document: dict, groups: list, thresholds: dict[str, float], report_dir: Path,
+         write_report: Callable[[AnalysisResult, Path], Path]) -> None:
+    """groups: HostGroup-like objects (vcenter, host, vms rows, bundle path, error);
+    write_report(result, bundle) writes a bundle's report and returns its path."""
     rows = {(r["vcenter"], r["moid"]): r for r in document["vms"]}
     hosts, vms = [], []
     for group in groups:
@@ -34,12 +36,11 @@ def fold(document: dict, groups: list, thresholds: dict[str, float], report_dir:
             except EsxdiagError as exc:  # a bundle that cannot be analysed is listed, not fatal
                 why = exc.one_line()
             else:
-                report = group.bundle / "report.html"
-                report.write_text(render_html(result, bundle_root=group.bundle, report_path=report), encoding="utf-8")
+                report = write_report(result, group.bundle)
         for row in group.vms:
             vm = next((v for v in result.vms if v.name == row["name"]), None) if result else None
             deep = {"verdicts": [n.ring_verdict for n in vm.vnics] if vm else [],
-                    "worst_severity": worst_severity(vm) if vm else None,
+                    "worst_severity": vm.worst_severity() if vm else None,
                     "report": _relative(report, report_dir) if report else None,
                     "bundle": _relative(group.bundle, report_dir) if group.bundle else None,
                     "error": why if vm is None or group.error else None}

@@ -9,8 +9,8 @@ from contextlib import closing
 from pathlib import Path
 
 from esxdiag.errors import EsxdiagError
+from esxdiag.vocabulary import CONCERN_CLASSES
 
-CONCERN = ("cpu-and-drops", "ring-suspect", "cpu-limit", "cpu-contention", "emulated-nic")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS scans (
     id INTEGER PRIMARY KEY, collected_at TEXT NOT NULL, scope TEXT NOT NULL, vcenters TEXT NOT NULL,
@@ -83,9 +83,9 @@ def _changes(db: sqlite3.Connection, document: dict, scanned: set[str], scope: s
     for key, r in now.items():
         was = before.get(key, (None, None))[1]
         item = {"vcenter": key[0], "moid": key[1], "name": r["name"], "before": was, "after": r["class"]}
-        if r["class"] in CONCERN and was not in CONCERN:
+        if r["class"] in CONCERN_CLASSES and was not in CONCERN_CLASSES:
             new.append(item)
-        elif r["class"] not in CONCERN and was in CONCERN:
+        elif r["class"] not in CONCERN_CLASSES and was in CONCERN_CLASSES:
             recovered.append(item)
         elif was is not None and was != r["class"]:
             changed.append(item)

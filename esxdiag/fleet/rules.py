@@ -6,7 +6,7 @@ esxdiag.rules.cpustats (worst-vCPU window average; cpu_state is the ring verdict
 test). Thresholds are the same keys as the per-VM rules (esxdiag.config). Receive drops are
 vCenter's net.droppedRx summed over the window, per second and per 1,000 packets received.
 
-Classes, most urgent first:
+Classes (esxdiag.vocabulary.FLEET_CLASSES), most urgent first:
   cpu-and-drops   drops, and CPU limited or contended (the ring verdict would say "CPU first")
   ring-suspect    drops on a vmxnet3 vNIC with CPU measured healthy: the deep check proves or not
   cpu-limit       %MLMTD over threshold, or a limit set with no %MLMTD figures
@@ -24,7 +24,6 @@ from esxdiag.join.cpu import cpu_from_perf
 from esxdiag.fleet.snapshot import FleetVm
 from esxdiag.rules.cpustats import cpu_state
 
-CLASSES = ("cpu-and-drops", "ring-suspect", "cpu-limit", "cpu-contention", "emulated-nic", "no-data", "healthy")
 EMULATED = ("e1000", "e1000e")
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from esxdiag.errors import ParseError
 from esxdiag.parsers.vsphere import CpuAllocation, MissingProperty, VmPerf, build_record, check_perf
+from esxdiag.vocabulary import SCHEMA_SNAPSHOT
 
-SCHEMA_SNAPSHOT = "esxdiag.fleet_snapshot/1"
 MAX_SNAPSHOT_BYTES = 2 * 1024**3  # a 10,000-VM snapshot is ~60 MB; refuse what cannot be one
 
 

@@ -10,8 +10,8 @@ from esxdiag.errors import EsxdiagError
 from esxdiag.intake import names
 from esxdiag.intake.found import Found, IntakeError
 from esxdiag.parsers import parse_file
+from esxdiag.parsers.netstats import norm_mac
 from esxdiag.specs import ESXI, LINUX, SPECS, VCENTER, WINDOWS
-from esxdiag.join.windowing import norm_mac
 
 _IFACE_SPECS = {name for name, spec in SPECS.items() if "iface" in spec.params}
 _PORT_SPECS = {name for name, spec in SPECS.items() if "port" in spec.params}

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from esxdiag.join.windowing import counter, norm_mac, queue_sum, sample_time, window_seconds
+from esxdiag.join.windowing import counter, queue_sum, sample_time, window_seconds
+from esxdiag.parsers.netstats import norm_mac
 from esxdiag.specs import LINUX, WINDOWS
 from esxdiag.parsers.numbers import is_count
 

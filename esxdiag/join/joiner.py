@@ -13,7 +13,8 @@ from esxdiag.join.guest import guest_side, guest_vnics
 from esxdiag.join.host import host_side, port_drop_symptoms
 from esxdiag.join.readings import Reading, Readings
 from esxdiag.specs import ESXI, LINUX, WINDOWS
-from esxdiag.join.windowing import counter, norm_mac, window_seconds
+from esxdiag.join.windowing import counter, window_seconds
+from esxdiag.parsers.netstats import norm_mac
 
 class Joiner:
     def __init__(self, bundle: Bundle, readings: Readings):

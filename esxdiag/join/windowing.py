@@ -1,5 +1,5 @@
 """Cumulative counters read over the window: a CounterWindow from every usable reading (start,
-any between, end), the real time between the ends, and MAC normalisation for the joins.
+any between, end) and the real time between the ends.
 
 Damaged readings must not invent a reset (shared/domain.md section 6): a reading between the
 ends that dips below its neighbours and comes back is dropped with a note, and per-queue sums
@@ -11,21 +11,12 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from esxdiag.join.facts import CounterWindow
-from esxdiag.parsers.netstats import normalize_mac
 from esxdiag.join.readings import Reading
 
 RX_SUMMARY_RING1 = "# of times the 1st ring is full"
 RX_SUMMARY_RING2 = "# of times the 2nd ring is full"
 RX_SUMMARY_OOB = "running out of buffers"
 RX_SUMMARY_LRO = "LRO pkts rx ok"
-
-
-def norm_mac(mac: str | None) -> str | None:
-    """Lower-case colon form, or None for a missing or malformed MAC (it then joins nothing)."""
-    try:
-        return normalize_mac(mac) if mac else None
-    except ValueError:
-        return None
 
 
 def window_seconds(readings: list[Reading], fallback: float | None) -> float | None:

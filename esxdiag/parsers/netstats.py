@@ -52,6 +52,14 @@ def normalize_mac(mac: str) -> str:
     return text.replace("-", ":").lower()
 
 
+def norm_mac(mac: str | None) -> str | None:
+    """Lower-case colon form, or None for a missing or malformed MAC (it then joins nothing)."""
+    try:
+        return normalize_mac(mac) if mac else None
+    except ValueError:
+        return None
+
+
 def parse_net_stats_list(text: str) -> NetStatsList:
     rows = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
     if not rows:

@@ -155,7 +155,7 @@ def test_history_changes_and_vm_history(tmp_path, capsys):
 def test_vcenters_from_the_config_file(tmp_path):
     from types import SimpleNamespace
 
-    from esxdiag.fleet.cli import vcenter_urls
+    from esxdiag.cli.scan import vcenter_urls
 
     config = tmp_path / "config.ini"
     config.write_text("[fleet]\nvcenters = vc1.example.com, https://vc2.example.com:8443/sdk\n  vc1.example.com\n")
@@ -164,3 +164,53 @@ def test_vcenters_from_the_config_file(tmp_path):
     assert vcenter_urls(SimpleNamespace(vcenter=["a", "a", "b"], config=config)) == ["a", "b"]
     config.write_text("[vcenter]\nurl = vc9\n")
     assert vcenter_urls(SimpleNamespace(vcenter=[], config=config)) == [None]  # one, from env / [vcenter]
+
+
+def test_a_new_output_format_is_one_function_and_one_table_entry(tmp_path, monkeypatch, capsys):
+    """README "Layout", add an output format: one render function, one entry in its result's table;
+    --format, -o and the terminal summary follow without touching the command line."""
+    from esxdiag.reports.formats import FLEET as FLEET_FORMATS, Format
+
+    def render_names(doc: dict, context) -> str:
+        return "".join(f"{r['rank']} {r['name']}\n" for r in doc["vms"])
+
+    monkeypatch.setitem(FLEET_FORMATS.formats, "names", Format(render_names, "text/plain"))
+    path = write_snapshot(snapshot(copy.deepcopy(FLEET)), tmp_path / "s.json")
+    assert main(["scan", "--snapshot", str(path), "--format", "names"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "1 limited"
+    out = tmp_path / "names.txt"
+    assert main(["scan", "--snapshot", str(path), "--format", "names", "-o", str(out), "--top", "1"]) == 0
+    assert out.read_text().startswith("1 limited\n")
+    assert f"report: {out.resolve()}" in capsys.readouterr().err
+
+
+def test_format_choices_are_the_renderer_tables():
+    from esxdiag.cli import build_parser
+    from esxdiag.reports import formats
+
+    commands = build_parser()._subparsers._group_actions[0].choices
+    expected = {"analyze": formats.REPORT, "report": formats.REPORT, "rings": formats.RINGS, "scan": formats.FLEET,
+                "diff": formats.DIFF, "history": formats.HISTORY}
+    for command, table in expected.items():
+        action = next(a for a in commands[command]._actions if a.dest == "format")
+        assert (tuple(action.choices), action.default) == (table.choices(), table.default), command
+
+
+def test_every_fleet_class_is_named_in_every_place_a_new_class_needs():
+    """README "Layout", add a fleet class: its name in esxdiag.vocabulary (order = urgency), the
+    rule that sets it, a colour and a section in the HTML page, a count in every output, and its
+    row in docs/fleet-scan.md."""
+    from pathlib import Path
+
+    import esxdiag.fleet.rules
+    from esxdiag.reports.fleet_html import CLASS_COLOURS
+    from esxdiag.reports.fleet_text import render_fleet_text
+    from esxdiag.vocabulary import FLEET_CLASSES
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "fleet-scan.md").read_text(encoding="utf-8")
+    doc = document()
+    html, text, metrics = render_fleet_html(doc), render_fleet_text(doc), render_fleet_metrics(doc)
+    for klass in FLEET_CLASSES:
+        assert f"`{klass}`" in docs and f"  {klass} " in esxdiag.fleet.rules.__doc__
+        assert klass in CLASS_COLOURS and f'id="class-{klass}"' in html
+        assert f"{klass} {doc['counts'][klass]}" in text and f'esxdiag_fleet_class_vms{{class="{klass}"}}' in metrics

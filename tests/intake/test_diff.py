@@ -8,7 +8,7 @@ import json
 import pytest
 
 from esxdiag.compare import NotComparable, change, compare
-from esxdiag.compare.render import render_html
+from esxdiag.reports.diff import render_diff_html
 
 
 @pytest.fixture
@@ -123,7 +123,7 @@ def test_hostile_names_are_escaped_in_html():
     vm = {"name": "<script>x</script>", "vnics": [{"mac": "m", "label": "<b>", "ring_verdict": "not-needed",
                                                     "metrics": {}, "guest_interface": None}], "cpu": {}}
     diff = compare({"schema_version": 1, "vms": [vm]}, {"schema_version": 1, "vms": [vm]})
-    html = render_html({**diff, "before": {"source": "<i>", "window_s": 1}, "after": {"source": "x", "window_s": 1}})
+    html = render_diff_html({**diff, "before": {"source": "<i>", "window_s": 1}, "after": {"source": "x", "window_s": 1}})
     assert "<script>" not in html and "&lt;script&gt;" in html and "<i>" not in html
 
 

@@ -102,3 +102,35 @@ def test_terminal_text_cannot_forge_lines():
     from esxdiag.reports.text import safe_text
 
     assert safe_text("vm1\nFAKE: all good\t\x1b[2J") == "vm1\\x0aFAKE: all good\\x09\\x1b[2J"
+
+
+def test_a_new_rule_is_a_function_in_a_rules_tuple_with_its_threshold_in_config(monkeypatch, tmp_path, capsys):
+    """README "Layout", add a rule: a pure function of the joined facts, appended to its module's
+    RULES (esxdiag.rules gathers them), its threshold in esxdiag.config.DEFAULT_THRESHOLDS; the
+    engine, --set and every output pick it up."""
+    import json
+    from pathlib import Path
+
+    from esxdiag import rules
+    from esxdiag.cli import main
+    from esxdiag.config import DEFAULT_THRESHOLDS
+
+    def many_vnics(vm, t):
+        if len(vm.vnics) < t["demo.vnics"]:
+            return [RuleCheck("demo-many-vnics", "pass", f"{len(vm.vnics)} vNIC(s)")]
+        return [Finding("demo-many-vnics", "info", vm.name, None, f"{vm.name} has {len(vm.vnics)} vNIC(s)",
+                        "demonstration rule")]
+
+    monkeypatch.setitem(DEFAULT_THRESHOLDS, "demo.vnics", 2.0)
+    monkeypatch.setattr(rules, "VM_RULES", rules.VM_RULES + (many_vnics,))
+    example = str(Path(__file__).resolve().parents[2] / "examples" / "healthy-vm")
+    out = tmp_path / "r.json"
+
+    assert main(["analyze", example, "--format", "json", "-o", str(out)]) == 0
+    vm = json.loads(out.read_text())["vms"][0]
+    assert {"rule": "demo-many-vnics", "status": "pass", "reason": "1 vNIC(s)", "vnic": None} in vm["checks"]
+    assert main(["analyze", example, "--format", "json", "-o", str(out), "--set", "demo.vnics=1",
+                 "--fail-on", "info"]) == 1
+    assert [f["rule"] for f in json.loads(out.read_text())["vms"][0]["findings"]] == ["demo-many-vnics"]
+    assert main(["analyze", example, "--format", "text", "--set", "demo.vnics=1"]) == 0
+    assert "Findings: 0 critical, 0 warning, 1 info" in capsys.readouterr().out

@@ -8,7 +8,12 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+from esxdiag.collectors.live import parse_ssh
 from esxdiag.errors import EsxdiagError
+from esxdiag.fleet.analysis import ring_suspects
+from esxdiag.fleet.deep import fold
+from esxdiag.reports.formats import REPORT, RenderContext
+from esxdiag.result import AnalysisResult
 
 
 def add_deep_options(p: argparse.ArgumentParser) -> None:
@@ -37,8 +42,6 @@ def add_deep_options(p: argparse.ArgumentParser) -> None:
 
 
 def _host_ssh(values: list[str]) -> tuple[dict[str, str], str | None]:
-    from esxdiag.collectors.live import parse_ssh
-
     per_host, default = {}, None
     for value in values:
         host, sep, login = value.partition("=") if "=" in value.split("@", 1)[0] else ("", "", value)
@@ -54,8 +57,6 @@ def _host_ssh(values: list[str]) -> tuple[dict[str, str], str | None]:
 
 
 def choose(document: dict, n: int, names: list[str]) -> list[dict]:
-    from esxdiag.fleet.analysis import ring_suspects
-
     chosen = ring_suspects(document, n)
     for name in names:
         matches = [r for r in document["vms"] if name in (r["name"], r["moid"])]
@@ -67,8 +68,7 @@ def choose(document: dict, n: int, names: list[str]) -> list[dict]:
 
 def run_deep(args: argparse.Namespace, document: dict, thresholds: dict, creds: list, report_dir: Path) -> bool:
     """Deep-check the chosen VMs and fold the results in; True when every host was reached."""
-    from esxdiag.collectors.fleet.deep import DeepOptions, collect_groups, group_by_host
-    from esxdiag.fleet.deep import fold
+    from esxdiag.collectors.fleet.deep import DeepOptions, collect_groups, group_by_host  # pyvmomi, paramiko
 
     if not 1 <= args.deep_window <= 3600 or not 1 <= args.esxtop_delay <= 60 or not 1 <= args.deep_parallel <= 64:
         raise EsxdiagError("--deep-window 1..3600, --esxtop-delay 1..60, --deep-parallel 1..64")
@@ -89,6 +89,14 @@ def run_deep(args: argparse.Namespace, document: dict, thresholds: dict, creds: 
     print(f"deep check: {len(chosen)} VM(s) on {len(groups)} host(s), {args.deep_window:g} s window", file=sys.stderr)
     progress = None if args.quiet else (lambda text: print(f"deep check: {text}", file=sys.stderr, flush=True))
     groups = collect_groups(groups, {f"{c.host}:{c.port}": c for c in creds}, opts, progress)
-    fold(document, groups, thresholds, report_dir)
+    fold(document, groups, thresholds, report_dir, write_html_report)
     print(f"deep bundles: {out.resolve()}", file=sys.stderr)
     return all(g.error is None for g in groups)
+
+
+def write_html_report(result: AnalysisResult, bundle: Path) -> Path:
+    """A deep-checked host's report.html, beside its bundle."""
+    path = bundle / REPORT.formats["html"].default_file
+    context = RenderContext(output=path, bundle_root=bundle)
+    path.write_text(REPORT.formats["html"].render(result, context), encoding="utf-8")
+    return path

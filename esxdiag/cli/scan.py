@@ -9,10 +9,16 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from esxdiag.errors import EXIT_COLLECTION, EXIT_FINDINGS, EXIT_OK, EsxdiagError
+from esxdiag.cli.deep import add_deep_options, run_deep
+from esxdiag.cli.output import emit, fail_on_code
+from esxdiag.collectors.credentials import DEFAULT_CONFIG, resolve_credentials
+from esxdiag.config import load_thresholds
+from esxdiag.errors import EXIT_COLLECTION, EXIT_OK, EsxdiagError
+from esxdiag.fleet.analysis import build_report, worst_severity
+from esxdiag.fleet.history import changes_and_record, default_path, vm_history
+from esxdiag.fleet.snapshot import load_snapshot, snapshot_from_dict, write_snapshot
+from esxdiag.reports.formats import FLEET, HISTORY, RenderContext
 from esxdiag.result import SEVERITIES
-
-FORMATS = ("html", "json", "csv", "openmetrics", "text")
 
 
 def register(sub) -> None:
@@ -34,7 +40,7 @@ def register(sub) -> None:
     s.add_argument("--snapshot", type=Path, metavar="FILE", help="analyse this saved snapshot instead of scanning")
     s.add_argument("--save-snapshot", type=Path, metavar="FILE",
                    help="where the scan's snapshot is written first (default ./esxdiag-scan-TIMESTAMP.json)")
-    s.add_argument("--format", choices=FORMATS, default="html")
+    s.add_argument("--format", choices=FLEET.choices(), default=FLEET.default)
     s.add_argument("-o", "--output", help="report file (html default ./fleet-report.html; others default stdout)")
     s.add_argument("--top", type=int, default=10, metavar="N", help="rows in the terminal table (default 10)")
     s.add_argument("--fail-on", choices=SEVERITIES, help="exit 1 when a VM's class is this severe or worse")
@@ -54,8 +60,6 @@ def register(sub) -> None:
                    "receive drops (drops: about 5x less to parse on big fleets)")
     s.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS", help="per-request timeout")
     s.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    from esxdiag.fleet.deep_cli import add_deep_options
-
     add_deep_options(s)
     s.set_defaults(func=cmd_scan)
 
@@ -63,7 +67,7 @@ def register(sub) -> None:
     h.add_argument("vm", help="VM name or MOID")
     h.add_argument("--history", type=Path, metavar="PATH", help="SQLite scan history (default: user data dir)")
     h.add_argument("--limit", type=int, default=20)
-    h.add_argument("--format", choices=("text", "json"), default="text")
+    h.add_argument("--format", choices=HISTORY.choices(), default=HISTORY.default)
     h.set_defaults(func=cmd_history)
 
 
@@ -83,8 +87,6 @@ def vcenter_urls(args: argparse.Namespace) -> list[str | None]:
     """--vcenter, else `[fleet] vcenters` in the config file, else one vCenter from env/config."""
     if args.vcenter:
         return list(dict.fromkeys(args.vcenter))
-    from esxdiag.collectors.credentials import DEFAULT_CONFIG
-
     path = (args.config or DEFAULT_CONFIG).expanduser()
     if path.exists():
         parser = configparser.ConfigParser(interpolation=None)
@@ -99,8 +101,6 @@ def vcenter_urls(args: argparse.Namespace) -> list[str | None]:
 
 
 def _credentials(args: argparse.Namespace):
-    from esxdiag.collectors.credentials import resolve_credentials
-
     urls = vcenter_urls(args)
     if args.thumbprint and len(urls) > 1:
         raise EsxdiagError("--thumbprint pins one certificate: scan one vCenter, pin each under [vcenter HOST] "
@@ -126,8 +126,7 @@ def _progress(quiet: bool):
 
 
 def _scan(args: argparse.Namespace, targets: list) -> tuple[dict, Path]:
-    from esxdiag.collectors.fleet import Filters, ScanOptions, scan
-    from esxdiag.fleet.snapshot import write_snapshot
+    from esxdiag.collectors.fleet import Filters, ScanOptions, scan  # pyvmomi: only when a scan goes to the network
 
     filters = Filters(tuple(args.datacenter), tuple(args.cluster), tuple(args.host), tuple(args.folder), tuple(args.vm))
     options = ScanOptions(window_s=args.window, filters=filters, page_size=args.page_size, in_flight=args.in_flight,
@@ -143,10 +142,6 @@ def _scan(args: argparse.Namespace, targets: list) -> tuple[dict, Path]:
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
-    from esxdiag.config import load_thresholds
-    from esxdiag.fleet.analysis import build_report, worst_severity
-    from esxdiag.fleet.snapshot import load_snapshot, snapshot_from_dict
-
     _check(args)
     thresholds = load_thresholds(args.config, args.set)  # a bad --set fails before any network
     deep = bool(args.deep or args.deep_vm)
@@ -166,71 +161,16 @@ def cmd_scan(args: argparse.Namespace) -> int:
     document = build_report(snapshot, thresholds, str(path))
     reached = True
     if deep:
-        from esxdiag.fleet.deep_cli import run_deep
-
         report_dir = Path(args.output).parent if args.output else Path(".")
         reached = run_deep(args, document, thresholds, targets, report_dir)
     if not args.no_history and not args.snapshot:
-        from esxdiag.fleet.history import changes_and_record, default_path
-
         document["changes"] = changes_and_record(args.history or default_path(), document)
-    emit(document, args)
-    worst = worst_severity(document)
-    code = EXIT_FINDINGS if args.fail_on and worst and SEVERITIES.index(worst) <= SEVERITIES.index(args.fail_on) \
-        else EXIT_OK
+    emit(FLEET, args.format, document, args.output, RenderContext(top=args.top))
+    code = fail_on_code(args.fail_on, worst_severity(document))
     return EXIT_COLLECTION if document["not_scanned"] or not reached else code
 
 
-def emit(document: dict, args: argparse.Namespace) -> None:
-    from esxdiag.reports.fleet_text import render_fleet_text
-
-    summary = render_fleet_text(document, args.top)
-    if args.format == "html":
-        from esxdiag.reports.fleet_html import render_fleet_html
-
-        out = Path(args.output or "fleet-report.html")
-        out.write_text(render_fleet_html(document), encoding="utf-8")
-        print(summary, end="")
-        print(f"report: {out.resolve()}")
-        return
-    if args.format == "text":
-        text = summary
-    elif args.format == "json":
-        from esxdiag.reports.fleet_json import render_fleet_json
-
-        text = render_fleet_json(document)
-    elif args.format == "csv":
-        from esxdiag.reports.fleet_csv import render_fleet_csv
-
-        text = render_fleet_csv(document)
-    else:
-        from esxdiag.reports.fleet_metrics import render_fleet_metrics
-
-        text = render_fleet_metrics(document)
-    if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
-        print(summary, end="", file=sys.stderr)
-        print(f"report: {Path(args.output).resolve()}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
-
-
 def cmd_history(args: argparse.Namespace) -> int:
-    import json
-
-    from esxdiag.fleet.history import default_path, vm_history
-    from esxdiag.reports.text import safe_text
-
     rows = vm_history(args.history or default_path(), args.vm, args.limit)
-    if args.format == "json":
-        sys.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
-        return EXIT_OK
-    if not rows:
-        print(f"no scan in the history saw a VM named {safe_text(args.vm)}")
-        return EXIT_OK
-    print(f"{'scan':<21} {'class':<15} {'drops/s':>9} {'/1k pkts':>9} {'%RDY max':>9}  vm (vcenter)")
-    for r in rows:
-        nums = [("-" if r[k] is None else f"{r[k]:.2f}") for k in ("drops_per_s", "drops_per_1000", "ready_worst_pct")]
-        print(f"{r['collected_at']:<21} {r['class']:<15} {nums[0]:>9} {nums[1]:>9} {nums[2]:>9}  "
-              f"{safe_text(r['name'])} {safe_text(r['moid'])} ({safe_text(r['vcenter'])})")
+    emit(HISTORY, args.format, {"vm": args.vm, "rows": rows}, None)
     return EXIT_OK

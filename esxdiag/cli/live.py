@@ -8,12 +8,20 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+from esxdiag.bundle import slug
+from esxdiag.cli.output import add_report_options, emit, fail_on_code
+from esxdiag.collectors.credentials import DEFAULT_CONFIG
+from esxdiag.collectors.live import LiveOptions, collect, parse_ssh
+from esxdiag.config import load_thresholds
+from esxdiag.engine import analyze
 from esxdiag.errors import EXIT_COLLECTION, EXIT_INTERRUPTED, EXIT_OK, EsxdiagError
+from esxdiag.reports.formats import REPORT, RINGS, RenderContext
 from esxdiag.result import SEVERITIES
+from esxdiag.specs import DEFAULT_COMMAND_TIMEOUT_S
 from esxdiag.terminal import safe_text
 
 
-def register(sub, add_report_options) -> None:
+def register(sub) -> None:
     c = sub.add_parser("collect", help="collect a bundle for one VM (vCenter + ESXi host + guest)")
     _live_options(c)
     c.add_argument("-o", "--output", required=True, help="bundle directory to write")
@@ -28,7 +36,7 @@ def register(sub, add_report_options) -> None:
     g = sub.add_parser("rings", help="collect for one VM and answer: should the rx rings be raised?")
     _live_options(g)
     g.add_argument("--bundle", help="where to keep the bundle (default: ./esxdiag-VM-TIMESTAMP)")
-    g.add_argument("--format", choices=("text", "json"), default="text",
+    g.add_argument("--format", choices=RINGS.choices(), default=RINGS.default,
                    help="text: the per-vNIC ring verdicts with their numbers and commands; json: the full "
                    "report document (default: %(default)s)")
     g.add_argument("-o", "--output", help="write the answer to this file instead of stdout")
@@ -38,8 +46,6 @@ def register(sub, add_report_options) -> None:
 
 
 def _live_options(p: argparse.ArgumentParser) -> None:
-    from esxdiag.collectors.credentials import DEFAULT_CONFIG
-    from esxdiag.specs import DEFAULT_COMMAND_TIMEOUT_S
 
     p.add_argument("--vm", required=True, action="append",
                    help="VM name, inventory path (/DC/vm/folder/name), MOID (vm-123) or instance UUID; once")
@@ -90,8 +96,6 @@ def _live_options(p: argparse.ArgumentParser) -> None:
 
 
 def _options(args: argparse.Namespace, output: Path):
-    from esxdiag.collectors.live import LiveOptions
-
     if len(args.vm) > 1:
         raise EsxdiagError(f"--vm given {len(args.vm)} times ({', '.join(map(repr, args.vm))}): one VM per run")
     if not 1 <= args.window <= 3600:
@@ -104,8 +108,6 @@ def _options(args: argparse.Namespace, output: Path):
         raise EsxdiagError("--vcenter-timeout must be between 1 and 3600 seconds")
     if args.output_cap is not None and not 0.001 <= args.output_cap <= 65536:
         raise EsxdiagError("--output-cap must be between 0.001 and 65536 MiB")
-    from esxdiag.collectors.live import parse_ssh
-
     for flag, text in (("--host-ssh", args.host_ssh), ("--guest-ssh", args.guest_ssh)):
         try:
             parse_ssh(text, "root", "example.invalid")
@@ -123,14 +125,10 @@ def _options(args: argparse.Namespace, output: Path):
 
 
 def _default_bundle(vm: str) -> Path:
-    from esxdiag.bundle import slug
-
     return Path(f"esxdiag-{slug(vm)}-{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}")
 
 
 def _collect(args: argparse.Namespace, output: Path):
-    from esxdiag.collectors.live import collect
-
     return collect(_options(args, output))
 
 
@@ -152,10 +150,6 @@ def cmd_report(args: argparse.Namespace) -> int:
     """`report` and `rings`: collect, analyze, render. When vCenter, the VM lookup or its power
     state stops the run there is no report (it would read like one of a VM with nothing wrong):
     one line, the partial bundle's path, exit 3."""
-    from esxdiag.cli import emit_report
-    from esxdiag.config import load_thresholds
-    from esxdiag.engine import analyze
-
     thresholds = load_thresholds(args.config, args.set)  # bad --set fails before any collection
     bundle = Path(args.bundle) if args.bundle else _default_bundle(args.vm[0])
     outcome = _collect(args, bundle)
@@ -163,10 +157,11 @@ def cmd_report(args: argparse.Namespace) -> int:
         print("esxdiag: no report written (the error above stopped the run)", file=sys.stderr)
         print(safe_text(f"bundle: {outcome.bundle.resolve()}"))
         return _exit(outcome, EXIT_COLLECTION)
-    if getattr(args, "rings", False) and args.format == "text":
-        args.format = "rings"
-    if args.format == "html" and not args.output:
-        args.output = str(outcome.bundle / "report.html")  # beside its bundle: never over the last good one
-    code = emit_report(analyze(outcome.bundle, thresholds), args, outcome.bundle)
+    table = RINGS if getattr(args, "rings", False) else REPORT
+    output = args.output
+    if table.formats[args.format].default_file and not output:  # beside its bundle: never over the last good one
+        output = outcome.bundle / table.formats[args.format].default_file
+    result = analyze(outcome.bundle, thresholds)
+    emit(table, args.format, result, output, RenderContext(bundle_root=outcome.bundle))
     print(safe_text(f"bundle: {outcome.bundle.resolve()}"))
-    return _exit(outcome, code)
+    return _exit(outcome, fail_on_code(args.fail_on, result.worst_severity()))

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from esxdiag.compare import RATES, SIZES, TOTALS
+from esxdiag.terminal import safe_text
+from esxdiag.vocabulary import DIFF_RATES as RATES, DIFF_SIZES as SIZES, DIFF_TOTALS as TOTALS
 
 _CPU = (("ready_pct_max", "worst-vCPU %RDY (max)"), ("max_limited_pct_max", "%MLMTD (max)"),
         ("costop_pct_max", "%CSTP (max)"))
@@ -41,9 +42,7 @@ def rows(vm: dict[str, Any]) -> list[tuple[str, list[tuple[str, str, str, str]]]
     return sections
 
 
-def render_text(diff: dict[str, Any]) -> str:
-    from esxdiag.reports.text import safe_text
-
+def render_diff_text(diff: dict[str, Any]) -> str:
     out = [f"esxdiag diff: BEFORE {safe_text(diff['before']['source'])} ({_window(diff['before']['window_s'])})"
            f" -> AFTER {safe_text(diff['after']['source'])} ({_window(diff['after']['window_s'])})", ""]
     for vm in diff["vms"]:
@@ -60,11 +59,11 @@ def render_text(diff: dict[str, Any]) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def render_json(diff: dict[str, Any]) -> str:
+def render_diff_json(diff: dict[str, Any]) -> str:
     return json.dumps(diff, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-def render_html(diff: dict[str, Any]) -> str:
+def render_diff_html(diff: dict[str, Any]) -> str:
     from jinja2 import Environment, PackageLoader, StrictUndefined
 
     env = Environment(loader=PackageLoader("esxdiag.templates", "."), autoescape=True, undefined=StrictUndefined,

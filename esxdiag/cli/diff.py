@@ -5,12 +5,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from esxdiag.cli.output import emit
+from esxdiag.compare import compare
+from esxdiag.config import load_thresholds
+from esxdiag.engine import analyze
 from esxdiag.errors import EXIT_OK, BundleError
+from esxdiag.intake import open_bundle
+from esxdiag.reports.formats import DIFF
+from esxdiag.reports.json_report import render_json
 
 MAX_REPORT_BYTES = 256 * 2**20
 
@@ -20,7 +26,7 @@ def register(sub) -> None:
     d.add_argument("before", help="bundle, folder, sosreport, vm-support bundle or report JSON")
     d.add_argument("after")
     d.add_argument("--vm", help="the VM to compare (default: every VM in both)")
-    d.add_argument("--format", choices=("text", "json", "html"), default="text")
+    d.add_argument("--format", choices=DIFF.choices(), default=DIFF.default)
     d.add_argument("-o", "--output", help="output file (default: stdout)")
     d.add_argument("--config", help="INI file with a [thresholds] section (applied to both sides)")
     d.add_argument("--set", action="append", default=[], metavar="RULE.KEY=VALUE", help="override a threshold")
@@ -41,29 +47,16 @@ def load_side(source: str, thresholds: dict[str, float], work: Path) -> dict[str
         if not isinstance(doc, dict) or doc.get("schema_version") != 1 or not isinstance(doc.get("vms"), list):
             raise BundleError(f"{path}: not an esxdiag report JSON (schema_version 1 with 'vms')")
     else:
-        from esxdiag.engine import analyze
-        from esxdiag.intake import open_bundle
-        from esxdiag.reports.json_report import render_json
-
         doc = json.loads(render_json(analyze(path, thresholds, open_bundle(path, work))))
     doc.setdefault("bundle", {})["path"] = str(source)
     return doc
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from esxdiag.compare import compare
-    from esxdiag.compare.render import render_html, render_json, render_text
-    from esxdiag.config import load_thresholds
-
     thresholds = load_thresholds(args.config, args.set)
     with tempfile.TemporaryDirectory(prefix="esxdiag-diff-") as work:
         before = load_side(args.before, thresholds, Path(work) / "before")
         after = load_side(args.after, thresholds, Path(work) / "after")
     diff = compare(before, after, args.vm)
-    text = {"text": render_text, "json": render_json, "html": render_html}[args.format](diff)
-    if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
-        print(f"diff: {Path(args.output).resolve()}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
+    emit(DIFF, args.format, diff, args.output)
     return EXIT_OK

@@ -1,0 +1,52 @@
+"""One share of a fleet scan's network half: the vNICs and perf counters of some VMs, read in the
+scanning process or in a worker process on the same session (esxdiag.collectors.fleet.workers)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Callable
+
+from esxdiag.collectors.fleet import inventory, perf
+from esxdiag.collectors.vsphere_session import VsphereSession, api_errors
+
+
+@dataclass(frozen=True)
+class ShareTask:
+    vms: list[dict]  # {"moid", "name", "power_state", "num_vnics"}
+    end: datetime
+    window_s: float
+    max_metrics: int
+    in_flight: int
+    page_size: int | None
+    nic_types: str
+
+
+def collect_share(session: VsphereSession, task: ShareTask,
+                  progress: Callable[[ShareTask, int], None] | None = None) -> dict:
+    """The network half for some VMs: their vNICs (all, or only those with receive drops) and perf
+    counters. Runs in the scanning process or in a worker on the same session."""
+    from pyVmomi import vim
+    stub = session.si._stub
+    objs = {vm["moid"]: vim.VirtualMachine(vm["moid"], stub) for vm in task.vms}
+    on = [vm for vm in task.vms if vm["power_state"] == "poweredOn"]
+    vnic_rows = [dict(vm, vnics=None) for vm in task.vms]
+    whole = 0
+    if task.nic_types == "all":
+        with api_errors(session, "reading the vNICs"):
+            whole = inventory.read_vnics(session, vnic_rows, objs, task.page_size)
+    records, errors = perf.query(session, [perf.Entity(v["moid"], v["name"], objs[v["moid"]]) for v in on],
+                                 perf.VM_COUNTERS, task.end, task.window_s, task.max_metrics, task.in_flight,
+                                 (lambda n: progress(task, n)) if progress else None)
+    if task.nic_types != "all":
+        dropping = {v["moid"] for v in on if _has_drops(records.get(v["moid"]))}
+        vnic_rows = [row for row in vnic_rows if row["moid"] in dropping]
+        with api_errors(session, "reading the vNICs of the VMs with receive drops"):
+            whole = inventory.read_vnics(session, vnic_rows, objs, task.page_size)
+    return {"vnics": {row["moid"]: row["vnics"] for row in vnic_rows}, "whole": whole, "records": records,
+            "errors": errors}
+
+
+def _has_drops(record: dict | None) -> bool:
+    return record is not None and any(v for s in record["series"] if s["counter"] == "net.droppedRx.summation"
+                                       for v in s["values"] if v)

@@ -1,0 +1,31 @@
+"""Names both sides of a stage boundary use: the fleet classes and the schema tags of the documents
+esxdiag writes. Collectors, rules, analysis and reports import them from here, never from each
+other (README "Layout": imports point down the pipeline)."""
+
+from __future__ import annotations
+
+# Fleet classes, most urgent first (esxdiag.fleet.rules says when each applies)
+FLEET_CLASSES = ("cpu-and-drops", "ring-suspect", "cpu-limit", "cpu-contention", "emulated-nic", "no-data",
+                 "healthy")
+# The classes that need someone's attention: counted per cluster/host, "new suspect" / "recovered" in history
+CONCERN_CLASSES = FLEET_CLASSES[:5]
+
+SCHEMA_SNAPSHOT = "esxdiag.fleet_snapshot/1"
+SCHEMA_FLEET_REPORT = "esxdiag.fleet_report/1"
+
+# `esxdiag diff`: the per-vNIC figures compared, (key in the report JSON, words)
+DIFF_RATES = (
+    ("ring1_full", "ring-1 full per s"),
+    ("ring2_full", "ring-2 full per s"),
+    ("host_out_of_buffers", "out-of-buffer drops per s"),
+    ("dropped_rx", "port droppedRx per s"),
+    ("guest_oob", "guest pkts rx OOB per s"),
+)
+DIFF_TOTALS = (
+    ("ring1_full", "ring-1 full, total"),
+    ("ring2_full", "ring-2 full, total"),
+    ("host_out_of_buffers", "out-of-buffer drops, total"),
+    ("dropped_rx", "port droppedRx, total"),
+    ("guest_oob", "guest pkts rx OOB, total"),
+)
+DIFF_SIZES = (("ring1_size", "ring 1 size"), ("ring2_size", "ring 2 size"), ("rx_queues", "rx queues"))
