@@ -28,6 +28,13 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     "ring.max_size": 4096.0,  # vmxnet3 device maximum per ring
     "ring.memory_kb_per_ring1_entry": 2.4,  # seed: ~18 MB for 2 queues x (4096-256)
     "ring.memory_kb_per_ring2_entry": 4.0,  # page-sized buffers
+    "ring.persist_warn_size": 1024.0,  # Linux ring 1 above this, not set at boot: warn (largest default, RX 1024)
+    # host and guest out-of-buffer deltas count the same device counter (section 3): they agree within the larger
+    # of these (esxdiag's own allowance for the two samples being taken a moment apart)
+    "ring.host_guest_tolerance_pct": 10.0,  # % of the larger delta
+    "ring.host_guest_tolerance_min": 10.0,  # packets
+    # vNIC facts (domain.md section 5)
+    "nic.link_speed_fast_gbps": 10.0,  # reported speed below this gets the "not a limit" note (vmxnet3: 10 Gbps)
     # guest TCP
     "tcp.retransmit_pct": 1.0,  # retransmitted / sent segments in the window
     "tcp.retransmits_per_s": 10.0,  # or a sustained retransmit rate (the seed's sender: ~290/s)
@@ -90,5 +97,6 @@ def _number(key: str, raw: str, where: str) -> float:
 
 _RANGES = {  # everything else: 0 .. 1e9
     "ring.max_size": (32.0, 4096.0),  # vmxnet3 device limits
+    "ring.persist_warn_size": (32.0, 4096.0),  # a ring 1 size
     **{key: (0.0, 100.0) for key in DEFAULT_THRESHOLDS if key.endswith("_pct") or "_pct_" in key},
 }
