@@ -21,6 +21,8 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     "cpu.costop_pct": 3.0,  # %CSTP > 3: too many vCPUs
     "cpu.max_limited_pct": 0.0,  # %MLMTD > 0: a limit is throttling
     "cpu.swap_wait_pct": 5.0,  # %SWPWT > 5: memory pressure
+    "cpu.max_limited_share_of_ready": 0.8,  # %MLMTD >= this share of %RDY: the limit, not other VMs, causes the
+    #                                         wait (seed, section 1: %RDY 69.60 of which %MLMTD 69.52)
     # vmxnet3 rings over the window (domain.md sections 3-4)
     "ring.full_events": 0.0,  # ring-full delta above this = exhaustion happening now
     "ring.drops": 0.0,  # out-of-buffer drop delta above this = drops happening now
@@ -98,5 +100,6 @@ def _number(key: str, raw: str, where: str) -> float:
 _RANGES = {  # everything else: 0 .. 1e9
     "ring.max_size": (32.0, 4096.0),  # vmxnet3 device limits
     "ring.persist_warn_size": (32.0, 4096.0),  # a ring 1 size
+    "cpu.max_limited_share_of_ready": (0.0, 1.0),  # a share of %RDY
     **{key: (0.0, 100.0) for key in DEFAULT_THRESHOLDS if key.endswith("_pct") or "_pct_" in key},
 }

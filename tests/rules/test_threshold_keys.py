@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from esxdiag.config import load_thresholds
 from esxdiag.result import Finding, RuleCheck
-from esxdiag.rules import nic
+from esxdiag.rules import cpu, nic
 
 
 def outcome(rule, vm, vnic, *overrides):
@@ -44,3 +44,18 @@ def test_nic_link_speed_fast_gbps(make):
     assert isinstance(outcome(nic.link_speed, make.vm(), ten, "nic.link_speed_fast_gbps=25"), Finding)
     one = make.vnic(link_speed="1 Gbps")
     assert outcome(nic.link_speed, make.vm(), one, "nic.link_speed_fast_gbps=1").status == "pass"
+
+
+def test_cpu_max_limited_share_of_ready(make):
+    vm = make.vm(cpu=make.cpu(ready=12.0, limited=9.0), limit=800)  # %MLMTD is 75 % of %RDY
+    contended = cpu.cpu_contention(vm, load_thresholds())[0]
+    assert (contended.severity, "limit" in contended.title) == ("critical", False)
+    explained = cpu.cpu_contention(vm, load_thresholds(None, ["cpu.max_limited_share_of_ready=0.7"]))[0]
+    assert (explained.severity, "limit" in explained.title) == ("info", True)
+
+
+def test_cpu_contention_band_names_the_thresholds_in_use(make):
+    vm = make.vm(cpu=make.cpu(ready=7.0))
+    assert cpu.cpu_contention(vm, load_thresholds())[0].title.endswith("investigate (5-10 %)")
+    moved = cpu.cpu_contention(vm, load_thresholds(None, ["cpu.ready_pct_warning=6", "cpu.ready_pct_critical=9"]))
+    assert moved[0].title.endswith("investigate (6-9 %)")
