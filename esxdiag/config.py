@@ -37,6 +37,9 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     "ring.host_guest_tolerance_min": 10.0,  # packets
     # vNIC facts (domain.md section 5)
     "nic.link_speed_fast_gbps": 10.0,  # reported speed below this gets the "not a limit" note (vmxnet3: 10 Gbps)
+    # fleet triage (domain.md section 8; the score is esxdiag's own ordering, docs/fleet-scan.md)
+    "fleet.score_drops_weight": 10.0,  # score points for drops at ring.drops_per_s_critical: as many as 10 %RDY
+    #                                    points over the warning threshold
     # guest TCP
     "tcp.retransmit_pct": 1.0,  # retransmitted / sent segments in the window
     "tcp.retransmits_per_s": 10.0,  # or a sustained retransmit rate (the seed's sender: ~290/s)

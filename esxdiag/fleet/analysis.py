@@ -17,7 +17,7 @@ from esxdiag.result import SEVERITIES
 
 SCHEMA_REPORT = "esxdiag.fleet_report/1"
 THRESHOLD_KEYS = ("cpu.ready_pct_warning", "cpu.ready_pct_critical", "cpu.costop_pct", "cpu.max_limited_pct",
-                  "ring.drops", "ring.drops_per_s_critical")
+                  "ring.drops", "ring.drops_per_s_critical", "fleet.score_drops_weight")
 
 
 def _r(value: float | None, digits: int = 2) -> float | None:
