@@ -21,6 +21,8 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     "cpu.costop_pct": 3.0,  # %CSTP > 3: too many vCPUs
     "cpu.max_limited_pct": 0.0,  # %MLMTD > 0: a limit is throttling
     "cpu.swap_wait_pct": 5.0,  # %SWPWT > 5: memory pressure
+    "cpu.max_limited_share_of_ready": 0.8,  # %MLMTD >= this share of %RDY: the limit, not other VMs, causes the
+    #                                         wait (seed, section 1: %RDY 69.60 of which %MLMTD 69.52)
     # vmxnet3 rings over the window (domain.md sections 3-4)
     "ring.full_events": 0.0,  # ring-full delta above this = exhaustion happening now
     "ring.drops": 0.0,  # out-of-buffer drop delta above this = drops happening now
@@ -28,6 +30,16 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     "ring.max_size": 4096.0,  # vmxnet3 device maximum per ring
     "ring.memory_kb_per_ring1_entry": 2.4,  # seed: ~18 MB for 2 queues x (4096-256)
     "ring.memory_kb_per_ring2_entry": 4.0,  # page-sized buffers
+    "ring.persist_warn_size": 1024.0,  # Linux ring 1 above this, not set at boot: warn (largest default, RX 1024)
+    # host and guest out-of-buffer deltas count the same device counter (section 3): they agree within the larger
+    # of these (esxdiag's own allowance for the two samples being taken a moment apart)
+    "ring.host_guest_tolerance_pct": 10.0,  # % of the larger delta
+    "ring.host_guest_tolerance_min": 10.0,  # packets
+    # vNIC facts (domain.md section 5)
+    "nic.link_speed_fast_gbps": 10.0,  # reported speed below this gets the "not a limit" note (vmxnet3: 10 Gbps)
+    # fleet triage (domain.md section 8; the score is esxdiag's own ordering, docs/fleet-scan.md)
+    "fleet.score_drops_weight": 10.0,  # score points for drops at ring.drops_per_s_critical: as many as 10 %RDY
+    #                                    points over the warning threshold
     # guest TCP
     "tcp.retransmit_pct": 1.0,  # retransmitted / sent segments in the window
     "tcp.retransmits_per_s": 10.0,  # or a sustained retransmit rate (the seed's sender: ~290/s)
@@ -90,5 +102,7 @@ def _number(key: str, raw: str, where: str) -> float:
 
 _RANGES = {  # everything else: 0 .. 1e9
     "ring.max_size": (32.0, 4096.0),  # vmxnet3 device limits
+    "ring.persist_warn_size": (32.0, 4096.0),  # a ring 1 size
+    "cpu.max_limited_share_of_ready": (0.0, 1.0),  # a share of %RDY
     **{key: (0.0, 100.0) for key in DEFAULT_THRESHOLDS if key.endswith("_pct") or "_pct_" in key},
 }

@@ -17,7 +17,7 @@ from esxdiag.result import worst_of
 from esxdiag.vocabulary import CONCERN_CLASSES, FLEET_CLASSES, SCHEMA_FLEET_REPORT
 
 THRESHOLD_KEYS = ("cpu.ready_pct_warning", "cpu.ready_pct_critical", "cpu.costop_pct", "cpu.max_limited_pct",
-                  "ring.drops", "ring.drops_per_s_critical")
+                  "ring.drops", "ring.drops_per_s_critical", "fleet.score_drops_weight")
 
 
 def _r(value: float | None, digits: int = 2) -> float | None:

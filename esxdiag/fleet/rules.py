@@ -92,7 +92,7 @@ def assess(vm: FleetVm, t: dict[str, float]) -> Assessment:
     per_1000 = drops / packets * 1000 if drops is not None and packets else None
     ready, costop, limited = gate.ready, gate.costop, gate.limited
     terms = {
-        "drops": 10 * (per_s or 0) / max(t["ring.drops_per_s_critical"], 1e-9),
+        "drops": t["fleet.score_drops_weight"] * (per_s or 0) / max(t["ring.drops_per_s_critical"], 1e-9),
         "drops_per_1000": per_1000 or 0.0,
         "ready": max(0.0, ready.worst_avg - t["cpu.ready_pct_warning"]) if ready else 0.0,
         "costop": max(0.0, costop.worst_avg - t["cpu.costop_pct"]) if costop else 0.0,

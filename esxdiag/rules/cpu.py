@@ -39,8 +39,9 @@ def cpu_contention(vm: VmFacts, t: dict[str, float]):
                                 round(limited.worst_avg, 2), "% per vCPU", None, None, limited.source,
                                 limited.locator))
     severity = "critical" if ready.worst_avg > crit else "warning"
-    band = "contention" if severity == "critical" else "investigate (5-10 %)"
-    if against and limited.worst_avg >= 0.8 * ready.worst_avg:  # the limit, not other VMs, causes the wait
+    band = "contention" if severity == "critical" else f"investigate ({warn:g}-{crit:g} %)"
+    share = t["cpu.max_limited_share_of_ready"]
+    if against and limited.worst_avg >= share * ready.worst_avg:  # the limit, not other VMs, causes the wait
         return [Finding(
             "cpu-contention", "info", vm.name, None, f"CPU ready time on {vm.name} comes from its CPU limit",
             f"Worst vCPU ready {ready.qualifier}{ready.worst_avg:.1f}%, of which {limited.worst_avg:.1f}% is "

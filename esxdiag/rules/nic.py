@@ -70,12 +70,13 @@ _SPEED = re.compile(r"^\s*([\d.]+)\s*([KMGT])bps\s*$", re.I)
 
 
 def link_speed(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
-    """A guest that reports less than 10 Gbps invites throttling by link speed, which does nothing."""
+    """A guest that reports less than nic.link_speed_fast_gbps (10 Gbps) invites throttling by link speed,
+    which does nothing."""
     match = _SPEED.match(nic.link_speed or "")
     if match is None or nic.type in ("e1000", "e1000e"):  # the emulated-adapter finding says it already
         return []
     gbps = float(match[1]) * {"K": 1e-6, "M": 1e-3, "G": 1.0, "T": 1e3}[match[2].upper()]
-    if gbps >= 10:
+    if gbps >= t["nic.link_speed_fast_gbps"]:
         return [RuleCheck("link-speed", "pass", f"reports {nic.link_speed}", nic.mac)]
     return [Finding(
         "link-speed", "info", vm.name, nic.mac, f"{nic.label or nic.mac} reports {nic.link_speed}: not a limit",
@@ -107,14 +108,16 @@ def windows_single_queue(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
 def ring_persistence(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
     if vm.guest_os != "linux" or nic.rings_persisted is None or nic.ring1_size is None:
         return []
-    if nic.rings_persisted or nic.ring1_size <= 1024:
+    default_max = int(t["ring.persist_warn_size"])  # ring sizes are whole entries
+    if nic.rings_persisted or nic.ring1_size <= default_max:
         return [RuleCheck("ring-persistence", "pass", "ring sizes are defaults or persisted", nic.mac)]
     return [Finding(
         "ring-persistence", "warning", vm.name, nic.mac,
         f"Ring 1 = {nic.ring1_size} on {nic.guest_interface} will revert at the next reboot",
         "The ring size was raised at runtime but nothing (NetworkManager, udev, ifcfg, ifupdown, a unit) sets it at "
         "boot: the drops will come back after a reboot.",
-        evidence=(Evidence("ring 1 size", nic.ring1_size, "entries per queue", 1024, ">", nic.ring_size_source),),
+        evidence=(Evidence("ring 1 size", nic.ring1_size, "entries per queue", default_max, ">",
+                           nic.ring_size_source),),
         remediation=(fix.linux_raise_ring(nic.guest_interface, nic.mac, 1, nic.ring1_size, nic.ring1_size,
                                           nic.rx_queues, t["ring.memory_kb_per_ring1_entry"], nic.mtu),),
     )]
@@ -124,7 +127,9 @@ def host_guest_consistency(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
     host, guest = nic.host_out_of_buffers, nic.guest_oob
     if host is None or guest is None or host.delta is None or guest.delta is None:
         return []
-    if abs(host.delta - guest.delta) <= max(10, 0.1 * max(host.delta, guest.delta)):
+    tolerance = max(t["ring.host_guest_tolerance_min"],
+                    t["ring.host_guest_tolerance_pct"] / 100 * max(host.delta, guest.delta))
+    if abs(host.delta - guest.delta) <= tolerance:
         return [RuleCheck("host-guest-drops", "pass",
                           f"host {host.delta:,} and guest {guest.delta:,} out-of-buffer drops agree", nic.mac)]
     return [Finding(

@@ -107,6 +107,18 @@ def test_openmetrics_parses_and_escapes_labels():
     assert "evil_metric" not in families
 
 
+def test_score_drops_weight_is_live():
+    """fleet.score_drops_weight sets how much the drop rate counts against %RDY within a class."""
+    pair = [vm("waits", "vm-1", ready_ms=1800, drops=20), vm("drops", "vm-2", ready_ms=200, drops=60)]
+    default, heavy = document(pair), document(pair, overrides=["fleet.score_drops_weight=100"])
+    assert [r["name"] for r in default["vms"]] == ["waits", "drops"]  # 1/s + 4 %RDY points vs 3/s
+    assert [r["name"] for r in heavy["vms"]] == ["drops", "waits"]
+    assert {r["class"] for r in default["vms"] + heavy["vms"]} == {"ring-suspect"}
+    assert (default["vms"][1]["score_terms"]["drops"], heavy["vms"][0]["score_terms"]["drops"]) == (3.0, 30.0)
+    assert (default["thresholds"]["fleet.score_drops_weight"], heavy["thresholds"]["fleet.score_drops_weight"]) \
+        == (10.0, 100.0)
+
+
 def test_html_is_escaped_offline_and_complete():
     html = render_fleet_html(document(failed=True))
     assert "<script" not in html and "&lt;script&gt;" in html
