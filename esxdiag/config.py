@@ -28,6 +28,9 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     "ring.max_size": 4096.0,  # vmxnet3 device maximum per ring
     "ring.memory_kb_per_ring1_entry": 2.4,  # seed: ~18 MB for 2 queues x (4096-256)
     "ring.memory_kb_per_ring2_entry": 4.0,  # page-sized buffers
+    # vCenter realtime statistics (domain.md sections 2 and 6): 20 s samples; fewer than this many
+    # cannot tell steady drops from one burst, so a vCenter-only answer on them is insufficient evidence
+    "vcenter.min_samples": 3.0,
     # guest TCP
     "tcp.retransmit_pct": 1.0,  # retransmitted / sent segments in the window
     "tcp.retransmits_per_s": 10.0,  # or a sustained retransmit rate (the seed's sender: ~290/s)
@@ -90,5 +93,6 @@ def _number(key: str, raw: str, where: str) -> float:
 
 _RANGES = {  # everything else: 0 .. 1e9
     "ring.max_size": (32.0, 4096.0),  # vmxnet3 device limits
+    "vcenter.min_samples": (1.0, 180.0),  # 180 realtime samples = vCenter's one hour
     **{key: (0.0, 100.0) for key in DEFAULT_THRESHOLDS if key.endswith("_pct") or "_pct_" in key},
 }
