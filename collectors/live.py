@@ -121,6 +121,7 @@ class LiveRun:
             self.fatal = exc.one_line()
             self.writer.record("vsphere_vm", "vcenter", None, params={"vm": o.vm}, started=started,
                                ended=utcnow(), error_kind=error_kind(exc), error=exc.one_line())
+            self.writer.failed("vcenter", self.fatal)
             self.announce_failures()
             return
         self.writer.set("subject", {"vms": [self.inventory["name"]]})  # --vm may be a MOID or UUID
@@ -132,6 +133,7 @@ class LiveRun:
         if state != "poweredOn":
             self.fatal = (f"VM {self.inventory['name']!r} is {state}: no host port, guest or counters to "
                           "collect; power it on and run again")
+            self.writer.failed("vcenter", self.fatal)
             self.progress.step(self.fatal)
 
     def perf(self, start: datetime, end: datetime) -> None:
@@ -187,6 +189,7 @@ class LiveRun:
                 return SshConnection(target, kind, replace(options, password=password)).connect()
         except CollectionError as exc:
             record_failure(self.writer, target_id, first_spec, None, exc)
+            self.writer.failed(target_id, exc.one_line())
             self.unreached.append(str(target))
             self.announce_failures()
             return None
@@ -249,6 +252,7 @@ class LiveRun:
             self.lost.append(str(conn.target))
             text = f"{conn.target}: connection lost; {what} not collected"
             self.writer.note(text)
+            self.writer.failed(tid, text)
             self.progress.step(text)
         return False
 

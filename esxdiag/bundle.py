@@ -166,6 +166,12 @@ class BundleWriter:
         self.manifest[key] = value
         self._flush()
 
+    def failed(self, target: str, why: str) -> None:
+        """The run failed on this target (not reached, or its connection lost): analysis gives no
+        verdict resting on it."""
+        self.manifest.setdefault("failed", []).append({"target": target, "why": why})
+        self._flush()
+
     def output_file(self, spec: str, target: str, params: dict[str, str] | None = None,
                     sample: int | None = None) -> tuple[str, Path]:
         """(relative name, path) where a capture's output is streamed before ``record(written=...)``."""

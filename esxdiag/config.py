@@ -40,6 +40,9 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     # fleet triage (domain.md section 8; the score is esxdiag's own ordering, docs/fleet-scan.md)
     "fleet.score_drops_weight": 10.0,  # score points for drops at ring.drops_per_s_critical: as many as 10 %RDY
     #                                    points over the warning threshold
+    # vCenter realtime statistics (domain.md sections 2 and 6): 20 s samples; fewer than this many
+    # cannot tell steady drops from one burst, so a vCenter-only answer on them is insufficient evidence
+    "vcenter.min_samples": 3.0,
     # guest TCP
     "tcp.retransmit_pct": 1.0,  # retransmitted / sent segments in the window
     "tcp.retransmits_per_s": 10.0,  # or a sustained retransmit rate (the seed's sender: ~290/s)
@@ -104,5 +107,6 @@ _RANGES = {  # everything else: 0 .. 1e9
     "ring.max_size": (32.0, 4096.0),  # vmxnet3 device limits
     "ring.persist_warn_size": (32.0, 4096.0),  # a ring 1 size
     "cpu.max_limited_share_of_ready": (0.0, 1.0),  # a share of %RDY
+    "vcenter.min_samples": (1.0, 180.0),  # 180 realtime samples = vCenter's one hour
     **{key: (0.0, 100.0) for key in DEFAULT_THRESHOLDS if key.endswith("_pct") or "_pct_" in key},
 }

@@ -13,7 +13,8 @@ from esxdiag.join.readings import Readings
 from esxdiag.result import (SCHEMA_VERSION, SEVERITIES, AnalysisResult, CoverageItem, Finding, RuleCheck,
                             Series, VmResult, VnicResult)
 from esxdiag import rules
-from esxdiag.rules.verdict import decide
+from esxdiag.rules.verdict import decide, failed_run
+from esxdiag.specs import SPECS
 
 
 def analyze(bundle_root: str | Path, thresholds: dict[str, float], bundle: Bundle | None = None) -> AnalysisResult:
@@ -21,8 +22,11 @@ def analyze(bundle_root: str | Path, thresholds: dict[str, float], bundle: Bundl
     bundle = bundle or Bundle.load(bundle_root)
     readings = Readings(bundle)
     facts = build_facts(bundle, readings)
-    vms = tuple(_vm_result(vm, thresholds) for vm in facts)
-    coverage = readings.coverage() + [item for vm in facts for item in _missing(vm)]
+    coverage = readings.coverage()
+    held = list(dict.fromkeys(SPECS[c.spec].about or c.spec for c in coverage
+                              if c.status == "collected" and c.spec in SPECS))
+    vms = tuple(_vm_result(vm, thresholds, _failures(bundle, vm.name), held) for vm in facts)
+    coverage += [item for vm in facts for item in _missing(vm)]
     coverage += [CoverageItem(f"{u['file']} (file not used)", "-", None, "unparsed", u["why"], u["file"])
                  for u in bundle.manifest.get("unused_files", ())]  # files an inferred manifest could not use
     notes = tuple(bundle.manifest.get("notes") or ())
@@ -34,12 +38,20 @@ def analyze(bundle_root: str | Path, thresholds: dict[str, float], bundle: Bundl
         bundle={"name": Path(bundle_root).resolve().name, "path": str(bundle_root),
                 "created": bundle.manifest.get("created"),
                 "window_s": bundle.window_s, "format_version": bundle.manifest.get("format_version"),
-                "collected_by": bundle.manifest.get("tool")},
+                "collected_by": bundle.manifest.get("tool"),
+                "failed": [f["why"] for f in bundle.manifest.get("failed", ())]},
         thresholds=dict(sorted(thresholds.items())), vms=vms, coverage=tuple(coverage), notes=notes,
     )
 
 
-def _vm_result(vm: VmFacts, t: dict[str, float]) -> VmResult:
+def _failures(bundle: Bundle, vm: str) -> list[str]:
+    """Why the run failed, for this VM: its guest, or a host / vCenter every VM rests on."""
+    targets = {target.id: target for target in bundle.targets}
+    return [f["why"] for f in bundle.manifest.get("failed", ())
+            if getattr(targets.get(f["target"]), "vm", None) in (None, vm)]
+
+
+def _vm_result(vm: VmFacts, t: dict[str, float], failed: list[str], held: list[str]) -> VmResult:
     outcomes: list = []
     for rule in rules.VM_RULES:
         outcomes.extend(rule(vm, t))
@@ -47,7 +59,7 @@ def _vm_result(vm: VmFacts, t: dict[str, float]) -> VmResult:
     for nic in vm.vnics:
         for rule in rules.VNIC_RULES:
             outcomes.extend(rule(vm, nic, t))
-        vnics.append(_vnic_result(vm, nic, t))
+        vnics.append(_vnic_result(vm, nic, t, failed, held))
     findings = sorted((o for o in outcomes if isinstance(o, Finding)), key=lambda f: SEVERITIES.index(f.severity))
     checks = tuple(o for o in outcomes if isinstance(o, RuleCheck))
     return VmResult(
@@ -65,8 +77,10 @@ def counter_json(c) -> dict:
             "per_s": None if c.rate_per_s is None else round(c.rate_per_s, 3), "reset": c.reset, "source": c.source}
 
 
-def _vnic_result(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> VnicResult:
+def _vnic_result(vm: VmFacts, nic: VnicFacts, t: dict[str, float], failed: list[str], held: list[str]) -> VnicResult:
     verdict = decide(vm, nic, t)
+    if failed:
+        verdict = failed_run(verdict, failed, held)
     metrics = {
         "ring1_size": nic.ring1_size, "ring2_size": nic.ring2_size, "ring_size_source": nic.ring_size_source,
         "ring1_max": nic.ring1_max, "ring2_max": nic.ring2_max, "rx_queues": nic.rx_queues, "mtu": nic.mtu,

@@ -47,6 +47,10 @@ def validate(manifest: dict[str, Any], where: str, error_kinds: tuple[str, ...],
         _fail(where, "window_s", "a finite positive number of seconds or null", window)
     if not isinstance(manifest.get("notes", []), list):
         _fail(where, "notes", "a list", manifest.get("notes"))
+    failed = manifest.get("failed", [])
+    if not isinstance(failed, list) or not all(isinstance(f, dict) and isinstance(f.get("target"), str)
+                                               and isinstance(f.get("why"), str) for f in failed):
+        _fail(where, "failed", 'a list of {"target": id, "why": text}', failed)
     unused = manifest.get("unused_files", [])
     if not isinstance(unused, list) or not all(isinstance(u, dict) and isinstance(u.get("file"), str)
                                                and isinstance(u.get("why"), str) for u in unused):

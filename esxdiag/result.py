@@ -61,6 +61,7 @@ class RingVerdict:
     evidence_against: tuple[Evidence, ...] = ()
     remediation: tuple[Remediation, ...] = ()
     missing: tuple[str, ...] = ()  # inputs that were not available and why
+    basis: str | None = None  # shown with the verdict's name when it rests on less than the host's ring counters
 
 
 @dataclass(frozen=True)

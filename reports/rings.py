@@ -5,7 +5,7 @@ Every line goes through esxdiag.terminal as a whole, so no interpolated name rea
 from __future__ import annotations
 
 from esxdiag.result import AnalysisResult, Evidence
-from esxdiag.reports.text import counter_phrases, cpu_source, fmt, ring_phrases, verdict_words
+from esxdiag.reports.text import counter_phrases, cpu_source, failed_headline, fmt, ring_phrases, verdict_headline
 from esxdiag.reports.words import count
 from esxdiag.terminal import safe_lines
 
@@ -20,7 +20,7 @@ def _evidence_line(e: Evidence) -> str:
 
 
 def render_rings(result: AnalysisResult) -> str:
-    out: list[str] = []
+    out: list[str] = [failed_headline(result)] if failed_headline(result) else []
     for vm in result.vms:
         cpu = vm.cpu
         cpu_line = (f"per-vCPU %RDY max {fmt(cpu.get('ready_pct_max'))}, %CSTP max {fmt(cpu.get('costop_pct_max'))}, "
@@ -33,7 +33,7 @@ def render_rings(result: AnalysisResult) -> str:
             where = f"port {nic.port}" if nic.port else "no host port"
             iface = f", guest {nic.guest_interface}" if nic.guest_interface else ""
             out.append(f"  {nic.label or 'vNIC'} {nic.mac} ({nic.type or '?'}, {where}{iface})")
-            out.append(f"    -> {verdict_words(nic.ring_verdict)} [{nic.ring_verdict}]")
+            out.append(f"    -> {verdict_headline(nic.verdict)} [{nic.ring_verdict}]")
             out.append(f"       {nic.verdict.summary}")
             facts = counter_phrases(nic.metrics) + ring_phrases(nic.metrics)
             if facts:

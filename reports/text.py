@@ -15,8 +15,8 @@ import textwrap
 from collections import Counter
 from typing import Any
 
-from esxdiag.reports.words import count, utc_time, vcpu_words
-from esxdiag.result import SEVERITIES, AnalysisResult, Remediation, Series, VmResult, VnicResult
+from esxdiag.reports.words import count, held_words, utc_time, vcpu_words
+from esxdiag.result import SEVERITIES, AnalysisResult, Remediation, RingVerdict, Series, VmResult, VnicResult
 from esxdiag.terminal import safe_text
 
 VERDICT_WORDS = {
@@ -48,6 +48,22 @@ ANSI_RESET = "\x1b[0m"
 
 def verdict_words(verdict: str) -> str:
     return VERDICT_WORDS.get(verdict, verdict)
+
+
+def verdict_headline(verdict: RingVerdict) -> str:
+    """The verdict's name, with what it rests on when that is less than the host's ring counters."""
+    words = verdict_words(verdict.verdict)
+    return f"{words}: {verdict.basis}" if verdict.basis else words
+
+
+def failed_headline(result: AnalysisResult) -> str | None:
+    """A failed run's first line: what failed and what the partial bundle holds, never a verdict."""
+    failed = result.bundle.get("failed") or ()
+    if not failed:
+        return None
+    held = held_words(result.coverage)
+    return (f"RUN FAILED: {'; '.join(failed)}. No verdict from a failed run; the partial bundle holds: "
+            f"{', '.join(held) if held else 'no capture'}.")
 
 
 def severity_rank(severity: str | None) -> int:
@@ -208,7 +224,7 @@ def _cpu_line(vm: VmResult) -> str:
 def _vnic_block(out: _Writer, vm: VmResult, vnic: VnicResult) -> None:
     name = " ".join(str(p) for p in (vnic.label, vnic.mac, vnic.guest_interface) if p)
     out.line(f"vNIC {name or 'unidentified'} ({vnic.type or 'type unknown'}): "
-             f"{verdict_words(vnic.ring_verdict).upper()}", indent=2, style="bold")
+             f"{verdict_headline(vnic.verdict).upper()}", indent=2, style="bold")
     out.line(vnic.verdict.summary, indent=4)
     numbers = counter_phrases(vnic.metrics)
     window = window_seconds(vnic.metrics)
@@ -254,6 +270,8 @@ def _vm_block(out: _Writer, vm: VmResult) -> None:
 def render_text(result: AnalysisResult, width: int = 100, color: bool = False) -> str:
     """The terminal summary: per VM and vNIC verdict, numbers and first command; then counts and gaps."""
     out = _Writer(width, color)
+    if failed_headline(result):  # first: what failed, before anything that reads like an answer
+        out.line(failed_headline(result), style="critical")
     created = f", collected {utc_time(result.bundle['created'])}" if result.bundle.get("created") else ""
     out.line(f"{result.tool} summary: bundle {result.bundle.get('path', 'n/a')}{created}, "
              f"window {fmt(result.bundle.get('window_s'))} s", style="bold")

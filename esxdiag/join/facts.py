@@ -101,6 +101,7 @@ class DropSymptom:
     source: str | None
     locator: str
     packets_rx: tuple[float | None, ...] = ()  # vCenter net.packetsRx per sample, for drops per 1,000 received
+    interval_s: float | None = None  # vCenter's sample interval (20 s realtime)
 
     @property
     def present(self) -> list[float]:

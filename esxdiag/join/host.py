@@ -99,6 +99,7 @@ def port_drop_symptoms(esxtop, perf, port, nic: dict[str, Any], vnic_count: int)
             if dropped is not None:
                 received = perf.record.values("net.packetsRx.summation", instance) or ()
                 out.append(DropSymptom("vCenter net.droppedRx over the window", tuple(dropped), "packets", perf.file,
-                                       f"net.droppedRx.summation[{instance or 'aggregate'}]", tuple(received)))
+                                       f"net.droppedRx.summation[{instance or 'aggregate'}]", tuple(received),
+                                       perf.record.interval_s))
                 break
     return tuple(s for s in out if s.present)  # a series of only gaps (or NaN) is not a measurement

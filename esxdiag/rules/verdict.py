@@ -6,9 +6,10 @@ with healthy CPU they only make ring exhaustion likely, and the verdict says wha
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
-from esxdiag.join.facts import CounterWindow, VmFacts, VnicFacts
+from esxdiag.join.facts import CounterWindow, DropSymptom, VmFacts, VnicFacts
 from esxdiag.result import Evidence, RingVerdict
 from esxdiag.rules import remediation as fix
 from esxdiag.rules.cpustats import CpuState, cpu_state
@@ -153,10 +154,13 @@ def _from_port_drops(vm, nic, sig, evidence, cpu: CpuState, rising: bool, t) -> 
     seen = ", ".join(s.what.split(" (")[0] for s in nic.drop_symptoms)
     collect = _what_to_collect(vm, nic, cpu.measured)
     missing = list(nic.missing) + collect
+    past = [c for c in sig.counters() if c.peak]
+    if not rising and past:
+        return _flat(past, evidence, missing)
+    vcenter = _vcenter_only(nic)
+    if vcenter is not None:
+        return _from_vcenter(vm, vcenter, evidence, cpu, missing, collect, t)
     if not rising:
-        past = [c for c in sig.counters() if c.peak]
-        if past:
-            return _flat(past, evidence, missing)
         return RingVerdict(
             "not-needed", f"No frames dropped at the vSwitch port in the window ({seen} stayed 0): the rx rings "
             "kept up; keep the default rings. Ring counters were not read over the window.",
@@ -170,6 +174,67 @@ def _from_port_drops(vm, nic, sig, evidence, cpu: CpuState, rising: bool, t) -> 
         "likely (Broadcom KB 312565: receive buffers exhausted, or a CPU-starved guest), but only ring counters "
         "prove it and say which ring. To confirm, collect: " + "; ".join(collect) + ".",
         evidence=evidence + cpu.healthy, evidence_against=cpu.undecided, missing=tuple(missing))
+
+
+def _vcenter_only(nic: VnicFacts) -> DropSymptom | None:
+    """vCenter's net.droppedRx when it is the only drop evidence (no esxtop %DRPRX, no ring counter)."""
+    if nic.drop_symptoms and all(s.unit == "packets" for s in nic.drop_symptoms):
+        return nic.drop_symptoms[0]
+    return None
+
+
+def span_words(seconds: float) -> str:
+    return f"{seconds / 60:g} min" if seconds >= 120 and seconds % 60 == 0 else f"{seconds:g} s"
+
+
+def _from_vcenter(vm, drops: DropSymptom, evidence, cpu: CpuState, missing: list[str], collect: list[str],
+                  t) -> RingVerdict:
+    """A verdict resting on vCenter's counters alone says so, with its sample count and window; too
+    few realtime samples are no answer (shared/domain.md section 6: vCenter sees the symptom only)."""
+    samples = len(drops.present)
+    span = span_words(samples * (drops.interval_s or 20))
+    dropping = sum(v > 0 for v in drops.present)
+    if samples < t["vcenter.min_samples"]:
+        return RingVerdict(
+            "insufficient-evidence",
+            f"vCenter returned {samples} realtime sample{'s' * (samples != 1)} of net.droppedRx ({span}): "
+            f"fewer than {t['vcenter.min_samples']:g} cannot tell steady drops from a burst. Read a longer "
+            "window (--window 60 or more: three 20 s samples), or sample the host's ring counters over SSH.",
+            evidence=evidence, missing=tuple(missing), basis=f"only {samples} vCenter sample"
+            f"{'s' * (samples != 1)} ({span})")
+    if not dropping:
+        return RingVerdict(
+            "not-needed",
+            f"vCenter's net.droppedRx stayed 0 in {samples} realtime samples ({span}): no frames dropped at the "
+            "vSwitch port, so no ring change is indicated. vCenter does not see the rings themselves: host SSH "
+            "(vsish rxSummary at both ends of a window) would prove it.",
+            evidence=evidence, missing=tuple(missing), basis=f"no drops seen by vCenter in {samples} samples ({span})")
+    basis = f"vCenter counters only: drops in {dropping} of {samples} samples ({span})"
+    first = _cpu_first(vm, cpu, evidence, missing, t, f"vCenter's net.droppedRx saw frames dropped at the vSwitch "
+                                                       f"port in {dropping} of {samples} samples ({span})")
+    if first is not None:
+        return dataclasses.replace(first, basis=basis)
+    return RingVerdict(
+        "insufficient-evidence",
+        f"vCenter's net.droppedRx saw frames dropped at the vSwitch port in {dropping} of {samples} samples "
+        f"({span}) and CPU is "
+        f"{cpu.words}: RX ring exhaustion is likely (Broadcom KB 312565: receive buffers exhausted, or a "
+        "CPU-starved guest), but vCenter does not see the rings: only ring counters prove it and say which "
+        "ring. To confirm, collect: " + "; ".join(collect) + ".",
+        evidence=evidence + cpu.healthy, evidence_against=cpu.undecided, missing=tuple(missing),
+        basis=f"drops seen by vCenter in {dropping} of {samples} samples ({span}): likely, not proven")
+
+
+def failed_run(verdict: RingVerdict, failures: list[str], held: list[str]) -> RingVerdict:
+    """A run that failed (README exit code 3) gives no verdict: what failed, and what the partial
+    bundle holds; the evidence that was read stays listed."""
+    return RingVerdict(
+        "insufficient-evidence",
+        f"The run failed ({'; '.join(failures)}): no verdict from a failed run. The partial bundle holds "
+        + (", ".join(held) if held else "no capture") + ". Fix what failed and run again (host SSH: "
+        "--host-ssh USER@HOST[:PORT]; an unknown host key: --known-hosts, or --accept-new-host-keys after "
+        "checking its fingerprint), or leave that part out on purpose (--no-host-ssh / --no-guest).",
+        evidence=verdict.evidence, missing=tuple(failures) + verdict.missing, basis="the run failed")
 
 
 def _what_to_collect(vm: VmFacts, nic: VnicFacts, cpu_measured: bool) -> list[str]:
