@@ -48,6 +48,7 @@ IDLE_TIMEOUT_S = 120.0
 UPSTREAM_TIMEOUT_S = 120.0
 MAX_REQUEST = 16 * 1024 * 1024
 MAX_RESPONSE = 64 * 1024 * 1024
+MAX_LINE, MAX_TRAILERS, MAX_CHUNKS = 1024, 32, 65536
 HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
               "transfer-encoding", "upgrade", "host", "content-length"}
 CERT_DAYS = 30
@@ -137,16 +138,42 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     do_GET = do_PUT = do_DELETE = do_HEAD = do_POST
 
-    def _relay(self) -> None:
-        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            return self._reply(411, b"the lab's vCenter proxy needs Content-Length", [])
-        try:
+    def _body(self) -> bytes | None:
+        """The request body (Content-Length, or chunked as govc sends it); None past MAX_REQUEST.
+        ValueError for a malformed or cut-off body."""
+        if "chunked" not in self.headers.get("Transfer-Encoding", "").lower():
             length = int(self.headers.get("Content-Length") or 0)
+            if not 0 <= length <= MAX_REQUEST:
+                return None
+            body = self.rfile.read(length)
+            if len(body) != length:
+                raise ValueError("body cut off")
+            return body
+        chunks, total = [], 0
+        for _ in range(MAX_CHUNKS):
+            line = self.rfile.readline(MAX_LINE)
+            size = int(line.split(b";", 1)[0].strip(), 16)  # ValueError on EOF or garbage
+            total += size
+            if size < 0 or total > MAX_REQUEST:
+                return None
+            if size == 0:
+                for _ in range(MAX_TRAILERS):  # trailers, up to the empty line
+                    if self.rfile.readline(MAX_LINE) in (b"\r\n", b"\n", b""):
+                        return b"".join(chunks)
+                return None
+            chunk = self.rfile.read(size)
+            if len(chunk) != size or self.rfile.readline(MAX_LINE).strip():
+                raise ValueError("chunk cut off")
+            chunks.append(chunk)
+        return None
+
+    def _relay(self) -> None:
+        try:
+            body = self._body()
         except ValueError:
-            return self._reply(400, b"bad Content-Length", [])
-        if not 0 <= length <= MAX_REQUEST:
+            return self._reply(400, b"bad Content-Length or chunk size", [])
+        if body is None:
             return self._reply(413, b"request too large for the lab's vCenter proxy", [])
-        body = self.rfile.read(length)
         specs = queryperf.parse_request(body) if self.command == "POST" else None
         try:
             if specs and any(queryperf.is_modelled(self.server.proxy.model, s) for s in specs):
