@@ -8,8 +8,8 @@ and WORKDIR/lab.json (the pids `down` stops). The vCenter is vcsim behind the la
 (vcsim_lab.py): its performance counters for the scenario VMs come from the same model as what
 the emulated host prints, so esxdiag with and without SSH reads the same drops and CPU figures.
 Ctrl-C, SIGTERM or `down` stop the proxy, vcsim and sshd and remove WORKDIR and the sshd runtime
-directory. The lab needs root (sshd, a lab user esxdiaglab),
-vcsim/govc (go install github.com/vmware/govmomi/vcsim@v0.46.3, .../govc@...) and OpenSSH server.
+directory. The lab needs root (sshd, a lab user esxdiaglab), vcsim/govc
+(go install github.com/vmware/govmomi/vcsim@v0.46.3, .../govc@...) and OpenSSH server.
 """
 
 from __future__ import annotations

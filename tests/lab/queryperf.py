@@ -35,7 +35,7 @@ _RETURNVAL = ('<returnval xmlns:XMLSchema-instance="http://www.w3.org/2001/XMLSc
               'XMLSchema-instance:type="{kind}"><entity type="VirtualMachine">{moid}</entity>{body}</returnval>')
 _SPEC_ELEMENT = re.compile(rb"<(?:[\w.-]+:)?querySpec\b[^>]*>.*?</(?:[\w.-]+:)?querySpec>", re.S)
 _RETURNVAL_ELEMENT = re.compile(rb"<returnval\b.*?</returnval>", re.S)
-_FRACTION = re.compile(r"(\.\d{6})\d+")
+_FRACTION = re.compile(r"\.(\d+)")
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,8 @@ def _text(element: ET.Element, name: str) -> str | None:
 def _epoch(text: str | None) -> float | None:
     if text is None:
         return None
-    moment = datetime.fromisoformat(_FRACTION.sub(r"\1", text.strip()).replace("Z", "+00:00"))
+    micro = _FRACTION.sub(lambda m: "." + m.group(1)[:6].ljust(6, "0"), text.strip())  # 3.10 wants 6 digits
+    moment = datetime.fromisoformat(micro.replace("Z", "+00:00"))
     return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).timestamp()
 
 
@@ -90,20 +91,27 @@ def parse_request(body: bytes) -> list[Spec] | None:
     call = None if envelope_body is None else next(iter(envelope_body), None)
     if call is None or _local(call.tag) != "QueryPerf":
         return None
-    specs = []
-    for element in (c for c in call if _local(c.tag) == "querySpec"):
-        entity = _child(element, "entity")
-        metric_ids = [m for m in element if _local(m.tag) == "metricId"]
-        max_sample = _text(element, "maxSample")
-        specs.append(Spec(
-            entity_type="" if entity is None else entity.get("type", ""),
-            moid="" if entity is None else (entity.text or "").strip(),
-            start=_epoch(_text(element, "startTime")), end=_epoch(_text(element, "endTime")),
-            max_sample=int(max_sample) if max_sample else None,
-            interval=int(_text(element, "intervalId") or REALTIME_S), csv=_text(element, "format") == "csv",
-            metrics=tuple((int(_text(m, "counterId") or -1), _text(m, "instance") or "") for m in metric_ids)
-            if metric_ids else None))
-    return specs
+    try:
+        return [_spec(element) for element in call if _local(element.tag) == "querySpec"]
+    except ValueError:  # malformed numbers or times, an unknown interval: vcsim answers it
+        return None
+
+
+def _spec(element: ET.Element) -> Spec:
+    interval = int(_text(element, "intervalId") or REALTIME_S)
+    if interval not in RETAINED:
+        raise ValueError(f"no statistics interval {interval}")
+    entity = _child(element, "entity")
+    metric_ids = [m for m in element if _local(m.tag) == "metricId"]
+    max_sample = _text(element, "maxSample")
+    return Spec(
+        entity_type="" if entity is None else entity.get("type", ""),
+        moid="" if entity is None else (entity.text or "").strip(),
+        start=_epoch(_text(element, "startTime")), end=_epoch(_text(element, "endTime")),
+        max_sample=int(max_sample) if max_sample else None,
+        interval=interval, csv=_text(element, "format") == "csv",
+        metrics=tuple((int(_text(m, "counterId") or -1), _text(m, "instance") or "") for m in metric_ids)
+        if metric_ids else None)
 
 
 def timestamps(spec: Spec, now: float | None = None) -> list[int]:

@@ -8,8 +8,8 @@ querySpecs go to vcsim and its returnvals are put beside the proxy's. vcsim's ce
 pinned by SHA-256; the proxy has its own self-signed certificate (``thumbprint``) for clients.
 
 Bounded: at most MAX_CONNECTIONS client connections, each idle at most IDLE_TIMEOUT_S; request
-bodies up to MAX_REQUEST bytes (Content-Length only), vcsim's answers up to MAX_RESPONSE bytes,
-each upstream call at most UPSTREAM_TIMEOUT_S.
+bodies up to MAX_REQUEST bytes (Content-Length or chunked), vcsim's answers up to MAX_RESPONSE
+bytes, each upstream call at most UPSTREAM_TIMEOUT_S.
 
 Run by tests/lab/vcsim_lab.py (``start_proxy``) as its own process, like vcsim:
 
@@ -136,7 +136,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self._relay()
 
-    do_GET = do_PUT = do_DELETE = do_HEAD = do_POST
+    do_GET = do_PUT = do_DELETE = do_POST
 
     def _body(self) -> bytes | None:
         """The request body (Content-Length, or chunked as govc sends it); None past MAX_REQUEST.
@@ -171,9 +171,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         try:
             body = self._body()
         except ValueError:
-            return self._reply(400, b"bad Content-Length or chunk size", [])
+            return self._error(400, "bad Content-Length or chunk size")
         if body is None:
-            return self._reply(413, b"request too large for the lab's vCenter proxy", [])
+            return self._error(413, "request too large for the lab's vCenter proxy")
         specs = queryperf.parse_request(body) if self.command == "POST" else None
         try:
             if specs and any(queryperf.is_modelled(self.server.proxy.model, s) for s in specs):
@@ -181,7 +181,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._reply(*self._forward(body))
         except (OSError, http.client.HTTPException) as exc:
             self.upstream.close()
-            self._reply(502, f"the lab's vCenter proxy could not reach vcsim: {exc}".encode(), [])
+            self._error(502, f"the lab's vCenter proxy could not reach vcsim: {exc}")
 
     def _forward(self, body: bytes, drop: tuple[str, ...] = ()) -> tuple[int, bytes, list[tuple[str, str]]]:
         headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP.union(drop)}
@@ -191,7 +191,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         data = answer.read(MAX_RESPONSE + 1)
         if len(data) > MAX_RESPONSE:
             self.upstream.close()
-            return 502, b"vcsim's answer is larger than the lab's vCenter proxy reads", []
+            self.close_connection = True
+            return 502, b"vcsim's answer is larger than the lab's vCenter proxy reads", [("Content-Type", "text/plain")]
         if answer.will_close:
             self.upstream.close()
         return answer.status, data, [(k, v) for k, v in answer.getheaders() if k.lower() not in HOP_BY_HOP]
@@ -203,23 +204,24 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if not all(local):
             rest = queryperf.without_specs(body, [not mine for mine in local])
             if rest is None:
-                return self._reply(500, b"the lab's vCenter proxy could not split this QueryPerf", [])
+                return self._error(500, "the lab's vCenter proxy could not split this QueryPerf")
             status, data, headers = self._forward(rest, drop=("accept-encoding",))
             if status != 200:  # a fault for vcsim's part fails the whole call, as one server would
                 return self._reply(status, data, headers)
             parts += queryperf.returnvals(data)
         self._reply(200, queryperf.response(parts), [("Content-Type", "text/xml; charset=utf-8")])
 
+    def _error(self, status: int, text: str) -> None:
+        self.close_connection = True  # the request may not have been read to its end
+        self._reply(status, text.encode(), [("Content-Type", "text/plain; charset=utf-8")])
+
     def _reply(self, status: int, data: bytes, headers: list[tuple[str, str]]) -> None:
         self.send_response(status)
         for key, value in headers:
             self.send_header(key, value)
-        if not headers:
-            self.send_header("Content-Type", "text/plain; charset=utf-8" if status != 200 else "text/xml")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(data)
+        self.wfile.write(data)
 
 
 class PerfProxy:
@@ -253,9 +255,8 @@ class PerfProxy:
 def load_model(path: Path) -> queryperf.Model:
     doc = json.loads(path.read_text())
     scenario = {vm["name"]: vm for vm in json.loads(Path(doc["scenarios"]).read_text())["vms"]}
-    return queryperf.Model(counters={int(k): v for k, v in doc["counters"].items()},
-                           vms={moid: (scenario[vm["name"]], list(vm["device_keys"])) for moid, vm in doc["vms"].items()},
-                           started=float(doc["started"]))
+    vms = {moid: (scenario[vm["name"]], list(vm["device_keys"])) for moid, vm in doc["vms"].items()}
+    return queryperf.Model({int(k): v for k, v in doc["counters"].items()}, vms, float(doc["started"]))
 
 
 def _stop_on_signal(signum: int, frame: object) -> None:

@@ -219,7 +219,8 @@ def _up(workdir: Path) -> int:
     for key, value in lab.env().items():
         print(f"export {key}='{value}'")
     print(f"export ESXDIAG_THUMBPRINT={lab.thumbprint}")
-    print(f"# vcsim pid {lab.process.pid} behind the perf proxy (pid {lab.proxy.pid}); stop with: python {Path(__file__).relative_to(REPO)} down", flush=True)
+    print(f"# vcsim pid {lab.process.pid} behind the perf proxy (pid {lab.proxy.pid}); "
+          f"stop with: python {Path(__file__).relative_to(REPO)} down", flush=True)
     signal.signal(signal.SIGTERM, _exit_on_signal)
     try:
         while lab.alive():
