@@ -14,11 +14,17 @@ of vCenter-only runs are not asserted (their wording is another change's); numbe
 from __future__ import annotations
 
 import json
+import os
 import time
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from pyVmomi import vim
+
+from esxdiag.collectors.credentials import resolve_credentials
+from esxdiag.collectors.vsphere_perf import perf_counters
+from esxdiag.collectors.vsphere_session import connect
 
 pytestmark = pytest.mark.lab
 
@@ -113,3 +119,33 @@ def test_cpu_limited_vm_is_critical_from_vcenter_as_over_ssh(runs):
         assert near(report["cpu"]["ready_pct_max"], LIMITED["cpu"]["ready_pct"]), report["cpu"]
         assert severities(report, "cpu-limit") == ["critical"], report["findings"]
     assert near(vcenter_drops_per_s(vc_run, vc), LIMITED["nics"][0]["rates_per_s"]["running out of buffers"])
+
+
+def test_one_query_mixing_a_scenario_vm_and_the_host_gets_both_answers(vcsim):
+    """The proxy answers the VM's querySpec (here in the default, non-CSV format, newest two samples)
+    and passes the host's to vcsim; esxdiag pins the proxy's certificate like vcsim's."""
+    creds = resolve_credentials(vcsim.url, vcsim.username, env={"ESXDIAG_PASSWORD": vcsim.password},
+                                config_path=os.devnull, thumbprint=vcsim.thumbprint)
+    session = connect(creds, timeout_s=30)
+    try:
+        content = session.content
+        key = perf_counters(session)["cpu.maxlimited.summation"].key
+        entities = {}
+        for kind in (vim.VirtualMachine, vim.HostSystem):
+            view = content.viewManager.CreateContainerView(content.rootFolder, [kind], True)
+            entities.update({e.name: e for e in view.view})
+            view.DestroyView()
+        ids = [vim.PerformanceManager.MetricId(counterId=key, instance="*")]
+        specs = [vim.PerformanceManager.QuerySpec(entity=entities[name], maxSample=2, intervalId=20, metricId=ids)
+                 for name in (LIMITED["name"], "esx0.lab.local")]
+        answers = {a.entity.name: a for a in content.perfManager.QueryPerf(querySpec=specs)}
+    finally:
+        session.close()
+    vm = answers[LIMITED["name"]]
+    stamps = [s.timestamp for s in vm.sampleInfo]
+    assert len(stamps) == 2 and stamps[0] - stamps[1] == timedelta(seconds=20)  # newest first, as vcsim
+    assert all(t.tzinfo and t.astimezone(timezone.utc).second % 20 == 0 for t in stamps), stamps
+    series = {v.id.instance: list(v.value) for v in vm.value}
+    ms = round(LIMITED["cpu"]["max_limited_pct"] * 200)
+    assert series == {"": [ms * LIMITED["num_cpu"]] * 2, **{str(i): [ms] * 2 for i in range(LIMITED["num_cpu"])}}
+    assert answers["esx0.lab.local"].value, "vcsim's own answer for the host was lost"
