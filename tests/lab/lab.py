@@ -1,12 +1,15 @@
-"""The whole test lab by hand: vcsim (vCenter) plus the lab sshd (the ESXi host and the guests).
+"""The whole test lab by hand: the lab's vCenter plus the lab sshd (the ESXi host and the guests).
 
     python tests/lab/lab.py up [--workdir .lab]     # starts both, prints env.sh and commands, runs until stopped
     python tests/lab/lab.py down [--workdir .lab]   # stops both; no process and no lab directory is left
 
 `up` writes WORKDIR/env.sh (source it: the vCenter URL, user, password and thumbprint for esxdiag)
-and WORKDIR/lab.json (the pids `down` stops). Ctrl-C, SIGTERM or `down` stop vcsim and sshd and
-remove WORKDIR and the sshd runtime directory. The lab needs root (sshd, a lab user esxdiaglab),
-vcsim/govc (go install github.com/vmware/govmomi/vcsim@v0.46.3, .../govc@...) and OpenSSH server.
+and WORKDIR/lab.json (the pids `down` stops). The vCenter is vcsim behind the lab's perf proxy
+(vcsim_lab.py): its performance counters for the scenario VMs come from the same model as what
+the emulated host prints, so esxdiag with and without SSH reads the same drops and CPU figures.
+Ctrl-C, SIGTERM or `down` stop the proxy, vcsim and sshd and remove WORKDIR and the sshd runtime
+directory. The lab needs root (sshd, a lab user esxdiaglab), vcsim/govc
+(go install github.com/vmware/govmomi/vcsim@v0.46.3, .../govc@...) and OpenSSH server.
 """
 
 from __future__ import annotations
@@ -68,9 +71,10 @@ def up(workdir: Path) -> int:
         with os.fdopen(fd, "w") as fh:
             fh.write("".join(f"export {k}={shlex.quote(v)}\n" for k, v in env.items()))
         (workdir / "lab.json").write_text(json.dumps({
-            "pid": os.getpid(), "vcsim_pid": vcsim.process.pid, "sshd_pid": sshd.process.pid,
-            "sshd_runtime": str(sshd.runtime)}))
-        print(f"lab up: vCenter {vcsim.url} (vcsim pid {vcsim.process.pid}), sshd port {sshd.port} "
+            "pid": os.getpid(), "vcsim_pid": vcsim.process.pid, "proxy_pid": vcsim.proxy.pid,
+            "sshd_pid": sshd.process.pid, "sshd_runtime": str(sshd.runtime)}))
+        print(f"lab up: vCenter {vcsim.url} (perf proxy pid {vcsim.proxy.pid} in front of vcsim pid "
+              f"{vcsim.process.pid}), sshd port {sshd.port} "
               f"(pid {sshd.process.pid}); ESXi host {sshd.host_address}, guests "
               + ", ".join(f"{n}={a}" for n, a in sshd.guest_addresses.items()))
         print("try:")
@@ -78,9 +82,9 @@ def up(workdir: Path) -> int:
             print(f"  {line}")
         print(f"stop: python tests/lab/lab.py down --workdir {shlex.quote(str(workdir))}  (or Ctrl-C here)",
               flush=True)
-        while vcsim.process.poll() is None and sshd.process.poll() is None:
+        while vcsim.alive() and sshd.process.poll() is None:
             time.sleep(0.5)
-        print("lab: vcsim or sshd ended by itself; stopping the other", file=sys.stderr)
+        print("lab: vcsim, its proxy or sshd ended by itself; stopping the others", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 0
@@ -113,9 +117,9 @@ def down(workdir: Path) -> int:
         print(f"no running lab recorded in {state_file}", file=sys.stderr)
         return 1
     state = json.loads(state_file.read_text())
-    pids = [state["pid"], state["vcsim_pid"], state["sshd_pid"]]
+    pids = [state["pid"], state["vcsim_pid"], state["proxy_pid"], state["sshd_pid"]]
     if _alive(state["pid"]):
-        os.kill(state["pid"], signal.SIGTERM)  # `up` stops vcsim and sshd and removes its directories
+        os.kill(state["pid"], signal.SIGTERM)  # `up` stops vcsim, the proxy and sshd and removes its directories
     deadline = time.monotonic() + STOP_TIMEOUT_S
     while any(_alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.1)

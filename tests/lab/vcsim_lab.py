@@ -1,4 +1,4 @@
-"""The vcsim lab: a vCenter simulator on a free 127.0.0.1 port holding tests/lab/scenarios.json.
+"""The vcsim lab: the lab's vCenter on a free 127.0.0.1 port holding tests/lab/scenarios.json.
 
 By hand:   python tests/lab/vcsim_lab.py up [--workdir DIR]   (prints GOVC_* exports, keeps running)
            python tests/lab/vcsim_lab.py down [--workdir DIR]
@@ -9,11 +9,22 @@ vcsim cannot rename hosts or set a host's CPU MHz, so the lab adds the scenario'
 (esx0.lab.local) to an empty cluster with its own local datastore; its cpuMhz stays vcsim's
 2294. Each VM gets the scenario's vCPUs, memory, guest id, NIC types and exact MACs, the CPU
 limit, guest hostname / IP / full name and tools status, then all VMs are powered on.
-Perf values in vcsim are random; they cannot be injected.
+
+Where the lab's vCenter numbers come from: vcsim's performance values are random and cannot be
+injected, so ``start_lab`` puts tests/lab/vcenter_proxy.py in front of vcsim (``.url``,
+``.port``, ``.thumbprint`` are the proxy's; ``.vcsim_port`` is vcsim's). It forwards every request
+to vcsim unchanged except QueryPerf for the scenario VMs, which it answers from the same model
+the emulated ESXi host prints (tests/lab/emulator/vcenter_perf.py over model.py): per 20 s
+sample, net.droppedRx = the scenario's "running out of buffers" rate x 20 per vNIC (device key)
+and for the aggregate "", net.packetsRx = "pkts rx ok" x 20, cpu.ready / costop / maxlimited =
+the scenario's percentage x 200 ms per vCPU ("0".."n-1") and summed for "". Every other entity
+and every other call (inventory, the host's counters) is vcsim's own. ``start_vcsim`` is vcsim
+alone (the fleet tests rely on its own behaviour); ``start_lab(perf_proxy=False)`` likewise.
 """
 
 
 import argparse
+import dataclasses
 import json
 import os
 import secrets
@@ -31,6 +42,7 @@ from esxdiag.collectors.vsphere_session import server_thumbprints
 GOVMOMI = "github.com/vmware/govmomi"
 GOVMOMI_VERSION = "v0.46.3"
 REPO = Path(__file__).resolve().parents[2]
+PROXY = Path(__file__).resolve().parent / "vcenter_proxy.py"
 SCENARIOS = REPO / "tests" / "lab" / "scenarios.json"
 DEFAULT_WORKDIR = REPO / ".lab" / "vcsim"
 NETWORK = "VM Network"
@@ -43,10 +55,12 @@ class Lab:
     username: str
     password: str = field(repr=False)
     port: int
-    thumbprint: str  # SHA-256 of the simulator's certificate, lower-case hex
+    thumbprint: str  # SHA-256 of the certificate clients see (vcsim's, or the proxy's), lower-case hex
     workdir: Path
-    process: subprocess.Popen = field(repr=False)
+    process: subprocess.Popen = field(repr=False)  # vcsim
     govc_path: str = field(repr=False, default="govc")
+    proxy: subprocess.Popen | None = field(repr=False, default=None)  # vcenter_proxy.py in front of vcsim
+    vcsim_port: int | None = None  # vcsim's own port when the proxy is in front of it
 
     def env(self) -> dict[str, str]:
         """govc-compatible variables for this lab (the URL carries the user and password)."""
@@ -61,14 +75,18 @@ class Lab:
             raise RuntimeError(f"govc {' '.join(args)} failed: {done.stderr.strip()}")
         return done.stdout
 
+    def alive(self) -> bool:
+        return self.process.poll() is None and (self.proxy is None or self.proxy.poll() is None)
+
     def stop(self, timeout_s: float = 10) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=timeout_s)
+        for process in (self.proxy, self.process):
+            if process is not None and process.poll() is None:
+                process.terminate()
+                try:
+                    process.wait(timeout=timeout_s)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait(timeout=timeout_s)
 
 
 def go_tool(name: str, timeout_s: float = 600) -> str:
@@ -141,28 +159,72 @@ def build_scenarios(lab: Lab, scenarios_path: str | Path = SCENARIOS) -> dict:
     return scenarios
 
 
-def start_lab(workdir: str | Path = DEFAULT_WORKDIR, scenarios_path: str | Path = SCENARIOS) -> Lab:
-    """vcsim with the scenario inventory built; call .stop() when done."""
+def proxy_model(lab: Lab, scenarios_path: str | Path = SCENARIOS) -> dict:
+    """What vcenter_proxy.py needs: vcsim's counter ids, each scenario VM's moid and vNIC device
+    keys (matched by MAC, in scenario order), and the model's time origin."""
+    scenarios = {vm["name"]: vm for vm in json.loads(Path(scenarios_path).read_text())["vms"]}
+    counters = json.loads(lab.govc("object.collect", "-json", "-s", "PerformanceManager:PerfMgr", "perfCounter"))
+    vms = {}
+    for found in json.loads(lab.govc("vm.info", "-json", *scenarios))["virtualMachines"]:
+        keys = {d["macAddress"]: d["key"] for d in found["config"]["hardware"]["device"] if d.get("macAddress")}
+        vms[found["self"]["value"]] = {"name": found["name"],
+                                       "device_keys": [keys[nic["mac"]] for nic in scenarios[found["name"]]["nics"]]}
+    if sorted(vm["name"] for vm in vms.values()) != sorted(scenarios):
+        raise RuntimeError(f"vcsim does not hold exactly the scenario VMs: {sorted(v['name'] for v in vms.values())}")
+    return {"scenarios": str(Path(scenarios_path).resolve()), "started": time.time(), "vms": vms,
+            "counters": {c["key"]: f"{c['groupInfo']['key']}.{c['nameInfo']['key']}.{c['rollupType']}"
+                         for c in counters}}
+
+
+def start_proxy(lab: Lab, scenarios_path: str | Path = SCENARIOS, timeout_s: float = 30) -> Lab:
+    """vcenter_proxy.py in front of ``lab``'s vcsim; returns the Lab as clients see it (the proxy's
+    URL, port and thumbprint, govc through it too)."""
+    model_file, state_file = lab.workdir / "proxy-model.json", lab.workdir / "proxy-state.json"
+    model_file.write_text(json.dumps(proxy_model(lab, scenarios_path)))
+    state_file.unlink(missing_ok=True)
+    argv = [sys.executable, str(PROXY), "--upstream-port", str(lab.port), "--upstream-thumbprint", lab.thumbprint,
+            "--model", str(model_file), "--state", str(state_file)]
+    with open(lab.workdir / "proxy.log", "ab") as log:
+        process = subprocess.Popen(argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
+    deadline = time.monotonic() + timeout_s
+    while not state_file.exists():
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            process.wait(timeout=10)
+            raise RuntimeError(f"the lab's vCenter proxy did not start (see {lab.workdir / 'proxy.log'})")
+        time.sleep(0.05)
+    state = json.loads(state_file.read_text())
+    return dataclasses.replace(lab, url=f"https://127.0.0.1:{state['port']}/sdk", port=state["port"],
+                               thumbprint=state["thumbprint"], proxy=process, vcsim_port=lab.port)
+
+
+def start_lab(workdir: str | Path = DEFAULT_WORKDIR, scenarios_path: str | Path = SCENARIOS,
+              perf_proxy: bool = True) -> Lab:
+    """The lab's vCenter with the scenario inventory built (vcsim, behind the perf proxy unless
+    ``perf_proxy`` is false); call .stop() when done."""
     lab = start_vcsim(workdir)
     try:
         build_scenarios(lab, scenarios_path)
+        return start_proxy(lab, scenarios_path) if perf_proxy else lab
     except BaseException:
         lab.stop()
         raise
-    return lab
 
 
 def _up(workdir: Path) -> int:
     lab = start_lab(workdir)
     state = workdir / "lab.json"
-    state.write_text(json.dumps({"pid": os.getpid(), "vcsim_pid": lab.process.pid, "port": lab.port}))
+    state.write_text(json.dumps({"pid": os.getpid(), "vcsim_pid": lab.process.pid, "proxy_pid": lab.proxy.pid,
+                                 "port": lab.port}))
     for key, value in lab.env().items():
         print(f"export {key}='{value}'")
     print(f"export ESXDIAG_THUMBPRINT={lab.thumbprint}")
-    print(f"# vcsim pid {lab.process.pid}; stop with: python {Path(__file__).relative_to(REPO)} down", flush=True)
+    print(f"# vcsim pid {lab.process.pid} behind the perf proxy (pid {lab.proxy.pid}); "
+          f"stop with: python {Path(__file__).relative_to(REPO)} down", flush=True)
     signal.signal(signal.SIGTERM, _exit_on_signal)
     try:
-        lab.process.wait()
+        while lab.alive():
+            time.sleep(0.5)
     except (KeyboardInterrupt, SystemExit):
         pass
     finally:
@@ -185,8 +247,9 @@ def _down(workdir: Path) -> int:
     deadline = time.monotonic() + 10
     while state.exists() and time.monotonic() < deadline:
         time.sleep(0.1)
-    if state.exists():  # `up` is gone without cleaning up: stop vcsim directly
+    if state.exists():  # `up` is gone without cleaning up: stop vcsim and the proxy directly
         _terminate(pids["vcsim_pid"])
+        _terminate(pids["proxy_pid"])
         state.unlink()
     print(f"stopped lab on port {pids['port']}")
     return 0

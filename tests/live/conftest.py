@@ -1,6 +1,7 @@
 """Fixtures for the live-collection tests: `esxdiag collect/report/rings --vm` run as a user would
-(a subprocess with an explicit environment) against both labs at once: vcsim (tests/lab/vcsim_lab.py)
-for vCenter and the lab sshd (tests/lab/ssh_lab.py) for the ESXi host and the guests.
+(a subprocess with an explicit environment) against both labs at once: the lab's vCenter
+(tests/lab/vcsim_lab.py: vcsim behind the perf proxy, whose QueryPerf answers for the scenario VMs
+come from the emulator's model) and the lab sshd (tests/lab/ssh_lab.py) for the ESXi host and the guests.
 
 Each lab starts once per session; the lab modules are loaded by path (importlib mode). HOME and
 XDG_CONFIG_HOME point at a per-test directory so nothing reads or writes ~/.ssh or ~/.config.

@@ -54,7 +54,7 @@ def test_lab_up_commands_work_and_down_leaves_nothing(vcsim, sshd, tmp_path):
                               capture_output=True, text=True, timeout=60)
         assert down.returncode == 0, down.stdout + down.stderr
         up.wait(timeout=30)
-        for pid in (state["pid"], state["vcsim_pid"], state["sshd_pid"]):
+        for pid in (state["pid"], state["vcsim_pid"], state["proxy_pid"], state["sshd_pid"]):
             assert not _alive(pid), pid
         assert not workdir.exists() and not Path(state["sshd_runtime"]).exists()
     finally:

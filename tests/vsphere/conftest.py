@@ -47,7 +47,9 @@ def lab_module():
 
 @pytest.fixture(scope="session")
 def vcsim_lab(lab_module, tmp_path_factory):
-    lab = lab_module.start_lab(tmp_path_factory.mktemp("vcsim"))
+    """The scenario inventory on vcsim itself: these tests read vcsim's own answers (its random perf
+    values and sample counts included), not the lab's perf proxy that tests/live goes through."""
+    lab = lab_module.start_lab(tmp_path_factory.mktemp("vcsim"), perf_proxy=False)
     yield lab
     lab.stop()
 
