@@ -26,9 +26,10 @@ def add_report_options(p: argparse.ArgumentParser, config: bool = True) -> None:
 
 
 def emit(table: FormatTable, name: str, result: Any, output: str | Path | None,
-         context: RenderContext = RenderContext()) -> Path | None:
+         context: RenderContext = RenderContext(), quiet: bool = False) -> Path | None:
     """Render ``result`` as format ``name`` of ``table``; write it to ``output`` (or the format's
-    default file) and say where, or to stdout. Returns the file written, if any."""
+    default file) and say where (unless ``quiet``: the caller says it), or to stdout. Returns the
+    file written, if any."""
     fmt = table.formats[name]
     path = Path(output) if output else (Path(fmt.default_file) if fmt.default_file else None)
     text = fmt.render(result, dataclasses.replace(context, output=path))
@@ -36,6 +37,8 @@ def emit(table: FormatTable, name: str, result: Any, output: str | Path | None,
         sys.stdout.write(text)
         return None
     path.write_text(text, encoding="utf-8")
+    if quiet:
+        return path
     stream = sys.stdout if fmt.default_file else sys.stderr  # a document kept on disk: its summary is the output
     if table.summary and (fmt.default_file or table.summary_with_output):
         print(table.summary(result, context), end="", file=stream)

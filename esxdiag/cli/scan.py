@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import argparse
 import configparser
+import fnmatch
+import shlex
 import sys
-from datetime import datetime, timezone
 from pathlib import Path
 
+from esxdiag.bundle import create_unique, stamp
 from esxdiag.cli.deep import add_deep_options, run_deep
 from esxdiag.cli.output import emit, fail_on_code
 from esxdiag.collectors.credentials import DEFAULT_CONFIG, resolve_credentials
@@ -16,9 +18,15 @@ from esxdiag.config import load_thresholds
 from esxdiag.errors import EXIT_COLLECTION, EXIT_OK, EsxdiagError
 from esxdiag.fleet.analysis import build_report, worst_severity
 from esxdiag.fleet.history import changes_and_record, default_path, vm_history
-from esxdiag.fleet.snapshot import load_snapshot, snapshot_from_dict, write_snapshot
+from esxdiag.fleet.snapshot import Snapshot, load_snapshot, snapshot_from_dict, write_snapshot
+from esxdiag.reports.fleet_text import headline
 from esxdiag.reports.formats import FLEET, HISTORY, RenderContext
 from esxdiag.result import SEVERITIES
+from esxdiag.terminal import safe_text
+
+SNAPSHOT_FILE = "snapshot.json"  # in the scan's own folder
+FILTER_FLAGS = {"datacenters": "--datacenter", "clusters": "--cluster", "hosts": "--host", "folders": "--folder",
+                "names": "--vm"}
 
 
 def register(sub) -> None:
@@ -125,7 +133,7 @@ def _progress(quiet: bool):
     return show
 
 
-def _scan(args: argparse.Namespace, targets: list) -> tuple[dict, Path]:
+def _scan(args: argparse.Namespace, targets: list) -> dict:
     from esxdiag.collectors.fleet import Filters, ScanOptions, scan  # pyvmomi: only when a scan goes to the network
 
     filters = Filters(tuple(args.datacenter), tuple(args.cluster), tuple(args.host), tuple(args.folder), tuple(args.vm))
@@ -137,8 +145,69 @@ def _scan(args: argparse.Namespace, targets: list) -> tuple[dict, Path]:
         total_requests = sum(v["requests"] for v in data["vcenters"])
         print(f"\rscanned {len(data['vms'])} VMs in {len(targets)} vCenter(s), {total_requests} requests",
               file=sys.stderr)
-    path = args.save_snapshot or Path(f"esxdiag-scan-{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}.json")
-    return data, write_snapshot(data, path)
+    return data
+
+
+def _folder(args: argparse.Namespace, live: bool, deep: bool) -> Path | None:
+    """This scan's own new folder, esxdiag-scan-TIME[-N], when something has no other place: the
+    report (a format written to a file, without -o), the snapshot (without --save-snapshot) or the
+    deep-check bundles (without --deep-dir). Never one another scan wrote or writes into."""
+    if args.output:
+        return None
+    if FLEET.formats[args.format].default_file or (live and not args.save_snapshot) or (deep and not args.deep_dir):
+        return create_unique(Path("."), f"esxdiag-scan-{stamp()}")
+    return None
+
+
+def _snapshot_path(args: argparse.Namespace, folder: Path | None) -> Path:
+    """--save-snapshot, else snapshot.json in the scan's folder, else a new esxdiag-scan-TIME[-N].json beside -o."""
+    if args.save_snapshot:
+        return args.save_snapshot
+    if folder is not None:
+        return folder / SNAPSHOT_FILE
+    return create_unique(Path(args.output).parent, f"esxdiag-scan-{stamp()}", ".json", directory=False)
+
+
+def check_filters(snapshot: Snapshot, path: Path) -> None:
+    """Exit 2 naming each filter that matched nothing in the vCenters scanned: a place that names
+    nothing, a --vm glob that matches no VM, or filters that match no VM together."""
+    typos = snapshot.unmatched_everywhere()
+    if typos:
+        raise EsxdiagError(f"{', '.join(typos)}: matched nothing in the scanned vCenter(s) (snapshot {path})")
+    if not any(v.status == "scanned" for v in snapshot.vcenters):
+        return  # nothing was looked at: the scan failed (exit 3), which says nothing about the filters
+    given = [f"{FILTER_FLAGS.get(kind, kind)} {shlex.quote(value)}" for kind, values in snapshot.filters.items()
+             for value in values]
+    others = [g for g in given if not g.startswith("--vm ")]
+    globs = [f"--vm {shlex.quote(g)}" for g in snapshot.filters.get("names", [])
+             if not any(fnmatch.fnmatchcase(vm.name, g) for vm in snapshot.vms)]
+    if globs:
+        also = f" with {' '.join(others)}" if others else ""
+        raise EsxdiagError(f"{', '.join(globs)}: matched no VM{also} in the scanned vCenter(s) (snapshot {path})")
+    if given and not snapshot.vms:
+        together = " together" if len(given) > 1 else ""
+        raise EsxdiagError(f"{' '.join(given)}: matched no VM{together} in the scanned vCenter(s) (snapshot {path})")
+
+
+def _deep_dir(args: argparse.Namespace, folder: Path | None, report_dir: Path):
+    """Where the deep-check bundles go, created when the first is needed."""
+    if args.deep_dir:
+        return lambda: args.deep_dir
+    if folder is not None:
+        return lambda: folder / "deep"
+    return lambda: create_unique(report_dir, f"esxdiag-deep-{stamp()}")
+
+
+def _say(document: dict, written: Path | None, quiet: bool) -> None:
+    """--quiet: one line (the report's path, or what was not scanned) or none. Otherwise the terminal
+    summary (printed with the report) already leads with what was not scanned, unless the report
+    went to stdout: then that is said on stderr."""
+    line = headline(document)
+    if line and (quiet or written is None):
+        where = f" (report: {written.resolve()})" if written else ""
+        print(safe_text(f"esxdiag: {line}{where}"), file=sys.stderr)
+    elif quiet and written is not None:
+        print(safe_text(f"report: {written.resolve()}"))
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
@@ -147,25 +216,31 @@ def cmd_scan(args: argparse.Namespace) -> int:
     deep = bool(args.deep or args.deep_vm)
     if deep and args.snapshot:
         raise EsxdiagError("--deep/--deep-vm need a live scan (the SSH sampling happens now), not --snapshot")
-    targets = []
+    targets, folder = [], None
     if args.snapshot:
         snapshot, path = load_snapshot(args.snapshot), args.snapshot
+        check_filters(snapshot, path)
+        folder = _folder(args, live=False, deep=False)
     else:
         targets = _credentials(args)
-        data, path = _scan(args, targets)
+        data = _scan(args, targets)
+        folder = _folder(args, live=True, deep=deep)
+        path = write_snapshot(data, _snapshot_path(args, folder))  # before any analysis
         snapshot = snapshot_from_dict(data, str(path))
-        print(f"snapshot: {path.resolve()}", file=sys.stderr)
-    typos = snapshot.unmatched_everywhere()
-    if typos:
-        raise EsxdiagError(f"{', '.join(typos)}: matched nothing in the scanned vCenter(s) (snapshot {path})")
+        if not args.quiet:
+            print(safe_text(f"snapshot: {path.resolve()}"), file=sys.stderr)
+        check_filters(snapshot, path)
+    default_file = FLEET.formats[args.format].default_file
+    output = Path(args.output) if args.output else (folder / default_file if folder and default_file else None)
     document = build_report(snapshot, thresholds, str(path))
     reached = True
     if deep:
-        report_dir = Path(args.output).parent if args.output else Path(".")
-        reached = run_deep(args, document, thresholds, targets, report_dir)
+        report_dir = output.parent if output else folder
+        reached = run_deep(args, document, thresholds, targets, report_dir, _deep_dir(args, folder, report_dir))
     if not args.no_history and not args.snapshot:
         document["changes"] = changes_and_record(args.history or default_path(), document)
-    emit(FLEET, args.format, document, args.output, RenderContext(top=args.top))
+    written = emit(FLEET, args.format, document, output, RenderContext(top=args.top), quiet=args.quiet)
+    _say(document, written, args.quiet)
     code = fail_on_code(args.fail_on, worst_severity(document))
     return EXIT_COLLECTION if document["not_scanned"] or not reached else code
 
