@@ -32,7 +32,8 @@ def register(sub) -> None:
     _live_options(r)
     r.add_argument("--bundle", help="where to keep the bundle (default: a new ./esxdiag-VM-TIMESTAMP[-N]; the report "
                    "goes inside it)")
-    add_report_options(r, config=False)
+    add_report_options(r, config=False, output_help="output file (default: html report.html inside the bundle "
+                       "folder, so a failed run never replaces the last good report; json, text, rings: stdout)")
     r.set_defaults(func=cmd_report)
 
     g = sub.add_parser("rings", help="collect for one VM and answer: should the rx rings be raised?")
@@ -41,7 +42,7 @@ def register(sub) -> None:
     g.add_argument("--format", choices=RINGS.choices(), default=RINGS.default,
                    help="text: the per-vNIC ring verdicts with their numbers and commands; json: the full "
                    "report document (default: %(default)s)")
-    g.add_argument("-o", "--output", help="write the answer to this file instead of stdout")
+    g.add_argument("-o", "--output", help="write the answer to this file (default: stdout)")
     g.add_argument("--fail-on", choices=SEVERITIES, help="exit 1 when a finding of this severity or worse exists")
     g.add_argument("--set", action="append", default=[], metavar="RULE.KEY=VALUE", help="override a threshold")
     g.set_defaults(func=cmd_report, rings=True)

@@ -15,10 +15,13 @@ from esxdiag.result import SEVERITIES
 from esxdiag.terminal import safe_text
 
 
-def add_report_options(p: argparse.ArgumentParser, config: bool = True) -> None:
+def add_report_options(p: argparse.ArgumentParser, config: bool = True,
+                       output_help: str = "output file (default: html ./report.html; json, text, rings: stdout)") -> None:
     p.add_argument("--format", choices=REPORT.choices(), default=REPORT.default,
-                   help="rings: only the per-vNIC ring verdicts with their numbers and commands")
-    p.add_argument("-o", "--output", help="output file (html default: ./report.html; json/text default: stdout)")
+                   help="html: one offline file plus the terminal summary; json: the canonical document; text: the "
+                   "terminal summary; rings: only the per-vNIC ring verdicts with their numbers and commands "
+                   "(default: %(default)s)")
+    p.add_argument("-o", "--output", help=output_help)
     p.add_argument("--fail-on", choices=SEVERITIES, help="exit 1 when a finding of this severity or worse exists")
     if config:  # the live commands define --config themselves (it also holds [vcenter])
         p.add_argument("--config", help="INI file with a [thresholds] section")

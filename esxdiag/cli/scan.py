@@ -25,6 +25,11 @@ from esxdiag.result import SEVERITIES
 from esxdiag.terminal import safe_text
 
 SNAPSHOT_FILE = "snapshot.json"  # in the scan's own folder
+
+def _history_default() -> str:
+    """The default history file as --help shows it: in the user data directory (~ for the home)."""
+    path, home = str(default_path()), str(Path.home())
+    return "~" + path[len(home):] if home != "/" and path.startswith(home + "/") else path
 FILTER_FLAGS = {"datacenters": "--datacenter", "clusters": "--cluster", "hosts": "--host", "folders": "--folder",
                 "names": "--vm"}
 
@@ -36,27 +41,36 @@ def register(sub) -> None:
                    help="vCenter URL or host; repeat for several (else [fleet] vcenters= in --config, else "
                    "ESXDIAG_VCENTER / GOVC_URL / [vcenter] url=)")
     g.add_argument("--user", help="user name for every vCenter (else ESXDIAG_USERNAME, GOVC_USERNAME, config)")
-    g.add_argument("--insecure", action="store_true", default=None, help="do not verify TLS (explicit opt-out)")
-    g.add_argument("--thumbprint", help="pin the certificate's SHA-1/SHA-256 (one vCenter only)")
-    g.add_argument("--config", type=Path, help="INI file: [vcenter], [fleet] vcenters = URL URL ..., [thresholds]")
+    g.add_argument("--insecure", action="store_true", default=None,
+                   help="do not verify TLS (explicit opt-out; also $ESXDIAG_INSECURE=1 or $GOVC_INSECURE=1, or "
+                   "insecure = yes under [vcenter HOST] in the config file)")
+    g.add_argument("--thumbprint", help="pin the certificate's SHA-1/SHA-256 thumbprint, one vCenter only (default: "
+                   "thumbprint = under [vcenter HOST] in the config file, else $ESXDIAG_THUMBPRINT)")
+    g.add_argument("--config", type=Path, help="INI file: [vcenter], [vcenter HOST], [fleet] vcenters = URL URL ..., "
+                   f"[thresholds] (default: {DEFAULT_CONFIG})")
     f = s.add_argument_group("which VMs (repeatable; a VM must match every kind given)")
     for flag, what in (("--datacenter", "datacenter name"), ("--cluster", "cluster name"), ("--host", "ESXi host name"),
                        ("--folder", "VM folder path, e.g. /DC0/vm/prod"), ("--vm", "VM name glob, e.g. 'web*'")):
         f.add_argument(flag, action="append", default=[], help=what)
     s.add_argument("--window", type=float, default=300.0, metavar="SECONDS",
-                   help="the last SECONDS of realtime (20 s) samples (default 300, max 3600)")
-    s.add_argument("--snapshot", type=Path, metavar="FILE", help="analyse this saved snapshot instead of scanning")
+                   help="the last SECONDS of realtime (20 s) samples (default: %(default)g, max 3600)")
+    s.add_argument("--snapshot", type=Path, metavar="FILE",
+                   help="analyse this saved snapshot instead of scanning (no new snapshot is written)")
     s.add_argument("--save-snapshot", type=Path, metavar="FILE",
-                   help="where the scan's snapshot is written first (default ./esxdiag-scan-TIMESTAMP.json)")
-    s.add_argument("--format", choices=FLEET.choices(), default=FLEET.default)
-    s.add_argument("-o", "--output", help="report file (html default ./fleet-report.html; others default stdout)")
-    s.add_argument("--top", type=int, default=10, metavar="N", help="rows in the terminal table (default 10)")
+                   help="where the scan's snapshot is written first (default: snapshot.json in the scan's own new "
+                   "folder ./esxdiag-scan-TIMESTAMP[-N]/; with -o, a new esxdiag-scan-TIMESTAMP[-N].json beside it)")
+    s.add_argument("--format", choices=FLEET.choices(), default=FLEET.default, help="(default: %(default)s)")
+    s.add_argument("-o", "--output", help="report file (default: html fleet-report.html in the scan's own new "
+                   "folder ./esxdiag-scan-TIMESTAMP[-N]/, so a failed scan never replaces a report; others: stdout)")
+    s.add_argument("--top", type=int, default=10, metavar="N", help="rows in the terminal table (default: %(default)s)")
     s.add_argument("--fail-on", choices=SEVERITIES, help="exit 1 when a VM's class is this severe or worse")
     s.add_argument("--set", action="append", default=[], metavar="RULE.KEY=VALUE", help="override a threshold")
-    s.add_argument("--history", type=Path, metavar="PATH", help="SQLite scan history (default: user data dir)")
+    s.add_argument("--history", type=Path, metavar="PATH", help=f"SQLite scan history (default: {_history_default()}, in the user data directory)")
     s.add_argument("--no-history", action="store_true", help="do not read or append the scan history")
-    s.add_argument("--in-flight", type=int, default=4, metavar="N", help="QueryPerf requests in flight per vCenter")
-    s.add_argument("--page-size", type=int, default=1000, metavar="N", help="objects per inventory page")
+    s.add_argument("--in-flight", type=int, default=4, metavar="N",
+                   help="QueryPerf requests in flight per vCenter (default: %(default)s)")
+    s.add_argument("--page-size", type=int, default=1000, metavar="N",
+                   help="objects per inventory page (default: %(default)s)")
     s.add_argument("--workers", type=int, metavar="N",
                    help="processes that read vNICs and perf counters on the scan's session (default: one per "
                         "core, at most 4, when the inventory has more than one --page-size page; else 1); "
@@ -64,18 +78,20 @@ def register(sub) -> None:
     s.add_argument("--max-query-metrics", type=int, metavar="N",
                    help="metrics per QueryPerf (default: vCenter's config.vpxd.stats.maxQueryMetrics, else 64)")
     s.add_argument("--nic-types", choices=("all", "drops"), default="all",
-                   help="read every VM's vNIC types (default; finds e1000s everywhere) or only those of VMs with "
-                   "receive drops (drops: about 5x less to parse on big fleets)")
-    s.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS", help="per-request timeout")
-    s.add_argument("--quiet", action="store_true", help="no progress on stderr")
+                   help="all: read every VM's vNIC types (finds e1000s everywhere); drops: only those of VMs with "
+                   "receive drops (about 5x less to parse on big fleets) (default: %(default)s)")
+    s.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
+                   help="per-request timeout (default: %(default)g)")
+    s.add_argument("--quiet", action="store_true",
+                   help="one line (the report's path, or what was not scanned) or none: no progress, no summary")
     add_deep_options(s)
     s.set_defaults(func=cmd_scan)
 
     h = sub.add_parser("history", help="a VM's past fleet-scan classes and rates")
     h.add_argument("vm", help="VM name or MOID")
-    h.add_argument("--history", type=Path, metavar="PATH", help="SQLite scan history (default: user data dir)")
-    h.add_argument("--limit", type=int, default=20)
-    h.add_argument("--format", choices=HISTORY.choices(), default=HISTORY.default)
+    h.add_argument("--history", type=Path, metavar="PATH", help=f"SQLite scan history (default: {_history_default()}, in the user data directory)")
+    h.add_argument("--limit", type=int, default=20, metavar="N", help="the newest N results (default: %(default)s)")
+    h.add_argument("--format", choices=HISTORY.choices(), default=HISTORY.default, help="(default: %(default)s)")
     h.set_defaults(func=cmd_history)
 
 
