@@ -169,3 +169,33 @@ def test_a_history_in_the_old_schema_is_migrated_and_its_scans_never_compared(tm
     assert changes_and_record(db, _at(document(), "2026-11-23T02:00:00Z"))["previous_at"] == "2026-11-23T01:00:00Z"
     assert main(["history", "ring1", "--history", str(db)]) == 0
     assert capsys.readouterr().out.count("ring1 vm-1 (vc1:443)") == 3  # the old scan's row too
+
+
+def test_where_a_scan_puts_its_files(tmp_path, monkeypatch):
+    """Own folder for whatever has no other place; -o: the snapshot and deep bundles beside the report."""
+    from types import SimpleNamespace
+
+    from esxdiag.cli import scan as cli_scan
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(cli_scan, "stamp", lambda: "20261123T024555Z")
+
+    def args(**kw):
+        return SimpleNamespace(**{"output": None, "format": "html", "save_snapshot": None, "deep_dir": None, **kw})
+
+    folder = cli_scan._folder(args(), live=True, deep=True)
+    assert folder == Path("esxdiag-scan-20261123T024555Z") and folder.is_dir()
+    assert cli_scan._snapshot_path(args(), folder) == folder / "snapshot.json"
+    assert cli_scan._deep_dir(args(), folder, folder)() == folder / "deep"
+    assert cli_scan._folder(args(), live=False, deep=False) == Path("esxdiag-scan-20261123T024555Z-2")
+    assert cli_scan._folder(args(format="json"), live=False, deep=False) is None  # stdout, nothing to keep
+    assert cli_scan._folder(args(format="json", save_snapshot=Path("s.json")), live=True, deep=False) is None
+    assert cli_scan._folder(args(format="json"), live=True, deep=False).name.endswith("-3")  # the snapshot's home
+    named = args(output=str(tmp_path / "out" / "fleet.csv"), format="csv")
+    assert cli_scan._folder(named, live=True, deep=True) is None
+    first, second = cli_scan._snapshot_path(named, None), cli_scan._snapshot_path(named, None)
+    assert (first.name, second.name) == ("esxdiag-scan-20261123T024555Z.json", "esxdiag-scan-20261123T024555Z-2.json")
+    assert first.parent == tmp_path / "out"
+    deep = cli_scan._deep_dir(named, None, tmp_path / "out")
+    assert deep() == tmp_path / "out" / "esxdiag-deep-20261123T024555Z" and deep().name.endswith("-2")
+    assert cli_scan._deep_dir(args(deep_dir=Path("d")), folder, folder)() == Path("d")
