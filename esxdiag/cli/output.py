@@ -15,8 +15,8 @@ from esxdiag.result import SEVERITIES
 from esxdiag.terminal import safe_text
 
 
-def add_report_options(p: argparse.ArgumentParser, config: bool = True,
-                       output_help: str = "output file (default: html ./report.html; json, text, rings: stdout)") -> None:
+def add_report_options(p: argparse.ArgumentParser, config: bool = True, output_help: str =
+                       "output file (default: html ./report.html; json, text, rings: stdout)") -> None:
     p.add_argument("--format", choices=REPORT.choices(), default=REPORT.default,
                    help="html: one offline file plus the terminal summary; json: the canonical document; text: the "
                    "terminal summary; rings: only the per-vNIC ring verdicts with their numbers and commands "

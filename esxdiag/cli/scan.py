@@ -25,13 +25,16 @@ from esxdiag.result import SEVERITIES
 from esxdiag.terminal import safe_text
 
 SNAPSHOT_FILE = "snapshot.json"  # in the scan's own folder
+HISTORY_HELP = "SQLite scan history (default: %s, in the user data directory)"
+FILTER_FLAGS = {"datacenters": "--datacenter", "clusters": "--cluster", "hosts": "--host", "folders": "--folder",
+                "names": "--vm"}
+
 
 def _history_default() -> str:
     """The default history file as --help shows it: in the user data directory (~ for the home)."""
     path, home = str(default_path()), str(Path.home())
-    return "~" + path[len(home):] if home != "/" and path.startswith(home + "/") else path
-FILTER_FLAGS = {"datacenters": "--datacenter", "clusters": "--cluster", "hosts": "--host", "folders": "--folder",
-                "names": "--vm"}
+    shown = "~" + path[len(home):] if home != "/" and path.startswith(home + "/") else path
+    return shown.replace("%", "%%")  # argparse %-formats help text
 
 
 def register(sub) -> None:
@@ -65,7 +68,7 @@ def register(sub) -> None:
     s.add_argument("--top", type=int, default=10, metavar="N", help="rows in the terminal table (default: %(default)s)")
     s.add_argument("--fail-on", choices=SEVERITIES, help="exit 1 when a VM's class is this severe or worse")
     s.add_argument("--set", action="append", default=[], metavar="RULE.KEY=VALUE", help="override a threshold")
-    s.add_argument("--history", type=Path, metavar="PATH", help=f"SQLite scan history (default: {_history_default()}, in the user data directory)")
+    s.add_argument("--history", type=Path, metavar="PATH", help=HISTORY_HELP % _history_default())
     s.add_argument("--no-history", action="store_true", help="do not read or append the scan history")
     s.add_argument("--in-flight", type=int, default=4, metavar="N",
                    help="QueryPerf requests in flight per vCenter (default: %(default)s)")
@@ -89,7 +92,7 @@ def register(sub) -> None:
 
     h = sub.add_parser("history", help="a VM's past fleet-scan classes and rates")
     h.add_argument("vm", help="VM name or MOID")
-    h.add_argument("--history", type=Path, metavar="PATH", help=f"SQLite scan history (default: {_history_default()}, in the user data directory)")
+    h.add_argument("--history", type=Path, metavar="PATH", help=HISTORY_HELP % _history_default())
     h.add_argument("--limit", type=int, default=20, metavar="N", help="the newest N results (default: %(default)s)")
     h.add_argument("--format", choices=HISTORY.choices(), default=HISTORY.default, help="(default: %(default)s)")
     h.set_defaults(func=cmd_history)

@@ -22,7 +22,8 @@ from esxdiag.fleet.snapshot import write_snapshot
 from esxdiag.reports.fleet_html import render_fleet_html
 from esxdiag.reports.fleet_text import render_fleet_text
 
-_SPEC = importlib.util.spec_from_file_location("esxdiag_fleet_offline_helpers", Path(__file__).with_name("test_offline.py"))
+_SPEC = importlib.util.spec_from_file_location("esxdiag_fleet_offline_helpers",
+                                               Path(__file__).with_name("test_offline.py"))
 _OFFLINE = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(_OFFLINE)
 FLEET, document, snapshot, vm = _OFFLINE.FLEET, _OFFLINE.document, _OFFLINE.snapshot, _OFFLINE.vm  # hand-made fleet
