@@ -254,7 +254,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
     document = build_report(snapshot, thresholds, str(path))
     reached = True
     if deep:
-        report_dir = output.parent if output else folder
+        report_dir = output.parent if output else (folder or Path("."))  # deep links are relative to it
         reached = run_deep(args, document, thresholds, targets, report_dir, _deep_dir(args, folder, report_dir))
     if not args.no_history and not args.snapshot:
         document["changes"] = changes_and_record(args.history or default_path(), document)
