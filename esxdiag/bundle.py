@@ -31,6 +31,7 @@ ERROR_KINDS = (
     "nonzero-exit", "disabled", "powered-off", "interrupted", "skipped", "truncated", "connection-lost", "error",
 )
 _SLUG = re.compile(r"[^A-Za-z0-9._-]+")
+UNIQUE_ATTEMPTS = 100  # NAME, NAME-2 .. NAME-100: then the caller is told to clean up or name the output
 
 
 def utcnow() -> str:
@@ -72,6 +73,38 @@ def read_manifest(mpath: Path) -> Any:
 
 def slug(text: str) -> str:
     return _SLUG.sub("_", text).strip("._") or "_"
+
+
+def stamp() -> str:
+    """Now in UTC, for output names: 20261123T024555Z."""
+    return f"{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}"
+
+
+def create_unique(parent: str | Path, stem: str, suffix: str = "", directory: bool = True) -> Path:
+    """Create parent/STEM+suffix, else STEM-2+suffix, STEM-3 ... exclusively (mkdir, or O_CREAT|O_EXCL
+    for a file) and return it: runs started in the same second never share a folder or a file."""
+    parent = Path(parent)
+    parent.mkdir(parents=True, exist_ok=True)
+    for n in range(1, UNIQUE_ATTEMPTS + 1):
+        path = parent / f"{stem}{'' if n == 1 else f'-{n}'}{suffix}"
+        try:
+            if directory:
+                path.mkdir()
+            else:
+                os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+        except FileExistsError:
+            continue
+        return path
+    raise BundleError(f"{parent / stem}{suffix}: taken, and so are -2 .. -{UNIQUE_ATTEMPTS}: remove old runs "
+                      "or name the output")
+
+
+def remove_if_empty(path: Path) -> None:
+    """Undo create_unique when the run stopped before writing anything into it."""
+    try:
+        path.rmdir()
+    except OSError:  # not empty (a partial bundle is kept), or already gone
+        pass
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from urllib.parse import quote
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
+from esxdiag.reports.fleet_text import calm_line, headline
 from esxdiag.vocabulary import FLEET_CLASSES
 
 CLASS_COLOURS = {"cpu-and-drops": "#7b2fa3", "ring-suspect": "#b00020", "cpu-limit": "#c05800",
@@ -74,4 +75,4 @@ def render_fleet_html(document: dict) -> str:
     concern = [r for r in document["vms"] if r["class"] not in ("healthy", "no-data")]
     return env.get_template("fleet.html.j2").render(
         doc=document, classes=FLEET_CLASSES, by_class=by_class, top=concern[:25], concern=len(concern),
-        colours=CLASS_COLOURS, plot=scatter(document))
+        colours=CLASS_COLOURS, plot=scatter(document), headline=headline(document), calm=calm_line(document))

@@ -19,17 +19,41 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "~"
 
 
+def headline(document: dict) -> str | None:
+    """What must be read first when the scan did not see the fleet: the vCenters not scanned (with
+    why), or that no VM was scanned at all. None when every vCenter was scanned and held VMs."""
+    missing, total = document["not_scanned"], len(document["vcenters"])
+    if missing:
+        why = "; ".join(safe_text(m["error"] or f"{m['vcenter']}: {m['error_kind'] or 'not scanned'}") for m in missing)
+        return f"{len(missing)} of {total} vCenters not scanned: {why}"
+    if not document["vms"]:
+        return f"0 VMs scanned in {total} vCenter{'' if total == 1 else 's'}: nothing was assessed"
+    return None
+
+
+def calm_line(document: dict) -> str:
+    """Said when no VM scanned needs attention: "No VM needs attention" only when the whole fleet
+    asked for was scanned and held VMs."""
+    vms, missing = len(document["vms"]), len(document["not_scanned"])
+    if not vms:
+        return "0 VMs scanned: no VM was assessed, so none can be called healthy."
+    if missing:
+        return (f"None of the {vms} VMs scanned needs attention in this window; the VMs of the {missing} "
+                f"vCenter{'' if missing == 1 else 's'} not scanned were not assessed.")
+    return "No VM needs attention in this window."
+
+
 def render_fleet_text(document: dict, top: int = 10) -> str:
     vms = document["vms"]
     scanned = [v for v in document["vcenters"] if v["status"] == "scanned"]
-    lines = [f"esxdiag scan: {len(vms)} VMs from {len(scanned)} of {len(document['vcenters'])} vCenter(s), "
-             f"window {document['snapshot']['window_s']:g} s, collected {document['snapshot']['collected_at']}"]
+    first = headline(document)
+    lines = [first] if first else []
+    lines.append(f"esxdiag scan: {len(vms)} VMs from {len(scanned)} of {len(document['vcenters'])} vCenter(s), "
+                 f"window {document['snapshot']['window_s']:g} s, collected {document['snapshot']['collected_at']}")
     lines.append("  " + " | ".join(f"{c} {document['counts'].get(c, 0)}" for c in FLEET_CLASSES))
-    for miss in document["not_scanned"]:
-        lines.append(f"  NOT SCANNED: {safe_text(miss['error'])} ({safe_text(miss['error_kind'])})")
     concern = [r for r in vms if r["class"] not in ("healthy", "no-data")]
     lines.append(f"Top {min(top, len(concern))} of {len(concern)} VMs needing attention:" if concern
-                 else "No VM needs attention in this window.")
+                 else calm_line(document))
     if concern and top > 0:
         lines.append(" ".join(f"{name:<{w}}" for name, w in COLUMNS).rstrip())
         for r in concern[:top]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import datetime, timezone
 from pathlib import Path
+from typing import Callable
 
 from esxdiag.collectors.live import parse_ssh
 from esxdiag.errors import EsxdiagError
@@ -18,27 +18,33 @@ from esxdiag.result import AnalysisResult
 
 def add_deep_options(p: argparse.ArgumentParser) -> None:
     d = p.add_argument_group("deep check: the per-VM ring diagnosis over SSH for the worst suspects, host by host")
-    d.add_argument("--deep", type=int, default=0, metavar="N", help="deep-check the top N ring suspects (default 0)")
+    d.add_argument("--deep", type=int, default=0, metavar="N",
+                   help="deep-check the top N ring suspects (default: %(default)s)")
     d.add_argument("--deep-vm", action="append", default=[], metavar="NAME", help="deep-check this VM too (repeat)")
     d.add_argument("--deep-window", type=float, default=60.0, metavar="SECONDS",
-                   help="window between the two counter samples (default 60)")
-    d.add_argument("--esxtop-delay", type=int, default=5, metavar="SECONDS", help="esxtop interval (default 5)")
+                   help="window between the two counter samples (default: %(default)g)")
+    d.add_argument("--esxtop-delay", type=int, default=5, metavar="SECONDS",
+                   help="esxtop interval (default: %(default)s)")
     d.add_argument("--deep-host-ssh", action="append", default=[], metavar="[HOST=]USER@ADDR[:PORT]",
                    help="SSH login for ESXi host HOST (without HOST=: every host); default root@<host name>; "
-                   "password from ESXDIAG_HOST_PASSWORD")
+                   "password from $ESXDIAG_HOST_PASSWORD")
     d.add_argument("--deep-guests", action="store_true", help="also sample each suspect's guest over SSH")
     d.add_argument("--guest-ssh", metavar="USER@[HOST][:PORT]",
-                   help="guest login (default root / Administrator @ the IP from VMware Tools); password from "
-                   "ESXDIAG_GUEST_PASSWORD")
-    d.add_argument("--ssh-key", type=Path, help="private key for host and guest SSH")
-    d.add_argument("--known-hosts", type=Path, help="known_hosts file to trust (default ~/.ssh/known_hosts)")
+                   help="guest login (default: $ESXDIAG_GUEST_USER, else root / Administrator on Windows, @ the IP "
+                   "from VMware Tools); password from $ESXDIAG_GUEST_PASSWORD")
+    d.add_argument("--ssh-key", type=Path, help="private key for host and guest SSH (default: the keys in ssh-agent "
+                   "($SSH_AUTH_SOCK), then ~/.ssh/id_*)")
+    d.add_argument("--known-hosts", type=Path, help="known_hosts file to trust (default: ~/.ssh/known_hosts); "
+                   "esxdiag's own file ($ESXDIAG_KNOWN_HOSTS, default ~/.config/esxdiag/known_hosts) is read too")
     d.add_argument("--accept-new-host-keys", action="store_true",
                    help="trust unknown SSH host keys and store them in esxdiag's own known_hosts")
-    d.add_argument("--deep-parallel", type=int, default=4, metavar="N", help="hosts sampled at once (default 4)")
+    d.add_argument("--deep-parallel", type=int, default=4, metavar="N",
+                   help="hosts sampled at once (default: %(default)s)")
     d.add_argument("--command-timeout", type=float, default=60.0, metavar="SECONDS",
-                   help="give up on one host/guest command after this long (default 60)")
+                   help="give up on one host/guest command after this long (default: %(default)g)")
     d.add_argument("--deep-dir", type=Path, metavar="DIR",
-                   help="where the per-host bundles go (default ./esxdiag-deep-TIMESTAMP)")
+                   help="where the per-host bundles go (default: deep/ in the scan's own folder; with -o, a new "
+                   "esxdiag-deep-TIMESTAMP[-N] beside the report)")
 
 
 def _host_ssh(values: list[str]) -> tuple[dict[str, str], str | None]:
@@ -66,8 +72,10 @@ def choose(document: dict, n: int, names: list[str]) -> list[dict]:
     return chosen
 
 
-def run_deep(args: argparse.Namespace, document: dict, thresholds: dict, creds: list, report_dir: Path) -> bool:
-    """Deep-check the chosen VMs and fold the results in; True when every host was reached."""
+def run_deep(args: argparse.Namespace, document: dict, thresholds: dict, creds: list, report_dir: Path,
+             bundles_dir: Callable[[], Path]) -> bool:
+    """Deep-check the chosen VMs and fold the results in; True when every host was reached.
+    ``bundles_dir()`` names (and may create) the folder for the per-host bundles."""
     from esxdiag.collectors.fleet.deep import DeepOptions, collect_groups, group_by_host  # pyvmomi, paramiko
 
     if not 1 <= args.deep_window <= 3600 or not 1 <= args.esxtop_delay <= 60 or not 1 <= args.deep_parallel <= 64:
@@ -75,10 +83,11 @@ def run_deep(args: argparse.Namespace, document: dict, thresholds: dict, creds: 
     chosen = choose(document, args.deep, args.deep_vm)
     if not chosen:
         document["deep"] = {"hosts": [], "vms": []}
-        print("deep check: no ring suspect to check", file=sys.stderr)
+        if not args.quiet:
+            print("deep check: no ring suspect to check", file=sys.stderr)
         return True
     per_host, default = _host_ssh(args.deep_host_ssh)
-    out = args.deep_dir or Path(f"esxdiag-deep-{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}")
+    out = bundles_dir()
     out.mkdir(parents=True, exist_ok=True)
     opts = DeepOptions(output=out, window_s=args.deep_window, esxtop_delay_s=args.esxtop_delay,
                        command_timeout_s=args.command_timeout, host_ssh=per_host, default_host_ssh=default,
@@ -86,11 +95,12 @@ def run_deep(args: argparse.Namespace, document: dict, thresholds: dict, creds: 
                        known_hosts=args.known_hosts, accept_new_host_keys=args.accept_new_host_keys,
                        parallel_hosts=args.deep_parallel)
     groups = group_by_host(chosen)
-    print(f"deep check: {len(chosen)} VM(s) on {len(groups)} host(s), {args.deep_window:g} s window", file=sys.stderr)
-    progress = None if args.quiet else (lambda text: print(f"deep check: {text}", file=sys.stderr, flush=True))
+    say = (lambda text: None) if args.quiet else (lambda text: print(text, file=sys.stderr, flush=True))
+    say(f"deep check: {len(chosen)} VM(s) on {len(groups)} host(s), {args.deep_window:g} s window")
+    progress = None if args.quiet else (lambda text: say(f"deep check: {text}"))
     groups = collect_groups(groups, {f"{c.host}:{c.port}": c for c in creds}, opts, progress)
     fold(document, groups, thresholds, report_dir, write_html_report)
-    print(f"deep bundles: {out.resolve()}", file=sys.stderr)
+    say(f"deep bundles: {out.resolve()}")
     return all(g.error is None for g in groups)
 
 

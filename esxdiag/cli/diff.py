@@ -26,7 +26,7 @@ def register(sub) -> None:
     d.add_argument("before", help="bundle, folder, sosreport, vm-support bundle or report JSON")
     d.add_argument("after")
     d.add_argument("--vm", help="the VM to compare (default: every VM in both)")
-    d.add_argument("--format", choices=DIFF.choices(), default=DIFF.default)
+    d.add_argument("--format", choices=DIFF.choices(), default=DIFF.default, help="(default: %(default)s)")
     d.add_argument("-o", "--output", help="output file (default: stdout)")
     d.add_argument("--config", help="INI file with a [thresholds] section (applied to both sides)")
     d.add_argument("--set", action="append", default=[], metavar="RULE.KEY=VALUE", help="override a threshold")

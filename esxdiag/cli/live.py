@@ -4,11 +4,11 @@ guest. Network libraries are imported only when one of these commands runs."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
-from datetime import datetime, timezone
 from pathlib import Path
 
-from esxdiag.bundle import slug
+from esxdiag.bundle import create_unique, remove_if_empty, slug, stamp
 from esxdiag.cli.output import add_report_options, emit, fail_on_code
 from esxdiag.collectors.credentials import DEFAULT_CONFIG
 from esxdiag.collectors.live import LiveOptions, collect, parse_ssh
@@ -24,22 +24,25 @@ from esxdiag.terminal import safe_text
 def register(sub) -> None:
     c = sub.add_parser("collect", help="collect a bundle for one VM (vCenter + ESXi host + guest)")
     _live_options(c)
-    c.add_argument("-o", "--output", required=True, help="bundle directory to write")
+    c.add_argument("-o", "--output", help="bundle directory to write (default: a new ./esxdiag-VM-TIMESTAMP, "
+                   "-2, -3 ... when runs start in the same second)")
     c.set_defaults(func=cmd_collect)
 
     r = sub.add_parser("report", help="collect for one VM, then analyze: report.html + terminal summary")
     _live_options(r)
-    r.add_argument("--bundle", help="where to keep the bundle (default: ./esxdiag-VM-TIMESTAMP)")
-    add_report_options(r, config=False)
+    r.add_argument("--bundle", help="where to keep the bundle (default: a new ./esxdiag-VM-TIMESTAMP[-N]; the report "
+                   "goes inside it)")
+    add_report_options(r, config=False, output_help="output file (default: html report.html inside the bundle "
+                       "folder, so a failed run never replaces the last good report; json, text, rings: stdout)")
     r.set_defaults(func=cmd_report)
 
     g = sub.add_parser("rings", help="collect for one VM and answer: should the rx rings be raised?")
     _live_options(g)
-    g.add_argument("--bundle", help="where to keep the bundle (default: ./esxdiag-VM-TIMESTAMP)")
+    g.add_argument("--bundle", help="where to keep the bundle (default: a new ./esxdiag-VM-TIMESTAMP[-N])")
     g.add_argument("--format", choices=RINGS.choices(), default=RINGS.default,
                    help="text: the per-vNIC ring verdicts with their numbers and commands; json: the full "
                    "report document (default: %(default)s)")
-    g.add_argument("-o", "--output", help="write the answer to this file instead of stdout")
+    g.add_argument("-o", "--output", help="write the answer to this file (default: stdout)")
     g.add_argument("--fail-on", choices=SEVERITIES, help="exit 1 when a finding of this severity or worse exists")
     g.add_argument("--set", action="append", default=[], metavar="RULE.KEY=VALUE", help="override a threshold")
     g.set_defaults(func=cmd_report, rings=True)
@@ -124,12 +127,23 @@ def _options(args: argparse.Namespace, output: Path):
     )
 
 
-def _default_bundle(vm: str) -> Path:
-    return Path(f"esxdiag-{slug(vm)}-{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}")
+def default_bundle(vm: str, parent: Path = Path(".")) -> Path:
+    """A new folder esxdiag-VM-TIME (or -2, -3 ...), created here: never one another run writes into."""
+    return create_unique(parent, f"esxdiag-{slug(vm)}-{stamp()}")
 
 
-def _collect(args: argparse.Namespace, output: Path):
-    return collect(_options(args, output))
+def _collect(args: argparse.Namespace, output: str | None):
+    """Collect into ``output``, else into a new default folder, created once the options are known
+    good and removed again when the run stops before writing anything into it."""
+    opts = _options(args, Path(output or "."))
+    if output:
+        return collect(opts)
+    bundle = default_bundle(args.vm[0])
+    try:
+        return collect(dataclasses.replace(opts, output=bundle))
+    except BaseException:
+        remove_if_empty(bundle)
+        raise
 
 
 def _exit(outcome, code: int) -> int:
@@ -141,7 +155,7 @@ def _exit(outcome, code: int) -> int:
 
 
 def cmd_collect(args: argparse.Namespace) -> int:
-    outcome = _collect(args, Path(args.output))
+    outcome = _collect(args, args.output)
     print(safe_text(f"bundle: {outcome.bundle.resolve()}"))
     return _exit(outcome, EXIT_OK)
 
@@ -151,8 +165,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     state stops the run there is no report (it would read like one of a VM with nothing wrong):
     one line, the partial bundle's path, exit 3."""
     thresholds = load_thresholds(args.config, args.set)  # bad --set fails before any collection
-    bundle = Path(args.bundle) if args.bundle else _default_bundle(args.vm[0])
-    outcome = _collect(args, bundle)
+    outcome = _collect(args, args.bundle)
     if outcome.fatal or outcome.interrupted:
         print("esxdiag: no report written (the error above stopped the run)", file=sys.stderr)
         print(safe_text(f"bundle: {outcome.bundle.resolve()}"))

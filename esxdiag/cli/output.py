@@ -15,10 +15,13 @@ from esxdiag.result import SEVERITIES
 from esxdiag.terminal import safe_text
 
 
-def add_report_options(p: argparse.ArgumentParser, config: bool = True) -> None:
+def add_report_options(p: argparse.ArgumentParser, config: bool = True, output_help: str =
+                       "output file (default: html ./report.html; json, text, rings: stdout)") -> None:
     p.add_argument("--format", choices=REPORT.choices(), default=REPORT.default,
-                   help="rings: only the per-vNIC ring verdicts with their numbers and commands")
-    p.add_argument("-o", "--output", help="output file (html default: ./report.html; json/text default: stdout)")
+                   help="html: one offline file plus the terminal summary; json: the canonical document; text: the "
+                   "terminal summary; rings: only the per-vNIC ring verdicts with their numbers and commands "
+                   "(default: %(default)s)")
+    p.add_argument("-o", "--output", help=output_help)
     p.add_argument("--fail-on", choices=SEVERITIES, help="exit 1 when a finding of this severity or worse exists")
     if config:  # the live commands define --config themselves (it also holds [vcenter])
         p.add_argument("--config", help="INI file with a [thresholds] section")
@@ -26,9 +29,10 @@ def add_report_options(p: argparse.ArgumentParser, config: bool = True) -> None:
 
 
 def emit(table: FormatTable, name: str, result: Any, output: str | Path | None,
-         context: RenderContext = RenderContext()) -> Path | None:
+         context: RenderContext = RenderContext(), quiet: bool = False) -> Path | None:
     """Render ``result`` as format ``name`` of ``table``; write it to ``output`` (or the format's
-    default file) and say where, or to stdout. Returns the file written, if any."""
+    default file) and say where (unless ``quiet``: the caller says it), or to stdout. Returns the
+    file written, if any."""
     fmt = table.formats[name]
     path = Path(output) if output else (Path(fmt.default_file) if fmt.default_file else None)
     text = fmt.render(result, dataclasses.replace(context, output=path))
@@ -36,6 +40,8 @@ def emit(table: FormatTable, name: str, result: Any, output: str | Path | None,
         sys.stdout.write(text)
         return None
     path.write_text(text, encoding="utf-8")
+    if quiet:
+        return path
     stream = sys.stdout if fmt.default_file else sys.stderr  # a document kept on disk: its summary is the output
     if table.summary and (fmt.default_file or table.summary_with_output):
         print(table.summary(result, context), end="", file=stream)

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import argparse
 import configparser
+import fnmatch
+import shlex
 import sys
-from datetime import datetime, timezone
 from pathlib import Path
 
+from esxdiag.bundle import create_unique, stamp
 from esxdiag.cli.deep import add_deep_options, run_deep
 from esxdiag.cli.output import emit, fail_on_code
 from esxdiag.collectors.credentials import DEFAULT_CONFIG, resolve_credentials
@@ -16,9 +18,23 @@ from esxdiag.config import load_thresholds
 from esxdiag.errors import EXIT_COLLECTION, EXIT_OK, EsxdiagError
 from esxdiag.fleet.analysis import build_report, worst_severity
 from esxdiag.fleet.history import changes_and_record, default_path, vm_history
-from esxdiag.fleet.snapshot import load_snapshot, snapshot_from_dict, write_snapshot
+from esxdiag.fleet.snapshot import Snapshot, load_snapshot, snapshot_from_dict, write_snapshot
+from esxdiag.reports.fleet_text import headline
 from esxdiag.reports.formats import FLEET, HISTORY, RenderContext
 from esxdiag.result import SEVERITIES
+from esxdiag.terminal import safe_text
+
+SNAPSHOT_FILE = "snapshot.json"  # in the scan's own folder
+HISTORY_HELP = "SQLite scan history (default: %s, in the user data directory)"
+FILTER_FLAGS = {"datacenters": "--datacenter", "clusters": "--cluster", "hosts": "--host", "folders": "--folder",
+                "names": "--vm"}
+
+
+def _history_default() -> str:
+    """The default history file as --help shows it: in the user data directory (~ for the home)."""
+    path, home = str(default_path()), str(Path.home())
+    shown = "~" + path[len(home):] if home != "/" and path.startswith(home + "/") else path
+    return shown.replace("%", "%%")  # argparse %-formats help text
 
 
 def register(sub) -> None:
@@ -28,27 +44,36 @@ def register(sub) -> None:
                    help="vCenter URL or host; repeat for several (else [fleet] vcenters= in --config, else "
                    "ESXDIAG_VCENTER / GOVC_URL / [vcenter] url=)")
     g.add_argument("--user", help="user name for every vCenter (else ESXDIAG_USERNAME, GOVC_USERNAME, config)")
-    g.add_argument("--insecure", action="store_true", default=None, help="do not verify TLS (explicit opt-out)")
-    g.add_argument("--thumbprint", help="pin the certificate's SHA-1/SHA-256 (one vCenter only)")
-    g.add_argument("--config", type=Path, help="INI file: [vcenter], [fleet] vcenters = URL URL ..., [thresholds]")
+    g.add_argument("--insecure", action="store_true", default=None,
+                   help="do not verify TLS (explicit opt-out; also $ESXDIAG_INSECURE=1 or $GOVC_INSECURE=1, or "
+                   "insecure = yes under [vcenter HOST] in the config file)")
+    g.add_argument("--thumbprint", help="pin the certificate's SHA-1/SHA-256 thumbprint, one vCenter only (default: "
+                   "thumbprint = under [vcenter HOST] in the config file, else $ESXDIAG_THUMBPRINT)")
+    g.add_argument("--config", type=Path, help="INI file: [vcenter], [vcenter HOST], [fleet] vcenters = URL URL ..., "
+                   f"[thresholds] (default: {DEFAULT_CONFIG})")
     f = s.add_argument_group("which VMs (repeatable; a VM must match every kind given)")
     for flag, what in (("--datacenter", "datacenter name"), ("--cluster", "cluster name"), ("--host", "ESXi host name"),
                        ("--folder", "VM folder path, e.g. /DC0/vm/prod"), ("--vm", "VM name glob, e.g. 'web*'")):
         f.add_argument(flag, action="append", default=[], help=what)
     s.add_argument("--window", type=float, default=300.0, metavar="SECONDS",
-                   help="the last SECONDS of realtime (20 s) samples (default 300, max 3600)")
-    s.add_argument("--snapshot", type=Path, metavar="FILE", help="analyse this saved snapshot instead of scanning")
+                   help="the last SECONDS of realtime (20 s) samples (default: %(default)g, max 3600)")
+    s.add_argument("--snapshot", type=Path, metavar="FILE",
+                   help="analyse this saved snapshot instead of scanning (no new snapshot is written)")
     s.add_argument("--save-snapshot", type=Path, metavar="FILE",
-                   help="where the scan's snapshot is written first (default ./esxdiag-scan-TIMESTAMP.json)")
-    s.add_argument("--format", choices=FLEET.choices(), default=FLEET.default)
-    s.add_argument("-o", "--output", help="report file (html default ./fleet-report.html; others default stdout)")
-    s.add_argument("--top", type=int, default=10, metavar="N", help="rows in the terminal table (default 10)")
+                   help="where the scan's snapshot is written first (default: snapshot.json in the scan's own new "
+                   "folder ./esxdiag-scan-TIMESTAMP[-N]/; with -o, a new esxdiag-scan-TIMESTAMP[-N].json beside it)")
+    s.add_argument("--format", choices=FLEET.choices(), default=FLEET.default, help="(default: %(default)s)")
+    s.add_argument("-o", "--output", help="report file (default: html fleet-report.html in the scan's own new "
+                   "folder ./esxdiag-scan-TIMESTAMP[-N]/, so a failed scan never replaces a report; others: stdout)")
+    s.add_argument("--top", type=int, default=10, metavar="N", help="rows in the terminal table (default: %(default)s)")
     s.add_argument("--fail-on", choices=SEVERITIES, help="exit 1 when a VM's class is this severe or worse")
     s.add_argument("--set", action="append", default=[], metavar="RULE.KEY=VALUE", help="override a threshold")
-    s.add_argument("--history", type=Path, metavar="PATH", help="SQLite scan history (default: user data dir)")
+    s.add_argument("--history", type=Path, metavar="PATH", help=HISTORY_HELP % _history_default())
     s.add_argument("--no-history", action="store_true", help="do not read or append the scan history")
-    s.add_argument("--in-flight", type=int, default=4, metavar="N", help="QueryPerf requests in flight per vCenter")
-    s.add_argument("--page-size", type=int, default=1000, metavar="N", help="objects per inventory page")
+    s.add_argument("--in-flight", type=int, default=4, metavar="N",
+                   help="QueryPerf requests in flight per vCenter (default: %(default)s)")
+    s.add_argument("--page-size", type=int, default=1000, metavar="N",
+                   help="objects per inventory page (default: %(default)s)")
     s.add_argument("--workers", type=int, metavar="N",
                    help="processes that read vNICs and perf counters on the scan's session (default: one per "
                         "core, at most 4, when the inventory has more than one --page-size page; else 1); "
@@ -56,18 +81,20 @@ def register(sub) -> None:
     s.add_argument("--max-query-metrics", type=int, metavar="N",
                    help="metrics per QueryPerf (default: vCenter's config.vpxd.stats.maxQueryMetrics, else 64)")
     s.add_argument("--nic-types", choices=("all", "drops"), default="all",
-                   help="read every VM's vNIC types (default; finds e1000s everywhere) or only those of VMs with "
-                   "receive drops (drops: about 5x less to parse on big fleets)")
-    s.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS", help="per-request timeout")
-    s.add_argument("--quiet", action="store_true", help="no progress on stderr")
+                   help="all: read every VM's vNIC types (finds e1000s everywhere); drops: only those of VMs with "
+                   "receive drops (about 5x less to parse on big fleets) (default: %(default)s)")
+    s.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
+                   help="per-request timeout (default: %(default)g)")
+    s.add_argument("--quiet", action="store_true",
+                   help="one line (the report's path, or what was not scanned) or none: no progress, no summary")
     add_deep_options(s)
     s.set_defaults(func=cmd_scan)
 
     h = sub.add_parser("history", help="a VM's past fleet-scan classes and rates")
     h.add_argument("vm", help="VM name or MOID")
-    h.add_argument("--history", type=Path, metavar="PATH", help="SQLite scan history (default: user data dir)")
-    h.add_argument("--limit", type=int, default=20)
-    h.add_argument("--format", choices=HISTORY.choices(), default=HISTORY.default)
+    h.add_argument("--history", type=Path, metavar="PATH", help=HISTORY_HELP % _history_default())
+    h.add_argument("--limit", type=int, default=20, metavar="N", help="the newest N results (default: %(default)s)")
+    h.add_argument("--format", choices=HISTORY.choices(), default=HISTORY.default, help="(default: %(default)s)")
     h.set_defaults(func=cmd_history)
 
 
@@ -125,7 +152,7 @@ def _progress(quiet: bool):
     return show
 
 
-def _scan(args: argparse.Namespace, targets: list) -> tuple[dict, Path]:
+def _scan(args: argparse.Namespace, targets: list) -> dict:
     from esxdiag.collectors.fleet import Filters, ScanOptions, scan  # pyvmomi: only when a scan goes to the network
 
     filters = Filters(tuple(args.datacenter), tuple(args.cluster), tuple(args.host), tuple(args.folder), tuple(args.vm))
@@ -137,8 +164,69 @@ def _scan(args: argparse.Namespace, targets: list) -> tuple[dict, Path]:
         total_requests = sum(v["requests"] for v in data["vcenters"])
         print(f"\rscanned {len(data['vms'])} VMs in {len(targets)} vCenter(s), {total_requests} requests",
               file=sys.stderr)
-    path = args.save_snapshot or Path(f"esxdiag-scan-{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}.json")
-    return data, write_snapshot(data, path)
+    return data
+
+
+def _folder(args: argparse.Namespace, live: bool, deep: bool) -> Path | None:
+    """This scan's own new folder, esxdiag-scan-TIME[-N], when something has no other place: the
+    report (a format written to a file, without -o), the snapshot (without --save-snapshot) or the
+    deep-check bundles (without --deep-dir). Never one another scan wrote or writes into."""
+    if args.output:
+        return None
+    if FLEET.formats[args.format].default_file or (live and not args.save_snapshot) or (deep and not args.deep_dir):
+        return create_unique(Path("."), f"esxdiag-scan-{stamp()}")
+    return None
+
+
+def _snapshot_path(args: argparse.Namespace, folder: Path | None) -> Path:
+    """--save-snapshot, else snapshot.json in the scan's folder, else a new esxdiag-scan-TIME[-N].json beside -o."""
+    if args.save_snapshot:
+        return args.save_snapshot
+    if folder is not None:
+        return folder / SNAPSHOT_FILE
+    return create_unique(Path(args.output).parent, f"esxdiag-scan-{stamp()}", ".json", directory=False)
+
+
+def check_filters(snapshot: Snapshot, path: Path) -> None:
+    """Exit 2 naming each filter that matched nothing in the vCenters scanned: a place that names
+    nothing, a --vm glob that matches no VM, or filters that match no VM together."""
+    typos = snapshot.unmatched_everywhere()
+    if typos:
+        raise EsxdiagError(f"{', '.join(typos)}: matched nothing in the scanned vCenter(s) (snapshot {path})")
+    if not any(v.status == "scanned" for v in snapshot.vcenters):
+        return  # nothing was looked at: the scan failed (exit 3), which says nothing about the filters
+    given = [f"{FILTER_FLAGS.get(kind, kind)} {shlex.quote(value)}" for kind, values in snapshot.filters.items()
+             for value in values]
+    others = [g for g in given if not g.startswith("--vm ")]
+    globs = [f"--vm {shlex.quote(g)}" for g in snapshot.filters.get("names", [])
+             if not any(fnmatch.fnmatchcase(vm.name, g) for vm in snapshot.vms)]
+    if globs:
+        also = f" with {' '.join(others)}" if others else ""
+        raise EsxdiagError(f"{', '.join(globs)}: matched no VM{also} in the scanned vCenter(s) (snapshot {path})")
+    if given and not snapshot.vms:
+        together = " together" if len(given) > 1 else ""
+        raise EsxdiagError(f"{' '.join(given)}: matched no VM{together} in the scanned vCenter(s) (snapshot {path})")
+
+
+def _deep_dir(args: argparse.Namespace, folder: Path | None, report_dir: Path):
+    """Where the deep-check bundles go, created when the first is needed."""
+    if args.deep_dir:
+        return lambda: args.deep_dir
+    if folder is not None:
+        return lambda: folder / "deep"
+    return lambda: create_unique(report_dir, f"esxdiag-deep-{stamp()}")
+
+
+def _say(document: dict, written: Path | None, quiet: bool) -> None:
+    """--quiet: one line (the report's path, or what was not scanned) or none. Otherwise the terminal
+    summary (printed with the report) already leads with what was not scanned, unless the report
+    went to stdout: then that is said on stderr."""
+    line = headline(document)
+    if line and (quiet or written is None):
+        where = f" (report: {written.resolve()})" if written else ""
+        print(safe_text(f"esxdiag: {line}{where}"), file=sys.stderr)
+    elif quiet and written is not None:
+        print(safe_text(f"report: {written.resolve()}"))
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
@@ -147,25 +235,31 @@ def cmd_scan(args: argparse.Namespace) -> int:
     deep = bool(args.deep or args.deep_vm)
     if deep and args.snapshot:
         raise EsxdiagError("--deep/--deep-vm need a live scan (the SSH sampling happens now), not --snapshot")
-    targets = []
+    targets, folder = [], None
     if args.snapshot:
         snapshot, path = load_snapshot(args.snapshot), args.snapshot
+        check_filters(snapshot, path)
+        folder = _folder(args, live=False, deep=False)
     else:
         targets = _credentials(args)
-        data, path = _scan(args, targets)
+        data = _scan(args, targets)
+        folder = _folder(args, live=True, deep=deep)
+        path = write_snapshot(data, _snapshot_path(args, folder))  # before any analysis
         snapshot = snapshot_from_dict(data, str(path))
-        print(f"snapshot: {path.resolve()}", file=sys.stderr)
-    typos = snapshot.unmatched_everywhere()
-    if typos:
-        raise EsxdiagError(f"{', '.join(typos)}: matched nothing in the scanned vCenter(s) (snapshot {path})")
+        if not args.quiet:
+            print(safe_text(f"snapshot: {path.resolve()}"), file=sys.stderr)
+        check_filters(snapshot, path)
+    default_file = FLEET.formats[args.format].default_file
+    output = Path(args.output) if args.output else (folder / default_file if folder and default_file else None)
     document = build_report(snapshot, thresholds, str(path))
     reached = True
     if deep:
-        report_dir = Path(args.output).parent if args.output else Path(".")
-        reached = run_deep(args, document, thresholds, targets, report_dir)
+        report_dir = output.parent if output else (folder or Path("."))  # deep links are relative to it
+        reached = run_deep(args, document, thresholds, targets, report_dir, _deep_dir(args, folder, report_dir))
     if not args.no_history and not args.snapshot:
         document["changes"] = changes_and_record(args.history or default_path(), document)
-    emit(FLEET, args.format, document, args.output, RenderContext(top=args.top))
+    written = emit(FLEET, args.format, document, output, RenderContext(top=args.top), quiet=args.quiet)
+    _say(document, written, args.quiet)
     code = fail_on_code(args.fail_on, worst_severity(document))
     return EXIT_COLLECTION if document["not_scanned"] or not reached else code
 

@@ -1,5 +1,14 @@
-"""Scan history in SQLite: each scan's per-VM class and rates, what changed since the previous scan,
-and one VM's past. Default file: <user data dir>/esxdiag/history.sqlite (platformdirs)."""
+"""Scan history in SQLite: each scan's status and per-VM class and rates, what changed since the
+previous scan, and one VM's past. Default file: <user data dir>/esxdiag/history.sqlite (platformdirs).
+
+Each scan is recorded with its status: ``complete`` (every vCenter asked for was scanned),
+``partial`` (some were not: ``not_scanned`` lists them and why) or ``failed`` (none was). "Since
+the previous scan" compares only with a complete scan of the same filters whose vCenters include
+every vCenter scanned now, over those vCenters: never with a failed or partial one. Databases
+written before scans had a status are migrated in place (``ALTER TABLE ... ADD COLUMN``); their
+scans get ``failed`` when they reached no vCenter, else ``unknown`` (the old rows did not record
+whether every vCenter was scanned), and are never compared against.
+"""
 
 from __future__ import annotations
 
@@ -14,13 +23,17 @@ from esxdiag.vocabulary import CONCERN_CLASSES
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS scans (
     id INTEGER PRIMARY KEY, collected_at TEXT NOT NULL, scope TEXT NOT NULL, vcenters TEXT NOT NULL,
-    counts TEXT NOT NULL);
+    counts TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'unknown', not_scanned TEXT NOT NULL DEFAULT '[]');
 CREATE TABLE IF NOT EXISTS vm_results (
     scan_id INTEGER NOT NULL REFERENCES scans(id), vcenter TEXT NOT NULL, moid TEXT NOT NULL, name TEXT NOT NULL,
     class TEXT NOT NULL, severity TEXT, score REAL, drops_per_s REAL, drops_per_1000 REAL, ready_worst_pct REAL,
     PRIMARY KEY (scan_id, vcenter, moid));
 CREATE INDEX IF NOT EXISTS vm_results_name ON vm_results(name);
 """
+# columns added since the first schema: (name, declaration, how existing rows are filled)
+_ADDED = (("status", "TEXT NOT NULL DEFAULT 'unknown'",
+           "UPDATE scans SET status = 'failed' WHERE vcenters = '[]'"),
+          ("not_scanned", "TEXT NOT NULL DEFAULT '[]'", None))
 
 
 class HistoryError(EsxdiagError):
@@ -42,22 +55,45 @@ def _open(path: str | Path, create: bool) -> sqlite3.Connection:
             path.parent.mkdir(parents=True, exist_ok=True)
         db = sqlite3.connect(path, timeout=10)
         db.executescript(_SCHEMA)
+        _migrate(db)
     except (sqlite3.Error, OSError) as exc:
         raise HistoryError(f"{path}: cannot use as scan history ({exc})") from None
     return db
 
 
+def _migrate(db: sqlite3.Connection) -> None:
+    """Add the columns a database written by an older esxdiag lacks (in one transaction)."""
+    present = {row[1] for row in db.execute("PRAGMA table_info(scans)")}
+    missing = [added for added in _ADDED if added[0] not in present]
+    if missing:
+        with db:
+            for name, declaration, fill in missing:
+                db.execute(f"ALTER TABLE scans ADD COLUMN {name} {declaration}")
+                if fill:
+                    db.execute(fill)
+
+
+def scan_status(document: dict) -> str:
+    """complete | partial | failed: how many of the vCenters asked for were scanned."""
+    scanned = sum(v["status"] == "scanned" for v in document["vcenters"])
+    return "complete" if scanned == len(document["vcenters"]) else ("partial" if scanned else "failed")
+
+
 def changes_and_record(path: str | Path, document: dict) -> dict | None:
-    """What changed since the previous scan (None on the first), then append this scan."""
+    """What changed since the previous comparable scan (None when there is none, or nothing was
+    scanned now), then append this scan with its status."""
     scanned = sorted(v["name"] for v in document["vcenters"] if v["status"] == "scanned")
     scope = json.dumps(document["snapshot"]["filters"], sort_keys=True)  # only like scans are compared
+    not_scanned = [{k: m[k] for k in ("vcenter", "error_kind", "error")} for m in document["not_scanned"]]
     with closing(_open(path, create=True)) as db:
         try:
-            changes = _changes(db, document, set(scanned), scope)
+            changes = _changes(db, document, set(scanned), scope) if scanned else None
             with db:
-                cur = db.execute("INSERT INTO scans (collected_at, scope, vcenters, counts) VALUES (?, ?, ?, ?)",
-                                 (document["snapshot"]["collected_at"], scope, json.dumps(scanned),
-                                  json.dumps(document["counts"])))
+                cur = db.execute(
+                    "INSERT INTO scans (collected_at, scope, vcenters, counts, status, not_scanned) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (document["snapshot"]["collected_at"], scope, json.dumps(scanned), json.dumps(document["counts"]),
+                     scan_status(document), json.dumps(not_scanned)))
                 db.executemany(
                     "INSERT INTO vm_results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [(cur.lastrowid, r["vcenter"], r["moid"], r["name"], r["class"], r["severity"], r["score"],
@@ -68,17 +104,22 @@ def changes_and_record(path: str | Path, document: dict) -> dict | None:
     return changes
 
 
+def _previous(db: sqlite3.Connection, scanned: set[str], scope: str) -> tuple | None:
+    """The latest complete scan with the same filters that scanned every vCenter scanned now."""
+    rows = db.execute("SELECT id, collected_at, vcenters FROM scans WHERE scope = ? AND status = 'complete' "
+                      "ORDER BY id DESC", (scope,))
+    return next((row for row in rows if scanned <= set(json.loads(row[2]))), None)
+
+
 def _changes(db: sqlite3.Connection, document: dict, scanned: set[str], scope: str) -> dict | None:
-    """Against the latest scan with the same filters, over the vCenters both scans reached."""
-    row = db.execute("SELECT id, collected_at, vcenters FROM scans WHERE scope = ? ORDER BY id DESC LIMIT 1",
-                     (scope,)).fetchone()
+    """Against the previous comparable scan (see _previous), over the vCenters scanned now."""
+    row = _previous(db, scanned, scope)
     if row is None:
         return None
-    scan_id, previous_at, vcenters = row
-    both = scanned & set(json.loads(vcenters))  # a vCenter missing from either scan says nothing about its VMs
+    scan_id, previous_at, _ = row
     before = {(vc, moid): (name, klass) for vc, moid, name, klass in db.execute(
-        "SELECT vcenter, moid, name, class FROM vm_results WHERE scan_id = ?", (scan_id,)) if vc in both}
-    now = {(r["vcenter"], r["moid"]): r for r in document["vms"] if r["vcenter"] in both}
+        "SELECT vcenter, moid, name, class FROM vm_results WHERE scan_id = ?", (scan_id,)) if vc in scanned}
+    now = {(r["vcenter"], r["moid"]): r for r in document["vms"] if r["vcenter"] in scanned}
     new, recovered, changed = [], [], []
     for key, r in now.items():
         was = before.get(key, (None, None))[1]
@@ -91,7 +132,7 @@ def _changes(db: sqlite3.Connection, document: dict, scanned: set[str], scope: s
             changed.append(item)
     gone = [{"vcenter": k[0], "moid": k[1], "name": v[0], "before": v[1], "after": None}
             for k, v in before.items() if k not in now]
-    return {"previous_at": previous_at, "vcenters_compared": sorted(both), "new": new, "recovered": recovered,
+    return {"previous_at": previous_at, "vcenters_compared": sorted(scanned), "new": new, "recovered": recovered,
             "changed": changed, "gone": gone}
 
 
