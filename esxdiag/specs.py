@@ -53,6 +53,13 @@ class Spec:
     ok_rc: tuple[int, ...] = (0,)  # exit statuses that still mean "ran and answered"
     max_bytes: int = DEFAULT_MAX_BYTES  # output cap (esxtop_batch: esxtop_max_bytes(iterations))
     words: str = ""  # what the report calls a file of this spec; {param}s are filled in (reports/words.py)
+    vm_support: bool = False  # an ESXi vm-support bundle carries its output as commands/<vm_support_file>
+
+    @property
+    def vm_support_file(self) -> str | None:
+        """vm-support's name for this command's output: the command, "_", the arguments joined
+        with "-" (``net-dvs -l`` -> ``net-dvs_-l.txt``); None when vm-support does not carry it."""
+        return f"{self.argv[0]}_{'-'.join(self.argv[1:])}.txt" if self.vm_support else None
 
     def render(self, **params: str) -> str:
         """The exact command line for these params; raises ValueError on a bad or missing param."""
@@ -76,16 +83,18 @@ SPECS: dict[str, Spec] = {
     s.name: s
     for s in [
         # --- ESXi host ---
-        Spec("esxi_version", ESXI, "text", ("vmware", "-vl"), about="ESXi version and build", words="ESXi version"),
+        Spec("esxi_version", ESXI, "text", ("vmware", "-vl"), about="ESXi version and build", words="ESXi version",
+             vm_support=True),
         Spec("net_stats_list", ESXI, "net-stats", ("net-stats", "-l"),
              about="every vSwitch port with its MAC and client (VM.ethN) name", words="net-stats -l (host port list)",
-             max_bytes=32 * MIB),  # ~100 bytes a port: 300k ports
+             vm_support=True, max_bytes=32 * MIB),  # ~100 bytes a port: 300k ports
         Spec("esxcfg_vswitch", ESXI, "esxcfg-vswitch", ("esxcfg-vswitch", "-l"),
              about="vSwitches and distributed switches: MTU, uplinks, port groups, DVPort clients",
-             words="esxcfg-vswitch -l (switch MTU and port groups)"),
+             words="esxcfg-vswitch -l (switch MTU and port groups)", vm_support=True),
         Spec("net_dvs", ESXI, "net-dvs", ("net-dvs", "-l"),
              about="distributed switches: MTU, uplinks, DVPort status and In/Out drop counters",
-             words="net-dvs -l (distributed switch ports and counters)", max_bytes=32 * MIB),  # ~4 KB a DVPort
+             words="net-dvs -l (distributed switch ports and counters)", vm_support=True,
+             max_bytes=32 * MIB),  # ~4 KB a DVPort
         Spec("esxtop_batch", ESXI, "esxtop", ("esxtop", "-b", "-d", "{delay}", "-n", "{iterations}"),
              params=("delay", "iterations"), about="CPU %RDY/%CSTP/%MLMTD per VM over the window",
              words="esxtop batch capture",
