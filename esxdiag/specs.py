@@ -173,8 +173,8 @@ SPECS: dict[str, Spec] = {
              (f"{_PS} \"(Get-CimInstance Win32_ComputerSystem).NumberOfLogicalProcessors\"",),
              words="Windows processor count", max_bytes=4 * KIB),
         # --- vCenter API captures (written as JSON by esxdiag.collectors.vsphere) ---
-        Spec("vsphere_vm", VCENTER, "vsphere-vm", params=("vm",), about="VM inventory: vNICs, CPU allocation, host, guest",
-             words="vCenter VM inventory"),
+        Spec("vsphere_vm", VCENTER, "vsphere-vm", params=("vm",),
+             about="VM inventory: vNICs, CPU allocation, host, guest", words="vCenter VM inventory"),
         Spec("vsphere_perf", VCENTER, "vsphere-perf", params=("vm",),
              about="per-vCPU cpu.ready/costop/maxlimited, per-vNIC drops", words="vCenter performance counters"),
     ]
