@@ -197,7 +197,8 @@ stats of a vmxnet3 vNIC rx queue {
 """
 
 
-@parser("vsish-rxsummary", about="vsish get .../vmxnet3/rxSummary: ring-full and out-of-buffer counters",
+@parser("vsish-rxsummary",
+        about="vsish -e get .../vmxnet3/rxSummary: ring-full and out-of-buffer counters of one vNIC",
         sniff=has("stats of a vmxnet3 vNIC rx queue {", "running out of buffers:"), sample=_RXSUMMARY_SAMPLE)
 def parse_rxsummary(text: str) -> RxSummary:
     node = parse_node(text)
@@ -218,7 +219,7 @@ status of a vmxnet3 vNIC rx queue {
 """
 
 
-@parser("vsish-rxqueue-status", about="vsish get .../vmxnet3/rxqueues/N/status: ring #1/#2 size of one rx queue",
+@parser("vsish-rxqueue-status", about="vsish -e get .../vmxnet3/rxqueues/N/status: ring #1/#2 size of one rx queue",
         sniff=has("status of a vmxnet3 vNIC rx queue {", "ring #1 size:"), sample=_STATUS_SAMPLE)
 def parse_rxqueue_status(text: str) -> RxQueueStatus:
     node = parse_node(text)
@@ -240,7 +241,7 @@ port client stats {
 """
 
 
-@parser("vsish-clientstats", about="vsish get .../ports/N/clientStats: port droppedRx/droppedTx",
+@parser("vsish-clientstats", about="vsish -e get .../ports/N/clientStats: a port's droppedRx/droppedTx",
         sniff=has("port client stats {", "droppedRx:"), sample=_CLIENTSTATS_SAMPLE)
 def parse_clientstats(text: str) -> ClientStats:
     node = parse_node(text, pairs_per_line=True)
@@ -249,7 +250,7 @@ def parse_clientstats(text: str) -> ClientStats:
     return ClientStats(c, c.get("droppedRx"), c.get("droppedTx"), node.title, node.complete, node.warnings)
 
 
-@parser("vsish-ls", about="vsish ls: one entry per line (rx queues, portsets)",
+@parser("vsish-ls", about="vsish -e ls: a node's entries, one per line (rx queues, portsets)",
         sniff=all_lines(r"^\d{1,3}/$"), sample="0/\n1/\n")
 def parse_ls(text: str) -> VsishListing:
     entries: list[str] = []
