@@ -75,6 +75,7 @@ def lines(head: str) -> list[str]:
 
 
 def has(*needles: str) -> Sniffer:
+    """Every needle appears somewhere in the head (block titles, key names)."""
     return lambda head: all(n in head for n in needles)
 
 
@@ -90,7 +91,7 @@ def first_line(pattern: str, flags: int = 0) -> Sniffer:
 
 
 def all_lines(pattern: str) -> Sniffer:
-    """Every non-blank line (stripped) matches, and there is at least one."""
+    """Each of the first 200 non-blank lines matches once stripped, and there is at least one."""
     rx = re.compile(pattern)
 
     def test(head: str) -> bool:
@@ -112,5 +113,6 @@ def win(*keys: str) -> Sniffer:
 
 
 def one_integer(head: str) -> bool:
+    """The whole capture is one integer (nproc, a PowerShell count)."""
     found = lines(head)
     return len(found) == 1 and found[0].strip().isdigit()
