@@ -52,6 +52,14 @@ class Spec:
     about: str = ""
     ok_rc: tuple[int, ...] = (0,)  # exit statuses that still mean "ran and answered"
     max_bytes: int = DEFAULT_MAX_BYTES  # output cap (esxtop_batch: esxtop_max_bytes(iterations))
+    words: str = ""  # what the report calls a file of this spec; {param}s are filled in (reports/words.py)
+    vm_support: bool = False  # an ESXi vm-support bundle carries its output as commands/<vm_support_file>
+
+    @property
+    def vm_support_file(self) -> str | None:
+        """vm-support's name for this command's output: the command, "_", the arguments joined
+        with "-" (``net-dvs -l`` -> ``net-dvs_-l.txt``); None when vm-support does not carry it."""
+        return f"{self.argv[0]}_{'-'.join(self.argv[1:])}.txt" if self.vm_support else None
 
     def render(self, **params: str) -> str:
         """The exact command line for these params; raises ValueError on a bad or missing param."""
@@ -75,30 +83,36 @@ SPECS: dict[str, Spec] = {
     s.name: s
     for s in [
         # --- ESXi host ---
-        Spec("esxi_version", ESXI, "text", ("vmware", "-vl"), about="ESXi version and build"),
+        Spec("esxi_version", ESXI, "text", ("vmware", "-vl"), about="ESXi version and build", words="ESXi version",
+             vm_support=True),
         Spec("net_stats_list", ESXI, "net-stats", ("net-stats", "-l"),
-             about="every vSwitch port with its MAC and client (VM.ethN) name",
-             max_bytes=32 * MIB),  # ~100 bytes a port: 300k ports
+             about="every vSwitch port with its MAC and client (VM.ethN) name", words="net-stats -l (host port list)",
+             vm_support=True, max_bytes=32 * MIB),  # ~100 bytes a port: 300k ports
         Spec("esxcfg_vswitch", ESXI, "esxcfg-vswitch", ("esxcfg-vswitch", "-l"),
-             about="vSwitches and distributed switches: MTU, uplinks, port groups, DVPort clients"),
+             about="vSwitches and distributed switches: MTU, uplinks, port groups, DVPort clients",
+             words="esxcfg-vswitch -l (switch MTU and port groups)", vm_support=True),
         Spec("net_dvs", ESXI, "net-dvs", ("net-dvs", "-l"),
              about="distributed switches: MTU, uplinks, DVPort status and In/Out drop counters",
+             words="net-dvs -l (distributed switch ports and counters)", vm_support=True,
              max_bytes=32 * MIB),  # ~4 KB a DVPort
         Spec("esxtop_batch", ESXI, "esxtop", ("esxtop", "-b", "-d", "{delay}", "-n", "{iterations}"),
              params=("delay", "iterations"), about="CPU %RDY/%CSTP/%MLMTD per VM over the window",
+             words="esxtop batch capture",
              max_bytes=esxtop_max_bytes(1)),  # the collector passes the cap for its iterations
         Spec("vsish_rxsummary", ESXI, "vsish-rxsummary",
              ("vsish", "-e", "get", _VMXNET3 + "/vmxnet3/rxSummary"), params=("portset", "port"),
-             sampled=True, about="vmxnet3 ring-full and out-of-buffer counters for one vNIC"),
+             sampled=True, about="vmxnet3 ring-full and out-of-buffer counters for one vNIC",
+             words="vsish rxSummary (port {port})"),
         Spec("vsish_clientstats", ESXI, "vsish-clientstats",
              ("vsish", "-e", "get", _VMXNET3 + "/clientStats"), params=("portset", "port"),
-             sampled=True, about="port droppedRx/droppedTx"),
+             sampled=True, about="port droppedRx/droppedTx", words="vsish clientStats (port {port})"),
         Spec("vsish_rxqueues", ESXI, "vsish-ls",
              ("vsish", "-e", "ls", _VMXNET3 + "/vmxnet3/rxqueues/"), params=("portset", "port"),
-             about="rx queues the guest driver opened"),
+             about="rx queues the guest driver opened", words="vsish rx queue list (port {port})"),
         Spec("vsish_rxqueue_status", ESXI, "vsish-rxqueue-status",
              ("vsish", "-e", "get", _VMXNET3 + "/vmxnet3/rxqueues/{queue}/status"),
-             params=("portset", "port", "queue"), about="ring #1/#2 size of one rx queue"),
+             params=("portset", "port", "queue"), about="ring #1/#2 size of one rx queue",
+             words="vsish rx queue {queue} status (port {port})"),
         Spec("esxcli_vm_list", ESXI, "esxcli-vm-list", ("esxcli", "network", "vm", "list"),
              about="VM world IDs and networks"),
         Spec("esxcli_vm_ports", ESXI, "esxcli-vm-ports",
@@ -106,49 +120,63 @@ SPECS: dict[str, Spec] = {
              about="a VM's ports, MACs and portgroups"),
         Spec("esxcli_nic_stats", ESXI, "esxcli-nic-stats",
              ("esxcli", "network", "nic", "stats", "get", "-n", "{vmnic}"), params=("vmnic",),
-             sampled=True, about="physical uplink counters"),
+             sampled=True, about="physical uplink counters", words="esxcli uplink {vmnic} counters"),
         # preflight, before sample 0: the tools of the window exist and run (collectors/preflight.py)
         Spec("vsish_portsets", ESXI, "vsish-ls", ("vsish", "-e", "ls", "/net/portsets/"),
-             about="preflight: vsish runs (lists the virtual switches)", max_bytes=1 * MIB),
+             about="preflight: vsish runs (lists the virtual switches)", words="vsish portset list (preflight)",
+             max_bytes=1 * MIB),
         Spec("esxtop_probe", ESXI, "esxtop", ("esxtop", "-b", "-d", "2", "-n", "1"),
-             about="preflight: esxtop runs (one batch row)", max_bytes=esxtop_max_bytes(1)),
+             about="preflight: esxtop runs (one batch row)", words="esxtop preflight row",
+             max_bytes=esxtop_max_bytes(1)),
         # --- Linux guest ---
-        Spec("ip_link", LINUX, "ip-link", ("ip", "-o", "link", "show"), about="interfaces, MTU, MAC"),
-        Spec("nproc", LINUX, "text", ("nproc",), about="online vCPUs in the guest", max_bytes=4 * KIB),
-        Spec("ethtool_driver", LINUX, "ethtool-driver", ("ethtool", "-i", "{iface}"), params=("iface",)),
-        Spec("ethtool_rings", LINUX, "ethtool-rings", ("ethtool", "-g", "{iface}"), params=("iface",)),
+        Spec("ip_link", LINUX, "ip-link", ("ip", "-o", "link", "show"), about="interfaces, MTU, MAC",
+             words="guest ip link"),
+        Spec("nproc", LINUX, "text", ("nproc",), about="online vCPUs in the guest", words="guest nproc",
+             max_bytes=4 * KIB),
+        Spec("ethtool_driver", LINUX, "ethtool-driver", ("ethtool", "-i", "{iface}"), params=("iface",),
+             words="guest ethtool -i {iface}"),
+        Spec("ethtool_rings", LINUX, "ethtool-rings", ("ethtool", "-g", "{iface}"), params=("iface",),
+             words="guest ethtool -g {iface}"),
         Spec("ethtool_stats", LINUX, "ethtool-stats", ("ethtool", "-S", "{iface}"), params=("iface",),
-             sampled=True, about="per-queue pkts rx OOB and driver drops"),
+             sampled=True, about="per-queue pkts rx OOB and driver drops", words="guest ethtool -S {iface}"),
         Spec("ethtool_permaddr", LINUX, "ethtool-permaddr", ("ethtool", "-P", "{iface}"), params=("iface",),
-             about="permanent MAC: joins the guest interface to the vNIC", max_bytes=4 * KIB),
+             about="permanent MAC: joins the guest interface to the vNIC", words="guest ethtool -P {iface}",
+             max_bytes=4 * KIB),
         Spec("netstat_s", LINUX, "netstat", ("netstat", "-s"), sampled=True, about="TCP retransmits",
-             max_bytes=1 * MIB),  # ~10 KB on a real guest
+             words="guest netstat -s", max_bytes=1 * MIB),  # ~10 KB on a real guest
         Spec("nstat", LINUX, "netstat", ("nstat", "-asz"), sampled=True,
-             about="TCP retransmits (iproute2), absolute, no history update", max_bytes=1 * MIB),
+             about="TCP retransmits (iproute2), absolute, no history update", words="guest nstat",
+             max_bytes=1 * MIB),
         Spec("ring_persistence", LINUX, "ring-persistence",
              ("grep", "-rsIn", "-e", "ethtool", "-e", "ring-rx", "/etc/NetworkManager/system-connections",
               "/etc/udev/rules.d", "/etc/systemd/system", "/etc/rc.local", "/etc/network/interfaces",
               "/etc/network/interfaces.d", "/etc/sysconfig/network-scripts", "/etc/netplan"),
-             about="where (if anywhere) ring sizes are made persistent",
+             about="where (if anywhere) ring sizes are made persistent", words="guest ring persistence search",
              ok_rc=(0, 1, 2)),  # grep: 1 = no match, 2 = a listed path does not exist on this distro
         Spec("ethtool_version", LINUX, "text", ("ethtool", "--version"), about="preflight: ethtool runs",
-             max_bytes=4 * KIB),
+             words="guest ethtool --version (preflight)", max_bytes=4 * KIB),
         # --- Windows guest (OpenSSH to PowerShell); fixed scripts, no params ---
         Spec("win_netadapter", WINDOWS, "win-netadapter",
              (f"{_PS} \"Get-NetAdapter | Select-Object Name,InterfaceDescription,MacAddress,Status,"
-              "LinkSpeed,MtuSize,DriverVersion | ConvertTo-Csv -NoTypeInformation\"",)),
+              "LinkSpeed,MtuSize,DriverVersion | ConvertTo-Csv -NoTypeInformation\"",),
+             words="Windows Get-NetAdapter"),
         Spec("win_advprops", WINDOWS, "win-advprops",
              (f"{_PS} \"Get-NetAdapterAdvancedProperty -Name * -AllProperties | Select-Object Name,"
-              "DisplayName,DisplayValue,RegistryKeyword,RegistryValue | ConvertTo-Json -Depth 3\"",)),
+              "DisplayName,DisplayValue,RegistryKeyword,RegistryValue | ConvertTo-Json -Depth 3\"",),
+             words="Windows Get-NetAdapterAdvancedProperty"),
         Spec("win_rss", WINDOWS, "win-rss",
-             (f"{_PS} \"Get-NetAdapterRss | Format-List *\"",)),
+             (f"{_PS} \"Get-NetAdapterRss | Format-List *\"",), words="Windows Get-NetAdapterRss"),
         Spec("win_stats", WINDOWS, "win-stats",
-             (f"{_PS} \"Get-NetAdapterStatistics | Format-List *\"",), sampled=True),
+             (f"{_PS} \"Get-NetAdapterStatistics | Format-List *\"",), sampled=True,
+             words="Windows Get-NetAdapterStatistics"),
         Spec("win_cpu", WINDOWS, "text",
-             (f"{_PS} \"(Get-CimInstance Win32_ComputerSystem).NumberOfLogicalProcessors\"",), max_bytes=4 * KIB),
+             (f"{_PS} \"(Get-CimInstance Win32_ComputerSystem).NumberOfLogicalProcessors\"",),
+             words="Windows processor count", max_bytes=4 * KIB),
         # --- vCenter API captures (written as JSON by esxdiag.collectors.vsphere) ---
-        Spec("vsphere_vm", VCENTER, "vsphere-vm", params=("vm",), about="VM inventory: vNICs, CPU allocation, host, guest"),
-        Spec("vsphere_perf", VCENTER, "vsphere-perf", params=("vm",), about="per-vCPU cpu.ready/costop/maxlimited, per-vNIC drops"),
+        Spec("vsphere_vm", VCENTER, "vsphere-vm", params=("vm",),
+             about="VM inventory: vNICs, CPU allocation, host, guest", words="vCenter VM inventory"),
+        Spec("vsphere_perf", VCENTER, "vsphere-perf", params=("vm",),
+             about="per-vCPU cpu.ready/costop/maxlimited, per-vNIC drops", words="vCenter performance counters"),
     ]
 }
 

@@ -11,39 +11,10 @@ from typing import Any
 
 from esxdiag.bundle import parse_time
 from esxdiag.result import Evidence
+from esxdiag.specs import SPECS
 
 _CAPTURE = re.compile(r"(?:^|/)(?P<spec>[a-z0-9_]+)(?:@(?P<params>[^/]*?))?(?:\.s(?P<sample>\d+))?\.(?:txt|json)$")
-SPEC_WORDS = {
-    "vsish_rxsummary": "vsish rxSummary (port {port})",
-    "vsish_clientstats": "vsish clientStats (port {port})",
-    "vsish_rxqueue_status": "vsish rx queue {queue} status (port {port})",
-    "vsish_rxqueues": "vsish rx queue list (port {port})",
-    "esxtop_batch": "esxtop batch capture",
-    "esxtop_probe": "esxtop preflight row",
-    "vsish_portsets": "vsish portset list (preflight)",
-    "net_stats_list": "net-stats -l (host port list)",
-    "esxi_version": "ESXi version",
-    "esxcfg_vswitch": "esxcfg-vswitch -l (switch MTU and port groups)",
-    "net_dvs": "net-dvs -l (distributed switch ports and counters)",
-    "esxcli_nic_stats": "esxcli uplink {vmnic} counters",
-    "ethtool_stats": "guest ethtool -S {iface}",
-    "ethtool_rings": "guest ethtool -g {iface}",
-    "ethtool_driver": "guest ethtool -i {iface}",
-    "ethtool_permaddr": "guest ethtool -P {iface}",
-    "ethtool_version": "guest ethtool --version (preflight)",
-    "ip_link": "guest ip link",
-    "netstat_s": "guest netstat -s",
-    "nstat": "guest nstat",
-    "nproc": "guest nproc",
-    "ring_persistence": "guest ring persistence search",
-    "win_netadapter": "Windows Get-NetAdapter",
-    "win_advprops": "Windows Get-NetAdapterAdvancedProperty",
-    "win_rss": "Windows Get-NetAdapterRss",
-    "win_stats": "Windows Get-NetAdapterStatistics",
-    "win_cpu": "Windows processor count",
-    "vsphere_vm": "vCenter VM inventory",
-    "vsphere_perf": "vCenter performance counters",
-}
+SPEC_WORDS = {name: spec.words for name, spec in SPECS.items() if spec.words}  # declared on each Spec
 COMPARE = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le,
            "==": operator.eq, "!=": operator.ne}
 _VCPU = re.compile(r"^vmx-vcpu-(\d+)(?::.*)?$")

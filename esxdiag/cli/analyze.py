@@ -13,7 +13,8 @@ from esxdiag.config import load_thresholds
 from esxdiag.engine import analyze
 from esxdiag.errors import EXIT_OK, EsxdiagError
 from esxdiag.intake import open_bundle
-from esxdiag.parsers import PARSERS, parse_file, to_jsonable
+from esxdiag import parsers
+from esxdiag.parsers import parse_file, to_jsonable
 from esxdiag.reports.formats import REPORT, RenderContext
 
 
@@ -35,7 +36,7 @@ def register(sub) -> None:
 
 class ListKinds(argparse.Action):
     def __call__(self, parser, namespace, values, option_string=None):
-        for kind, entry in sorted(PARSERS.items()):
+        for kind, entry in sorted(parsers.PARSERS.items()):  # read from the declarations on first use
             print(f"{kind:24} {entry.about}".rstrip())
         parser.exit(EXIT_OK)
 

@@ -11,9 +11,9 @@ from pathlib import Path, PurePosixPath
 from esxdiag.intake import archive
 from esxdiag.intake.found import Found, IntakeError, read_head, under
 from esxdiag.intake.sosreport import Derive
+from esxdiag.specs import SPECS
 
-COMMANDS = {"net-stats_-l.txt": "net_stats_list", "vmware_-vl.txt": "esxi_version",
-            "esxcfg-vswitch_-l.txt": "esxcfg_vswitch", "net-dvs_-l.txt": "net_dvs"}
+COMMANDS = {spec.vm_support_file: name for name, spec in SPECS.items() if spec.vm_support}  # file -> spec
 VSI_DUMP = "commands/vsi_traverse_-s.txt"
 _FRAG = re.compile(r"^(?P<base>.+\.txt)\.FRAG-(?P<n>\d{1,6})$")
 MAX_JOINED = 64 * 2**20

@@ -1,4 +1,5 @@
-"""Parser registry: kind -> pure function text -> frozen dataclass record.
+"""Parsers: kind -> pure function text -> frozen dataclass record. Each kind is declared next to
+its function (esxdiag.parsers.registry); ``PARSERS`` is the table of those declarations.
 
 Every parser raises ``ParseError(why, line)`` for unusable input and ``NoData(why)`` when the
 capture ran but holds nothing; ``parse_file`` fills in the file name. Streaming parsers
@@ -8,59 +9,32 @@ capture ran but holds nothing; ``parse_file`` fills in the file name. Streaming 
 from __future__ import annotations
 
 import dataclasses
-import importlib
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from esxdiag.errors import EsxdiagError, NoData, ParseError
+from esxdiag.parsers.registry import ParserEntry, collect
 from esxdiag.textio import open_text_stream, read_text
 
-
-@dataclass(frozen=True)
-class ParserEntry:
-    kind: str
-    module: str
-    function: str
-    streaming: bool = False
-    about: str = ""
-
-    def load(self) -> Callable[..., Any]:
-        return getattr(importlib.import_module(f"esxdiag.parsers.{self.module}"), self.function)
+# The modules that declare parser kinds (@parser in esxdiag.parsers.registry), in the order the
+# intake tries their sniffers. PARSERS is read from them on first use: importing this package
+# (or one parser module) does not import them all.
+MODULES = ("esxtop", "esxtop_panel", "vsish", "vsish_python", "netstats", "netdvs", "vswitch", "esxcli",
+           "ethtool_stats", "ethtool", "linux", "netstat", "windows", "vsphere", "text")
 
 
-_ENTRIES = [
-    ParserEntry("esxtop", "esxtop", "parse_esxtop", streaming=True, about="esxtop batch CSV (-b)"),
-    ParserEntry("esxtop-cpu-panel", "esxtop", "parse_cpu_panel", about="interactive esxtop CPU screen text"),
-    ParserEntry("vsish-rxsummary", "vsish", "parse_rxsummary"),
-    ParserEntry("vsish-rxqueue-status", "vsish", "parse_rxqueue_status"),
-    ParserEntry("vsish-clientstats", "vsish", "parse_clientstats"),
-    ParserEntry("vsish-ls", "vsish", "parse_ls"),
-    ParserEntry("vsish-python", "vsish_python", "parse_python_mode", about="vsish -pe get output"),
-    ParserEntry("net-stats", "netstats", "parse_net_stats_list", about="net-stats -l"),
-    ParserEntry("net-stats-json", "netstats", "parse_net_stats_json", about="net-stats -A -t vW"),
-    ParserEntry("esxcfg-vswitch", "vswitch", "parse_vswitch_list", about="esxcfg-vswitch -l"),
-    ParserEntry("net-dvs", "netdvs", "parse_net_dvs", about="net-dvs -l"),
-    ParserEntry("esxcli-vm-list", "esxcli", "parse_vm_list"),
-    ParserEntry("esxcli-vm-ports", "esxcli", "parse_vm_ports"),
-    ParserEntry("esxcli-nic-stats", "esxcli", "parse_nic_stats"),
-    ParserEntry("ethtool-stats", "ethtool_stats", "parse_stats"),
-    ParserEntry("ethtool-rings", "ethtool", "parse_rings"),
-    ParserEntry("ethtool-driver", "ethtool", "parse_driver"),
-    ParserEntry("ethtool-permaddr", "ethtool", "parse_permaddr"),
-    ParserEntry("ip-link", "linux", "parse_ip_link"),
-    ParserEntry("ring-persistence", "linux", "parse_ring_persistence"),
-    ParserEntry("netstat", "netstat", "parse_netstat", about="netstat -s or nstat -az"),
-    ParserEntry("win-advprops", "windows", "parse_advprops"),
-    ParserEntry("win-rss", "windows", "parse_rss"),
-    ParserEntry("win-stats", "windows", "parse_stats"),
-    ParserEntry("win-netadapter", "windows", "parse_netadapter"),
-    ParserEntry("vsphere-vm", "vsphere", "parse_vm"),
-    ParserEntry("vsphere-perf", "vsphere", "parse_perf"),
-    ParserEntry("text", "text", "parse_text", about="one-line text output (version, counts)"),
-]
+def __getattr__(name: str) -> Any:
+    if name == "PARSERS":
+        return _parsers()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-PARSERS: dict[str, ParserEntry] = {e.kind: e for e in _ENTRIES}
+
+def _parsers() -> dict[str, ParserEntry]:
+    """kind -> ParserEntry (.kind, .about, .streaming, .sniff, .sample, .load())."""
+    table = globals().get("PARSERS")
+    if table is None:
+        table = globals()["PARSERS"] = collect(MODULES)
+    return table
 
 
 def parse_text(kind: str, text: str, **options: Any) -> Any:
@@ -102,8 +76,9 @@ def to_jsonable(record: Any) -> Any:
 
 
 def _entry(kind: str) -> ParserEntry:
+    parsers = _parsers()
     try:
-        return PARSERS[kind]
+        return parsers[kind]
     except KeyError:
-        known = ", ".join(sorted(PARSERS))
+        known = ", ".join(sorted(parsers))
         raise EsxdiagError(f"unknown parser kind {kind!r} (known: {known})") from None

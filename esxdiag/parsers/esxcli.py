@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from esxdiag.errors import NoData, ParseError
 from esxdiag.parsers.cuts import drop_cut_line
 from esxdiag.parsers.numbers import count, is_count
+from esxdiag.parsers.registry import first_line, parser
 
 _RULER = re.compile(r"^\s*-+(\s+-+)*\s*$")
 _NIC_TITLE = re.compile(r"^NIC statistics for (?P<name>\S+)\s*$")
@@ -28,6 +29,16 @@ class EsxcliVmList:
     vms: tuple[EsxcliVm, ...]
 
 
+_VM_LIST_SAMPLE = """\
+World ID  Name               Num Ports  Networks
+--------  -----------------  ---------  ---------------------------------------------
+ 2203241  Win_Nor                    2  Security_Lab_Site1_Inside, VM Network
+ 2099871  MediaSrv-Debian11          1  VM Network
+"""
+
+
+@parser("esxcli-vm-list", about="esxcli network vm list: VM world IDs, port counts and networks",
+        sniff=first_line(r"^\s*World ID\s+Name\s+Num Ports\s+Networks"), sample=_VM_LIST_SAMPLE)
 def parse_vm_list(text: str) -> EsxcliVmList:
     lines = text.splitlines()
     ruler_at = next((i for i, line in enumerate(lines) if _RULER.match(line)), None)
@@ -80,6 +91,21 @@ class EsxcliVmPorts:
     ports: tuple[EsxcliPort, ...]
 
 
+_VM_PORTS_SAMPLE = """\
+   Port ID: 33554578
+   vSwitch: vSwitch0
+   Portgroup: Security_Lab_Site1_Outside
+   DVPort ID:
+   MAC Address: 00:0c:29:47:03:dc
+   IP Address: 0.0.0.0
+   Team Uplink: vmnic0
+   Uplink Port ID: 33554434
+   Active Filters:
+"""
+
+
+@parser("esxcli-vm-ports", about="esxcli network vm port list -w WORLD: a VM's ports, MACs and port groups",
+        sniff=lambda head: bool(re.match(r"^\s*Port ID: ", head)) and "MAC Address:" in head, sample=_VM_PORTS_SAMPLE)
 def parse_vm_ports(text: str) -> EsxcliVmPorts:
     blocks: list[tuple[int, dict[str, str]]] = []
     current: dict[str, str] | None = None
@@ -137,6 +163,21 @@ class EsxcliNicStats:
     warnings: tuple[str, ...] = ()
 
 
+_NIC_STATS_SAMPLE = """\
+NIC statistics for vmnic9
+   Packets received: 0
+   Packets sent: 0
+   Bytes received: 5271156
+   Bytes sent: 39259722
+   Receive packets dropped: 0
+   Transmit packets dropped: 0
+   Total receive errors: 0
+   Receive missed errors: 0
+"""
+
+
+@parser("esxcli-nic-stats", about="esxcli network nic stats get -n VMNIC: physical uplink counters",
+        sniff=first_line(r"^NIC statistics for \S+"), sample=_NIC_STATS_SAMPLE)
 def parse_nic_stats(text: str) -> EsxcliNicStats:
     name: str | None = None
     counters: dict[str, int] = {}

@@ -37,6 +37,7 @@ from esxdiag.parsers.esxtop_columns import VCPU_WORLD, Layout, read_layout
 from esxdiag.parsers.esxtop_panel import CpuPanel, CpuPanelGroup, parse_cpu_panel
 from esxdiag.parsers.esxtop_rows import Rows, Series, clean_series, read_csv_rows
 from esxdiag.parsers.pdh import PdhMarker, iso_utc
+from esxdiag.parsers.registry import first_line, parser
 
 __all__ = ["parse_esxtop", "parse_cpu_panel", "EsxtopRecord", "VmCpu", "PortRx", "CpuPanel", "CpuPanelGroup"]
 
@@ -83,6 +84,24 @@ class EsxtopRecord:
     ports: dict[str, PortRx]
 
 
+_SAMPLE = (  # one header line naming every counter, then one row per sample; every field quoted
+    '"(PDH-CSV 4.0) (UTC)(0)",'
+    r'"\\esx0.lab.local\Physical Cpu(_Total)\% Processor Time",'
+    r'"\\esx0.lab.local\Group Cpu(5572767:iperf-test1)\Members",'
+    r'"\\esx0.lab.local\Group Cpu(5572767:iperf-test1)\% Used",'
+    r'"\\esx0.lab.local\Group Cpu(5572767:iperf-test1)\% Ready",'
+    r'"\\esx0.lab.local\Group Cpu(5572767:iperf-test1)\% CoStop",'
+    r'"\\esx0.lab.local\Group Cpu(5572767:iperf-test1)\% Max Limited",'
+    r'"\\esx0.lab.local\Vcpu(5572767:iperf-test1:5572769:vmx-vcpu-0:iperf-test1)\% Ready",'
+    r'"\\esx0.lab.local\Vcpu(5572767:iperf-test1:5572770:vmx-vcpu-1:iperf-test1)\% Ready",'
+    r'"\\esx0.lab.local\Network Port(vSwitch0:33554464:5572767:iperf-test1)\% Received Packets Dropped"'
+    '\n"11/21/2026 06:01:33","41.50","6","184.00","2.40","0.00","0.00","1.20","1.20","0.02"'
+    '\n"11/21/2026 06:01:38","41.50","6","184.00","2.40","0.00","0.00","1.20","1.20","0.02"\n'
+)
+
+
+@parser("esxtop", about="esxtop -b: batch CSV, CPU per VM and vCPU, vNIC port drops", streaming=True,
+        sniff=first_line(r'^\ufeff?"?\(PDH-CSV 4\.0\)'), sample=_SAMPLE)
 def parse_esxtop(stream: TextIO, vm: str | None = None, vcpus: int | None = None) -> EsxtopRecord:
     if vcpus is not None and (vm is None or vcpus < 1):
         raise ParseError("a vcpus hint needs one VM (vm=NAME) and must be >= 1")

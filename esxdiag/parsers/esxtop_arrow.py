@@ -22,7 +22,6 @@ import codecs
 import io
 import os
 import stat
-from concurrent.futures import ThreadPoolExecutor
 from typing import TextIO
 
 from esxdiag.parsers.esxtop_columns import Layout
@@ -68,6 +67,8 @@ def read_arrow_rows(path: str, start: int, size: int, layout: Layout, header_end
         import pyarrow.csv as pa_csv
     except ImportError:
         return None
+    from concurrent.futures import ThreadPoolExecutor  # with pyarrow: only this path starts threads
+
     columns = layout.wanted_columns()
     names = [f"c{index}" for index in range(layout.width)]
     wanted = [names[0]] + [names[index] for index in columns]

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 
 from esxdiag.errors import NoData, ParseError
+from esxdiag.parsers.registry import parser
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,18 @@ _VALUE = re.compile(r"-?[0-9]{1,12}(?:\.[0-9]{1,6})?")  # bounded: always a fini
 _PANEL_HEADER = re.compile(r"\s*ID\s+GID\s+NAME\s+NWLD\s+(%.*)")
 
 
+_HEADER_ANYWHERE = re.compile(r"(?m)^[^\S\r\n]*ID[^\S\r\n]+GID[^\S\r\n]+NAME[^\S\r\n]+NWLD[^\S\r\n]+%USED\b.*%RDY")
+_SAMPLE = """\
+   ID      GID    NAME             NWLD   %USED    %RUN    %SYS   %WAIT %VMWAIT    %RDY   %IDLE  %OVRLP   %CSTP  %MLMTD  %SWPWT
+
+ 5572782  5572782 iperf-test2         6   66.50   32.82   28.20  571.70    0.17    0.12   67.73    0.01    0.00    0.00    0.00
+ 5572767  5572767 iperf-test1         6   37.77   29.20    3.56  505.83    0.13   69.60    3.19    0.02    0.00   69.52    0.00
+   19840    19840 NSX_Controller_     9   11.60   12.63    0.36  894.20    0.00    0.17  391.13    0.04    0.00    0.00    0.00
+"""
+
+
+@parser("esxtop-cpu-panel", about="interactive esxtop CPU screen (ID GID NAME NWLD %USED ... %RDY), pasted as text",
+        sniff=lambda head: bool(_HEADER_ANYWHERE.search(head)), sample=_SAMPLE)
 def parse_cpu_panel(text: str) -> CpuPanel:
     """The interactive esxtop CPU screen as pasted: ``ID GID NAME NWLD %USED ... %SWPWT`` then one
     row per group; NAME may contain spaces, so a row is anchored on the numbers at both ends."""

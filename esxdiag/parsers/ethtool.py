@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from esxdiag.errors import NoData, ParseError
 from esxdiag.parsers.jsontext import load_json
 from esxdiag.parsers.numbers import count, json_count
+from esxdiag.parsers.registry import first_line, parser
 from esxdiag.parsers.repeats import Agreeing
 from esxdiag.parsers.ethtool_stats import GENERATIONS, EthtoolStats, RxQueueStats, TxQueueStats, parse_stats
 
@@ -37,6 +38,24 @@ _RING_KEYS = {"RX": "rx", "RX Mini": "rx_mini", "RX Jumbo": "rx_jumbo", "TX": "t
 _JSON_KEYS = {"rx": "rx", "rx-mini": "rx_mini", "rx-jumbo": "rx_jumbo", "tx": "tx"}
 
 
+_RINGS_SAMPLE = """\
+Ring parameters for eth0:
+Pre-set maximums:
+RX:\t\t4096
+RX Mini:\t0
+RX Jumbo:\t0
+TX:\t\t4096
+Current hardware settings:
+RX:\t\t512
+RX Mini:\t0
+RX Jumbo:\t0
+TX:\t\t1024
+
+"""
+
+
+@parser("ethtool-rings", about="ethtool -g IFACE: ring size maximums and current settings",
+        sniff=first_line(r"^Ring parameters for \S+:"), sample=_RINGS_SAMPLE)
 def parse_rings(text: str) -> EthtoolRings:
     """``ethtool -g`` (ioctl or netlink era, TABs or spaces) or ``ethtool -j -g``. Values are
     recorded as printed: old multi-queue kernels print ring size x queue count (the parser cannot
@@ -121,6 +140,20 @@ class EthtoolDriver:
     fields: dict[str, str]
 
 
+_DRIVER_SAMPLE = """\
+driver: vmxnet3
+firmware-version: N/A
+bus-info: 0000:03:00.0
+supports-statistics: yes
+supports-test: no
+supports-eeprom-access: no
+supports-register-dump: yes
+supports-priv-flags: no
+"""
+
+
+@parser("ethtool-driver", about="ethtool -i IFACE: driver name and version",
+        sniff=lambda head: bool(re.match(r"^driver: \S*", head)) and "bus-info:" in head, sample=_DRIVER_SAMPLE)
 def parse_driver(text: str) -> EthtoolDriver:
     """``ethtool -i``. Debian 7's in-tree driver prints no ``version:`` line: version is None."""
     fields: dict[str, str] = {}
@@ -154,6 +187,8 @@ class PermAddr:
     mac: str
 
 
+@parser("ethtool-permaddr", about="ethtool -P IFACE: the permanent MAC (joins the guest interface to its vNIC)",
+        sniff=first_line(r"^Permanent address: "), sample="Permanent address: 00:50:56:a6:55:f4\n")
 def parse_permaddr(text: str) -> PermAddr:
     """``ethtool -P``; an all-zero address means the driver does not report one."""
     body = text.strip()

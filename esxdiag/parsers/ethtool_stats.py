@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from esxdiag.errors import NoData, ParseError
 from esxdiag.parsers.cuts import drop_cut_line
 from esxdiag.parsers.numbers import count
+from esxdiag.parsers.registry import lines, parser
 from esxdiag.parsers.repeats import Agreeing
 
 
@@ -76,6 +77,59 @@ class EthtoolStats:
     warnings: tuple[str, ...]
 
 
+_SAMPLE = """\
+NIC statistics:
+     Tx Queue#: 0
+       TSO pkts tx: 0
+       TSO bytes tx: 0
+       ucast pkts tx: 4539095
+       ucast bytes tx: 6872189830
+       mcast pkts tx: 0
+       mcast bytes tx: 0
+       bcast pkts tx: 2
+       bcast bytes tx: 120
+       pkts tx err: 0
+       pkts tx discard: 0
+       drv dropped tx total: 0
+          too many frags: 0
+          giant hdr: 0
+          hdr err: 0
+          tso: 0
+       ring full: 0
+       pkts linearized: 0
+       hdr cloned: 0
+       giant hdr: 0
+     Rx Queue#: 0
+       LRO pkts rx: 20454644
+       LRO byte rx: 673939610512
+       ucast pkts rx: 20616252
+       ucast bytes rx: 679264270896
+       mcast pkts rx: 0
+       mcast bytes rx: 0
+       bcast pkts rx: 97
+       bcast bytes rx: 13232
+       pkts rx OOB: 5794
+       pkts rx err: 0
+       drv dropped rx total: 1873
+          err: 1873
+          fcs: 0
+       rx buf alloc fail: 0
+     tx timeout count: 0
+"""
+_VMXNET3_COUNTER = re.compile(r"^(pkts rx OOB|drv dropped (rx|tx) total|pkts rx err|Rx Queue#|Tx Queue#)\b")
+
+
+def _sniff(head: str) -> bool:
+    """`ethtool -S`, or its vmxnet3 lines alone (`ethtool -S eth0 | grep OOB`)."""
+    found = [line.strip() for line in lines(head)]
+    if found and found[0] == "NIC statistics:":
+        return True
+    return bool(found) and all(re.match(r"^[\w #./-]+: ?\d+$", line) for line in found) \
+        and any(_VMXNET3_COUNTER.match(line) for line in found)
+
+
+@parser("ethtool-stats", about="ethtool -S IFACE: vmxnet3 per-queue counters (pkts rx OOB, driver drops)",
+        sniff=_sniff, sample=_SAMPLE)
 def parse_stats(text: str) -> EthtoolStats:
     """``ethtool -S <if>``, whole or pasted/grep-filtered. Sub-item counters (drop reasons) are
     keyed ``"<parent> / <label>"`` so the two ``giant hdr`` counters stay distinct."""

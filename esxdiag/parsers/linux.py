@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from esxdiag.errors import NoData, ParseError
 from esxdiag.parsers.numbers import is_count
+from esxdiag.parsers.registry import all_lines, lines, parser
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,23 @@ _HEAD = re.compile(r"^(?P<index>[0-9]{1,9}):\s+(?P<name>[^:@\s]+)(?:@(?P<peer>[^
 _MAC = re.compile(r"^(?:[0-9a-f]{2}:){5}[0-9a-f]{2}$")
 
 
+_IP_LINK_SAMPLE = (  # one line per link: ip -o shows each line break as a backslash
+    "1: lo: <LOOPBACK,UP,LOWER_UP> mtu 65536 qdisc noqueue state UNKNOWN mode DEFAULT group default qlen 1000"
+    "\\    link/loopback 00:00:00:00:00:00 brd 00:00:00:00:00:00\n"
+    "2: eth0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc mq state UP mode DEFAULT group default qlen 1000"
+    "\\    link/ether 00:50:56:a6:55:f4 brd ff:ff:ff:ff:ff:ff\n"
+)
+
+
+def _sniff_ip_link(head: str) -> bool:
+    found = lines(head)
+    return bool(found) and all(re.match(r"^\d+: \S+: <[^>]*>", line) or line[0].isspace()
+                               or re.match(r"^(link/|altname )", line) for line in found) \
+        and bool(re.match(r"^\d+: \S+: <", head))
+
+
+@parser("ip-link", about="ip -o link show: interfaces with MTU, MAC and state",
+        sniff=_sniff_ip_link, sample=_IP_LINK_SAMPLE)
 def parse_ip_link(text: str) -> IpLinks:
     """``ip -o link show`` (one line per link, continuation shown as ``\\``); the multi-line
     form without ``-o`` is accepted too."""
@@ -124,6 +142,14 @@ _KEYFILE = re.compile(r"\bring-(rx-jumbo|rx-mini|rx|tx)(?:\s*=\s*|\s+)([0-9]{1,9
 _UDEV_NAME = re.compile(r'\b(?:KERNEL|NAME)=="([^"*?\[]+)"')
 
 
+_PERSISTENCE_SAMPLE = """\
+/etc/NetworkManager/system-connections/eth0.nmconnection:12:ring-rx=4096
+/etc/udev/rules.d/60-rings.rules:1:ACTION=="add", RUN+="/sbin/ethtool -G eth0 rx 4096"
+"""
+
+
+@parser("ring-persistence", about="grep -rsIn -e ethtool -e ring-rx /etc/...: where ring sizes are made persistent",
+        sniff=all_lines(r"^/[^:\s]+:\d+:.*$"), sample=_PERSISTENCE_SAMPLE)
 def parse_ring_persistence(text: str) -> RingPersistence:
     """Output of ``grep -rsIn -e ethtool -e ring-rx <config paths>``. Unlike other captures an
     empty output is a real answer - grep found nothing, i.e. nothing makes ring sizes

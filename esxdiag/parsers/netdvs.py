@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 
 from esxdiag.errors import NoData, ParseError
 from esxdiag.parsers.numbers import count
+from esxdiag.parsers.registry import first_line, parser
 
 _PORT = re.compile(r"^port (\S+):$")
 _PROPERTY = re.compile(r"^([A-Za-z][\w-]*(?:\.[\w-]+)+)(?: =(.*)|:)$")
@@ -120,6 +121,35 @@ def _store(dvs: dict, port: dict | None, name: str, value: str | None, items: li
             stats[key] = count(amount, key, number)
 
 
+_SAMPLE = """\
+switch b7 00 16 50 a9 8d 8d b8-5c 4a 54 c2 0e a7 91 9a (etherswitch)
+        max ports: 1536
+        global properties:
+                com.vmware.common.alias = Compute_VDS ,         propType = CONFIG
+                com.vmware.common.uplinkPorts:
+                        Uplink 1
+                        propType = CONFIG
+                com.vmware.etherswitch.mtu = 1500 ,     propType = CONFIG
+        host properties:
+                com.vmware.common.host.portset = DvsPortset-0 ,         propType = CONFIG
+                com.vmware.common.host.uplinkPorts:
+                        32
+                        propType = CONFIG
+        port 41:
+                com.vmware.common.port.portgroupid = dvportgroup-42 ,   propType = CONFIG
+                com.vmware.common.port.statistics:
+                        pktsInUnicast = 893
+                        pktsOutUnicast = 0
+                        pktsInDropped = 0
+                        pktsOutDropped = 0
+                        propType = RUNTIME
+                com.vmware.common.port.volatile.status = inUse linkUp portID=33554441  propType = RUNTIME
+"""
+_SWITCH_TITLE = first_line(r"^switch \S.* \(\w[\w.-]*\)\s*$")
+
+
+@parser("net-dvs", about="net-dvs -l: distributed switches, their uplinks, MTU and DVPorts with In/Out counters",
+        sniff=lambda head: _SWITCH_TITLE(head) and "max ports:" in head, sample=_SAMPLE)
 def parse_net_dvs(text: str) -> NetDvsList:
     switches: list[dict] = []
     port: dict | None = None

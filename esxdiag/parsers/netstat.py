@@ -11,6 +11,7 @@ from esxdiag.errors import NoData, ParseError
 from esxdiag.parsers.cuts import drop_cut_line
 from esxdiag.parsers.jsontext import load_json
 from esxdiag.parsers.numbers import count, json_count
+from esxdiag.parsers.registry import parser
 from esxdiag.parsers.repeats import Agreeing
 
 
@@ -45,6 +46,36 @@ _NUMBER = re.compile(r"(?<![\w.-])[0-9]+(?![\w.])")
 _NSTAT_LINE = re.compile(r"^(?P<name>[A-Za-z][A-Za-z0-9_]*)\s+(?P<value>[0-9]+)(?:\s+-?[0-9]+(?:\.[0-9]+)?)?\s*$")
 
 
+_SAMPLE = """\
+Tcp:
+    76 active connections openings
+    50 passive connection openings
+    1 failed connection attempts
+    53 connection resets received
+    0 connections established
+    8035 segments received
+    9081503 segments send out
+    12 segments retransmited
+    0 bad segments received
+    63 resets sent
+TcpExt:
+    19 TCP sockets finished time wait in fast timer
+    8 delayed acks sent
+    TCPTimeouts: 2
+    TCPLossProbes: 2
+"""
+_SECTION_TITLE = re.compile(r"(?m)^(Tcp|Ip|TcpExt):[^\S\r\n]*$")
+_GREP_RETRANSMIT = re.compile(r"(?m)^[^\S\r\n]*\d+ segments? retransmit")  # `netstat -s | grep retrans`
+
+
+def _sniff(head: str) -> bool:
+    if bool(_SECTION_TITLE.search(head)) or head.lstrip().startswith(("#kernel", '{"kernel"')):
+        return True
+    return bool(_GREP_RETRANSMIT.search(head))
+
+
+@parser("netstat", about="netstat -s or nstat -asz (-j): TCP segments sent and retransmitted",
+        sniff=_sniff, sample=_SAMPLE)
 def parse_netstat(text: str) -> NetstatCounters:
     body = text.lstrip("\ufeff").strip()
     if not body:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from esxdiag.errors import NoData, ParseError
 from esxdiag.parsers.jsontext import load_json
 from esxdiag.parsers.numbers import is_count, json_count
+from esxdiag.parsers.registry import first_line, parser
 
 HEADER = ("PortNum", "Type", "SubType", "SwitchName", "MACAddress", "ClientName")
 KINDS = {5: "vnic", 4: "uplink", 3: "vmknic", 0: "internal"}
@@ -60,6 +61,18 @@ def norm_mac(mac: str | None) -> str | None:
         return None
 
 
+_LIST_SAMPLE = """\
+PortNum          Type SubType SwitchName       MACAddress         ClientName
+2214592518          4       0 vSwitch0         a0:36:9f:00:00:01  vmnic0
+33554436            3       0 vSwitch0         a0:36:9f:00:00:01  vmk0
+33554464            5       9 vSwitch0         00:50:56:a6:55:f4  iperf-test1
+33554465            5       9 vSwitch0         00:50:56:a6:44:72  iperf-test2
+"""
+
+
+@parser("net-stats", about="net-stats -l: every vSwitch port with its type, MAC and client (VM.ethN)",
+        sniff=first_line(r"^\s*PortNum\s+Type\s+SubType\s+SwitchName\s+MACAddress\s+ClientName"),
+        sample=_LIST_SAMPLE)
 def parse_net_stats_list(text: str) -> NetStatsList:
     rows = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
     if not rows:
@@ -116,6 +129,22 @@ class NetStatsSample:
     warnings: tuple[str, ...] = ()
 
 
+_JSON_SAMPLE = (  # raw output: about one port per line, booleans as strings
+    '{"sysinfo": {"hostname": "fgvm-host"}, "stats": [ {"time": 1710144045, "interval": 10, "iteration": 0, '
+    '"ports": [\n'
+    '{"name": "FGVM-TIGER-15-31.eth1", "switch": "DvsPortset-0", "id": 67108889, "mac": "00:50:56:bc:03:f1", '
+    '"rxmode": 0, "tunemode": 0, "uplink": "false", "ens": "true", "promisc": "false", "sink": "false" ,\n'
+    '  "vnic": { "type": "vmxnet3", "ring1sz": 4096, "ring2sz": 4096, "tsopct": 0.0, "tsotputpct": 0.0, '
+    '"txucastpct": 100.0, "txeps": 0.0},\n'
+    '  "sys": [ "2103448", "2101791", "2101801" ],\n'
+    '  "vcpu": [ "2103778", "2103780", "2103781" ]}\n'
+    ']}]}\n'
+)
+_JSON_START = re.compile(r'^\s*\{\s*"sysinfo"\s*:')
+
+
+@parser("net-stats-json", about="net-stats -A -t vW: per-port JSON sample (vNIC ring sizes, rates)",
+        sniff=lambda head: bool(_JSON_START.match(head)) and '"stats"' in head, sample=_JSON_SAMPLE)
 def parse_net_stats_json(text: str) -> NetStatsSample:
     if not text.strip():
         raise NoData("empty net-stats -A output")

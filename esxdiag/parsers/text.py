@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from esxdiag.errors import NoData
 from esxdiag.parsers.numbers import is_count
+from esxdiag.parsers.registry import first_line, one_integer, parser
 
 
 @dataclass(frozen=True)
@@ -14,6 +15,12 @@ class TextOutput:
     integer: int | None  # set when the whole output is one integer (nproc, CPU count)
 
 
+_ESXI_VERSION = first_line(r"^VMware ESXi \d")
+
+
+@parser("text", about="short text output: vmware -vl (ESXi version), nproc, a PowerShell count",
+        sniff=lambda head: one_integer(head) or _ESXI_VERSION(head),
+        sample="VMware ESXi 6.0.0 build-5224934\nVMware ESXi 6.0.0 Update 3\n")
 def parse_text(text: str) -> TextOutput:
     lines = tuple(line.rstrip() for line in text.splitlines() if line.strip())
     if not lines:

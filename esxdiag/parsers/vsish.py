@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from esxdiag.errors import NoData, ParseError
 from esxdiag.parsers.cuts import drop_cut_line
 from esxdiag.parsers.numbers import count, is_count
+from esxdiag.parsers.registry import all_lines, has, parser
 from esxdiag.parsers.vsish_python import VsishDict, parse_python_mode
 
 __all__ = ["parse_node", "parse_rxsummary", "parse_rxqueue_status", "parse_clientstats", "parse_ls",
@@ -181,6 +182,24 @@ def _require_any(node: VsishNode, keys: tuple[str, ...], what: str) -> None:
         raise ParseError(f"not {what}: none of {', '.join(repr(k) for k in keys)} in {shown!r}")
 
 
+_RXSUMMARY_SAMPLE = """\
+stats of a vmxnet3 vNIC rx queue {
+   LRO pkts rx ok:40638390
+   pkts rx ok:40960296
+   bytes rx ok:1349559832608
+   running out of buffers:8373
+   pkts receive error:0
+   # of times the 1st ring is full:5724
+   # of times the 2nd ring is full:2655
+   fail to map a rx buffer:0
+   # of times rx queue is stopped:0
+}
+"""
+
+
+@parser("vsish-rxsummary",
+        about="vsish -e get .../vmxnet3/rxSummary: ring-full and out-of-buffer counters of one vNIC",
+        sniff=has("stats of a vmxnet3 vNIC rx queue {", "running out of buffers:"), sample=_RXSUMMARY_SAMPLE)
 def parse_rxsummary(text: str) -> RxSummary:
     node = parse_node(text)
     _require_any(node, RXSUMMARY_KEYS, "a vmxnet3 rxSummary node")
@@ -190,6 +209,18 @@ def parse_rxsummary(text: str) -> RxSummary:
                      node.title, node.complete, node.warnings, node.texts)
 
 
+_STATUS_SAMPLE = """\
+status of a vmxnet3 vNIC rx queue {
+   intr index:0
+   error code:0
+   ring #1 size:256
+   ring #2 size:256
+}
+"""
+
+
+@parser("vsish-rxqueue-status", about="vsish -e get .../vmxnet3/rxqueues/N/status: ring #1/#2 size of one rx queue",
+        sniff=has("status of a vmxnet3 vNIC rx queue {", "ring #1 size:"), sample=_STATUS_SAMPLE)
 def parse_rxqueue_status(text: str) -> RxQueueStatus:
     node = parse_node(text)
     _require_any(node, STATUS_KEYS, "a vmxnet3 rxqueues/<n>/status node")
@@ -198,6 +229,20 @@ def parse_rxqueue_status(text: str) -> RxQueueStatus:
                          node.warnings, node.texts)
 
 
+_CLIENTSTATS_SAMPLE = """\
+port client stats {
+   pktsTxOK:9050399
+   bytesTxOK:13702304086
+   droppedTx:0
+   pktsRxOK:40997635
+   bytesRxOK:1350790077980
+   droppedRx:8381
+}
+"""
+
+
+@parser("vsish-clientstats", about="vsish -e get .../ports/N/clientStats: a port's droppedRx/droppedTx",
+        sniff=has("port client stats {", "droppedRx:"), sample=_CLIENTSTATS_SAMPLE)
 def parse_clientstats(text: str) -> ClientStats:
     node = parse_node(text, pairs_per_line=True)
     _require_any(node, CLIENTSTATS_KEYS, "a port clientStats node")
@@ -205,6 +250,8 @@ def parse_clientstats(text: str) -> ClientStats:
     return ClientStats(c, c.get("droppedRx"), c.get("droppedTx"), node.title, node.complete, node.warnings)
 
 
+@parser("vsish-ls", about="vsish -e ls: a node's entries, one per line (rx queues, portsets)",
+        sniff=all_lines(r"^\d{1,3}/$"), sample="0/\n1/\n")
 def parse_ls(text: str) -> VsishListing:
     entries: list[str] = []
     directories: list[str] = []

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from esxdiag.errors import NoData, ParseError
+from esxdiag.parsers.registry import parser
 
 # python mode: a string literal (kept as is, raw newlines escaped) or a JSON-style bare word
 _PY_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|\b(?:true|false|null)\b', re.S)
@@ -25,6 +26,31 @@ class VsishDict:
     warnings: tuple[str, ...]  # lines printed before the dict (the deprecation notice)
 
 
+_SAMPLE = """\
+main():Python mode is deprecated and will be removed in future releases. You can use pyvsilib instead.
+{
+   "dumsw" : "",
+   "rxpkt" : 46037587,
+   "txpkt" : 39956093,
+   "rxerr" : 0,
+   "rxdrp" : 0,
+   "txdrp" : 0,
+   "hw" : "Packets assigned to an invalid queue: 0
+rxq0: totalPkts=3062 totalBytes=671999 nonEopDescs=0 allocRxBufFail=0 csumErr=0
+
+Rx Length Errors: 0
+",
+}
+"""
+_DICT_START = re.compile(r'^\s*\{\s*\n\s*"\w+" : ')
+
+
+def _sniff(head: str) -> bool:
+    return "Python mode is deprecated" in head[:400] or bool(_DICT_START.match(head))
+
+
+@parser("vsish-python", about="vsish -pe get: python-mode dict of one node (e.g. a pNic's stats)",
+        sniff=_sniff, sample=_SAMPLE)
 def parse_python_mode(text: str) -> VsishDict:
     """``vsish -pe get``: optional warning lines, then a dict with a trailing comma and raw
     newlines inside string values (not JSON)."""

@@ -17,6 +17,7 @@ from typing import Any, Callable
 from esxdiag.errors import NoData, ParseError
 from esxdiag.parsers.jsontext import load_json
 from esxdiag.parsers.numbers import U64_MAX, is_count, json_count
+from esxdiag.parsers.registry import json_schema, parser
 
 SCHEMA_VM = "esxdiag.vsphere_vm/1"
 SCHEMA_PERF = "esxdiag.vsphere_perf/1"
@@ -120,10 +121,48 @@ class VmPerf:
         return next((s.values for s in self.series if s.counter == counter and s.instance == instance), None)
 
 
+_VM_SAMPLE = """\
+{
+ "schema": "esxdiag.vsphere_vm/1", "collected_at": "2026-11-21T06:01:25Z", "source": "vcenter",
+ "name": "iperf-test1", "moid": "vm-29", "instance_uuid": "f057b77b-751a-5140-9ae4-8f81266c6383",
+ "power_state": "poweredOn", "host": "esx0.lab.local", "host_moid": "host-24", "host_cpu_mhz": 2294,
+ "cluster": "DC0_C0", "num_cpu": 2, "cores_per_socket": 1, "memory_mb": 1024,
+ "cpu_allocation": {"limit_mhz": null, "reservation_mhz": 0, "shares": 0, "shares_level": "normal"},
+ "guest": {"guest_id": "debian7Guest", "full_name": "Debian GNU/Linux 7 (32-bit)", "family": "linuxGuest",
+  "tools_status": "toolsOk", "tools_running_status": "guestToolsRunning", "hostname": "iperf-test1",
+  "ip_address": "127.0.0.11", "ip_addresses": ["127.0.0.11"]},
+ "vnics": [{"label": "ethernet--7", "type": "vmxnet3", "mac": "00:50:56:a6:55:f4", "device_key": 203,
+  "network": "VM Network", "dvs_uuid": null, "dvs_portgroup_key": null, "dvs_port_key": null,
+  "connected": true, "start_connected": true}],
+ "guest_nics": [{"mac": "00:50:56:a6:55:f4", "network": "VM Network", "ip_addresses": ["127.0.0.11"],
+  "connected": true, "device_config_id": 203}],
+ "missing": []
+}
+"""
+
+
+@parser("vsphere-vm", about="esxdiag's vCenter VM inventory JSON: vNICs, CPU allocation, host, guest",
+        sniff=json_schema(SCHEMA_VM), sample=_VM_SAMPLE)
 def parse_vm(text: str) -> VmInventory:
     return build_record(VmInventory, _load(text, SCHEMA_VM), "")
 
 
+_PERF_SAMPLE = """\
+{
+ "schema": "esxdiag.vsphere_perf/1", "vm": "iperf-test1", "interval_s": 20, "rollup": "realtime", "note": null,
+ "start": "2026-11-21T06:01:25Z", "end": "2026-11-21T06:01:48Z",
+ "timestamps": ["2026-11-21T06:01:28Z", "2026-11-21T06:01:48Z"],
+ "series": [
+  {"counter": "cpu.ready.summation", "instance": "", "unit": "millisecond", "values": [93, 67]},
+  {"counter": "cpu.ready.summation", "instance": "0", "unit": "millisecond", "values": [94, 102]},
+  {"counter": "net.droppedRx.summation", "instance": "203", "unit": "number", "values": [0, 0]}
+ ]
+}
+"""
+
+
+@parser("vsphere-perf", about="esxdiag's vCenter performance JSON: per-vCPU ready/costop/maxlimited, vNIC drops",
+        sniff=json_schema(SCHEMA_PERF), sample=_PERF_SAMPLE)
 def parse_perf(text: str) -> VmPerf:
     perf = build_record(VmPerf, _load(text, SCHEMA_PERF), "")
     if not perf.series:

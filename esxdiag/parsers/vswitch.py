@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from esxdiag.errors import NoData, ParseError
 from esxdiag.parsers.numbers import is_count
+from esxdiag.parsers.registry import first_line, parser
 
 _SWITCH_HEADER = re.compile(r"^(Switch|DVS) Name\s+Num Ports\s+Used Ports\s+Configured Ports\s+MTU\s+Uplinks$")
 _PORTGROUP_HEADER = re.compile(r"^PortGroup Name\s+VLAN ID\s+Used Ports\s+Uplinks$")
@@ -84,6 +85,25 @@ def _row(line: str, numbers: int, number: int, what: str) -> tuple[str, list[int
     raise ParseError(f"not a {what} row (name, {numbers} numbers, uplinks): {line.strip()[:80]!r}", line=number)
 
 
+_SAMPLE = """\
+Switch Name      Num Ports   Used Ports  Configured Ports  MTU     Uplinks
+vSwitch0         1536        3           128               1500    vmnic1
+
+  PortGroup Name        VLAN ID  Used Ports  Uplinks
+  VM Network            0        1           vmnic1
+
+DVS Name         Num Ports   Used Ports  Configured Ports  MTU     Uplinks
+Compute_VDS      1536        10          512               1500    vmnic0
+
+  DVPort ID           In Use      Client
+  32                  1           vmnic0
+  25                  1           web-sv-04a.eth0
+"""
+
+
+@parser("esxcfg-vswitch", about="esxcfg-vswitch -l: standard and distributed switches, MTU, uplinks, port groups",
+        sniff=first_line(r"^\s*(Switch|DVS) Name\s+Num Ports\s+Used Ports\s+Configured Ports\s+MTU\s+Uplinks"),
+        sample=_SAMPLE)
 def parse_vswitch_list(text: str) -> VSwitchList:
     switches: list[dict] = []
     table = None  # which header the rows below belong to

@@ -11,12 +11,18 @@ from dataclasses import dataclass
 from esxdiag.errors import ParseError
 from esxdiag.parsers.cuts import drop_cut_line
 from esxdiag.parsers.pwsh import Value, counter, need, raw_text, read_records, unique
+from esxdiag.parsers.registry import parser, win
 
 _ARRAY_TYPES = ("System.String[]", "System.Object[]", "System.Int32[]")
 
 
 def _opt(value: Value) -> str | None:
     return None if value is None else raw_text(value)
+
+
+def _crlf(text: str) -> str:
+    """A sample as PowerShell prints it over SSH: CRLF line ends."""
+    return text.replace("\n", "\r\n")
 
 
 # ---------------------------------------------------------------- Get-NetAdapterAdvancedProperty
@@ -44,6 +50,32 @@ class WinAdvProps:
     warnings: tuple[str, ...] = ()
 
 
+_ADVPROPS_SAMPLE = _crlf("""\
+[
+    {
+        "Name":  "Ethernet0",
+        "DisplayName":  "Rx Ring #1 Size",
+        "DisplayValue":  "512",
+        "RegistryKeyword":  "MaxRxRing1Length",
+        "RegistryValue":  [
+            "512"
+        ]
+    },
+    {
+        "Name":  "Ethernet0",
+        "DisplayName":  "Rx Ring #2 Size",
+        "DisplayValue":  "32",
+        "RegistryKeyword":  "MaxRxRing2Length",
+        "RegistryValue":  [
+            "32"
+        ]
+    }
+]
+""")
+
+
+@parser("win-advprops", about="Get-NetAdapterAdvancedProperty: vmxnet3 ring sizes, RSS and buffer settings",
+        sniff=win("DisplayName", "DisplayValue", "RegistryKeyword"), sample=_ADVPROPS_SAMPLE)
 def parse_advprops(text: str) -> WinAdvProps:
     found = read_records(text)
     need(found.items, ("Name", "RegistryKeyword"), "Get-NetAdapterAdvancedProperty")
@@ -77,6 +109,30 @@ class WinRss:
     warnings: tuple[str, ...] = ()
 
 
+_RSS_SAMPLE = _crlf("""\
+
+
+Name                  : Ethernet0
+InterfaceDescription  : vmxnet3 Ethernet Adapter
+Enabled               : False
+NumberOfReceiveQueues : 1
+Profile               : ClosestStatic
+BaseProcessorGroup    : 0
+BaseProcessorNumber   : 0
+MaxProcessorGroup     : 0
+MaxProcessorNumber    : 3
+MaxProcessors         : 4
+NumaNode              : 65535
+IndirectionTable      :
+PSComputerName        :
+
+
+
+""")
+
+
+@parser("win-rss", about="Get-NetAdapterRss | Format-List *: RSS enabled, receive queues, processors",
+        sniff=win("NumberOfReceiveQueues", "Profile"), sample=_RSS_SAMPLE)
 def parse_rss(text: str) -> WinRss:
     found = read_records(text)
     need(found.items, ("Name",), "Get-NetAdapterRss")
@@ -116,6 +172,28 @@ _STAT_KEYS = ("ReceivedDiscardedPackets", "ReceivedPacketErrors", "OutboundDisca
               "OutboundPacketErrors", "ReceivedUnicastPackets", "ReceivedBytes")
 
 
+_STATS_SAMPLE = _crlf("""\
+
+
+ifAlias                  : Ethernet0
+InterfaceDescription     : vmxnet3 Ethernet Adapter
+Name                     : Ethernet0
+OutboundDiscardedPackets : 0
+OutboundPacketErrors     : 0
+ReceivedBytes            : 93115410282
+ReceivedDiscardedPackets : 20591
+ReceivedPacketErrors     : 0
+ReceivedUnicastBytes     : 93115115052
+ReceivedUnicastPackets   : 61502718
+SentBytes                : 0
+PSComputerName           :
+
+
+""")
+
+
+@parser("win-stats", about="Get-NetAdapterStatistics | Format-List *: received discarded packets and errors",
+        sniff=win("ReceivedDiscardedPackets"), sample=_STATS_SAMPLE)
 def parse_stats(text: str) -> WinStats:
     is_json = text.lstrip("\ufeff \t\r\n")[:1] in ("[", "{")  # a cut JSON text fails to decode anyway
     text, cut = (text, []) if is_json else drop_cut_line(text)
@@ -152,6 +230,18 @@ class WinNetAdapters:
     warnings: tuple[str, ...] = ()
 
 
+_NETADAPTER_SAMPLE = _crlf("""\
+"Name","InterfaceDescription","MacAddress","Status","LinkSpeed","MtuSize","DriverVersion"
+"Ethernet0","vmxnet3 Ethernet Adapter","00-50-56-A6-66-0E","Up","10 Gbps","1500","1.2.8.0"
+""")
+_ADAPTER_KEYS = win("InterfaceDescription", "MacAddress", "LinkSpeed")
+_RSS_KEYS = win("NumberOfReceiveQueues")  # Get-NetAdapterRss and -Statistics name the adapter too
+_STATS_KEYS = win("ReceivedDiscardedPackets")
+
+
+@parser("win-netadapter", about="Get-NetAdapter: adapters with MAC, link speed, MTU and driver version",
+        sniff=lambda head: _ADAPTER_KEYS(head) and not _RSS_KEYS(head) and not _STATS_KEYS(head),
+        sample=_NETADAPTER_SAMPLE)
 def parse_netadapter(text: str) -> WinNetAdapters:
     found = read_records(text)
     need(found.items, ("Name",), "Get-NetAdapter")
