@@ -7,11 +7,12 @@ capture ran but holds nothing; ``parse_file`` fills in the file name. Streaming 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from esxdiag.errors import EsxdiagError, NoData, ParseError
 from esxdiag.textio import open_text_stream, read_text
@@ -77,11 +78,19 @@ def parse_file(kind: str, path: str | Path, **options: Any) -> Any:
     """Parse one capture file; errors carry the file name."""
     entry = _entry(kind)
     func = entry.load()
-    try:
+    with naming_file(path):
         if entry.streaming:
             with open_text_stream(path) as stream:
                 return func(stream, **options)
         return func(read_text(path), **options)
+
+
+@contextlib.contextmanager
+def naming_file(path: str | Path) -> Iterator[None]:
+    """ParseError / NoData raised inside carry ``path`` (unless they name a file already); text
+    that cannot be decoded is a ParseError naming it."""
+    try:
+        yield
     except (ParseError, NoData) as exc:
         if exc.file is None:
             exc.with_file(str(path))

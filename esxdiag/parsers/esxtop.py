@@ -85,11 +85,15 @@ class EsxtopRecord:
 
 
 def parse_esxtop(stream: TextIO, vm: str | None = None, vcpus: int | None = None) -> EsxtopRecord:
-    if vcpus is not None and (vm is None or vcpus < 1):
-        raise ParseError("a vcpus hint needs one VM (vm=NAME) and must be >= 1")
+    check_vcpus_hint(vm, vcpus)
     warnings: list[str] = []
     layout, rows = read_rows(stream, vm, warnings)
     return _record(layout, clean_series(rows, layout, warnings), vcpus, warnings)
+
+
+def check_vcpus_hint(vm: str | None, vcpus: int | None) -> None:
+    if vcpus is not None and (vm is None or vcpus < 1):
+        raise ParseError("a vcpus hint needs one VM (vm=NAME) and must be >= 1")
 
 
 def read_rows(stream: TextIO, vm: str | None, warnings: list[str],
