@@ -8,7 +8,8 @@ never through Python lists, so a 300 MB capture costs about what the command lin
 Counters are named as in ``esxdiag parse esxtop`` JSON (docs: README "Using esxdiag from Python"):
 
 * per VM (``Group Cpu``): ``ready_pct``, ``costop_pct``, ``max_limited_pct`` (per vCPU: the group
-  sum / vCPUs, NaN when the vCPU count is unknown), ``group_ready_pct``, ``group_costop_pct``,
+  sum / vCPUs, not rounded to 4 decimals as in the JSON; NaN when the vCPU count is unknown),
+  ``group_ready_pct``, ``group_costop_pct``,
   ``group_max_limited_pct`` (the sums as printed), ``used_pct``, ``run_pct``, ``swap_wait_pct``,
   ``members``;
 * per vCPU world (``Vcpu(...vmx-vcpu-N...)``): ``vcpu_ready_pct``;
@@ -144,7 +145,7 @@ def _block(pd, raw, sources: list[int | None], keys: list[tuple], names: list[st
     if divisors is not None:
         per_vcpu = [d is not None for d in divisors]
         by = pd.Series([d or float("nan") for d in divisors], dtype="float64").to_numpy()
-        picked[:, per_vcpu] = (picked[:, per_vcpu] / by[per_vcpu]).round(4)
+        picked[:, per_vcpu] /= by[per_vcpu]  # not rounded: the parser's JSON rounds to 4 decimals
     columns = pd.MultiIndex.from_tuples(keys, names=names) if keys else pd.MultiIndex.from_arrays(
         [[] for _ in names], names=names)
     return pd.DataFrame(picked, index=raw.index, columns=columns)
