@@ -110,7 +110,7 @@ def test_generated_capture_with_hostile_names_on_the_pyarrow_path(tmp_path, path
     frames = api.read_esxtop(path)
     assert_frames_match_the_record(frames, parse_file("esxtop", path))
     assert frames.vms[("group_ready_pct", "iperf-test1")].tolist() == [69.6] * 41
-    assert "web, frontend" in frames.vms["ready_pct"].columns
+    assert "web, frontend 9" in frames.vms["ready_pct"].columns
 
 
 def test_non_finite_and_empty_cells_are_nan_with_the_parsers_warnings(tmp_path, path_taken):
