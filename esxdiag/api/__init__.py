@@ -12,7 +12,8 @@ Load and judge (no pandas needed):
 * ``load_report(path) -> AnalysisResult``: a report JSON written by ``--format json``.
 * ``thresholds(config=None, overrides=None) -> dict``: defaults, a config file, overrides.
 * ``load_snapshot(path) -> Snapshot``; ``fleet_report(snapshot_or_path, thresholds=None) -> dict``
-  (the fleet report document); ``record_scan(document, history=None)``; ``scan_history(...)``.
+  (the fleet report document); ``record_scan(document, path=None)`` (append to the scan history,
+  returns the changes); ``scan_history(path=None, vm=None, limit=50) -> list[dict]``.
 
 DataFrames (``pip install 'esxdiag[pandas]'``; pandas is imported only by these):
 ``read_esxtop(path, vm=None, vcpus=None, counters=None) -> EsxtopFrames``, ``vnic_frame(result)``,

@@ -12,7 +12,7 @@ from esxdiag.bundle import Bundle
 from esxdiag.config import load_thresholds
 from esxdiag.engine import analyze as engine_analyze
 from esxdiag.engine import gather
-from esxdiag.errors import EsxdiagError
+from esxdiag.errors import BundleError, EsxdiagError
 from esxdiag.intake import open_bundle
 from esxdiag.join.facts import VmFacts
 from esxdiag.join.readings import Readings
@@ -38,6 +38,9 @@ class Case:
         self._work = tempfile.TemporaryDirectory(prefix="esxdiag-api-")
         try:
             self.bundle: Bundle = open_bundle(source, Path(self._work.name))
+        except OSError as exc:  # e.g. a folder that cannot be listed
+            self._work.cleanup()
+            raise BundleError(f"{exc.filename or source}: {exc.strerror or exc}") from None
         except BaseException:
             self._work.cleanup()
             raise

@@ -28,6 +28,10 @@ def load_snapshot(path: str | Path) -> Snapshot:
         return _load_snapshot(path)
     except OSError as exc:
         raise ParseError(f"cannot read: {exc.strerror or exc}", file=str(path)) from None
+    except RecursionError:
+        raise ParseError("JSON nested too deeply: not a fleet snapshot", file=str(path)) from None
+    except ValueError as exc:  # e.g. an integer of more digits than Python converts
+        raise ParseError(f"not a fleet snapshot JSON ({str(exc)[:120]})", file=str(path)) from None
 
 
 def fleet_report(snapshot: Snapshot | str | Path, thresholds: Thresholds | None = None) -> dict:

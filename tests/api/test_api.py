@@ -67,6 +67,16 @@ def test_a_report_field_of_the_wrong_type_is_a_parse_error_naming_field_and_file
     assert caught.value.file == str(path)
 
 
+@pytest.mark.parametrize("text", ["[" * 100_000, '{"n": 1' + "0" * 5000 + "}", "{", '{"schema": "x"}'])
+def test_a_damaged_snapshot_is_a_parse_error_naming_the_file(tmp_path, text):
+    path = tmp_path / "snap.json"
+    path.write_text(text)
+    for call in (api.load_snapshot, api.fleet_report):
+        with pytest.raises(api.ParseError) as caught:
+            call(path)
+        assert caught.value.file == str(path)
+
+
 def test_thresholds_move_the_verdicts_and_refuse_unknown_keys(tmp_path):
     assert api.thresholds()["cpu.ready_pct_critical"] == 10.0
     assert api.thresholds(overrides={"cpu.ready_pct_critical": 8})["cpu.ready_pct_critical"] == 8.0
