@@ -76,7 +76,8 @@ def vnic_frame(result: AnalysisResult):
 def ring_frame(result: AnalysisResult):
     """One row per vNIC and ring/drop counter read over the window (``metrics``): delta, since-init
     total, seconds, rate per second, whether it was reset, and the file it came from."""
-    rows = [{"vm": vm.name, "mac": nic.mac, "counter": key, **{k: nic.metrics[key].get(k) for k in list(RING_COLUMNS)[3:]}}
+    fields = list(RING_COLUMNS)[3:]
+    rows = [{"vm": vm.name, "mac": nic.mac, "counter": key, **{k: nic.metrics[key].get(k) for k in fields}}
             for vm in result.vms for nic in vm.vnics for key in RING_COUNTERS if isinstance(nic.metrics.get(key), dict)]
     return typed_frame(rows, RING_COLUMNS)
 

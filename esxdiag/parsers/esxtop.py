@@ -96,8 +96,8 @@ def check_vcpus_hint(vm: str | None, vcpus: int | None) -> None:
         raise ParseError("a vcpus hint needs one VM (vm=NAME) and must be >= 1")
 
 
-def read_rows(stream: TextIO, vm: str | None, warnings: list[str],
-              narrow: Callable[[Layout], Layout] | None = None, as_table: bool = False) -> tuple[Layout, Rows | TableRows]:
+def read_rows(stream: TextIO, vm: str | None, warnings: list[str], narrow: Callable[[Layout], Layout] | None = None,
+              as_table: bool = False) -> tuple[Layout, Rows | TableRows]:
     """The header mapped to the wanted columns (``narrow`` may keep fewer: esxdiag.api reads only
     the counters asked for), then the data rows of those columns: ``Rows`` of Python values, or,
     with ``as_table`` and when the pyarrow path can be taken, its table (``TableRows``, non-finite
