@@ -1,5 +1,7 @@
 """esxtop parser benchmark: our streaming parser vs ``pandas.read_csv`` and polars' lazy
-``scan_csv(...).select(the VM's columns)``, as whole processes.
+``scan_csv(...).select(the VM's columns)``, as whole processes; and esxdiag.api's DataFrame of every
+VM's Group Cpu % Ready (``read_esxtop(counters=["group_ready_pct"])``) vs ``pandas.read_csv(usecols=
+the same columns)``, both indexed by UTC time.
 
 Runs each command ``--repeat`` times alternately on the same (page-cached) file and reports the
 best and median wall time, the ratio, and each process's peak RSS (``ru_maxrss`` from
@@ -8,6 +10,7 @@ best and median wall time, the ratio, and each process's peak RSS (``ru_maxrss``
     python bench/esxtop_gen.py                      # writes bench/out/esxtop_300mb.csv
     python bench/esxtop_bench.py [FILE] [--vm iperf-test1] [--repeat 3]
     python bench/esxtop_bench.py tests/fixtures/esxtop/esxtop_batch_full_*.csv --vm styx
+    python bench/esxtop_bench.py --repeat 2 --only api pandas-usecols esxdiag
 
 polars is optional (``pip install polars``): without it that row is left out.
 """
@@ -60,6 +63,34 @@ print(frame.shape)
 """
 
 
+# The DataFrame of one column per VM (every VM's Group Cpu % Ready, time as UTC timestamps):
+# esxdiag.api.read_esxtop, and pandas.read_csv(usecols=...) of the very same columns.
+API_SNIPPET = """
+import sys
+from esxdiag.api import read_esxtop
+frame = read_esxtop(sys.argv[1], counters=["group_ready_pct"]).vms["group_ready_pct"]
+print(frame.shape, frame.index.dtype, round(float(frame.to_numpy().sum()), 2))
+"""
+PANDAS_USECOLS_SNIPPET = """
+import csv, sys
+import pandas
+path = sys.argv[1]
+with open(path, newline="", encoding="utf-8", errors="replace") as handle:
+    header = next(csv.reader(handle))
+vm_groups = {h.split("\\Vcpu(", 1)[1].split(":", 1)[0] for h in header if "\\Vcpu(" in h and ":vmx-vcpu-" in h}
+wanted = [h for h in header if "\\Group Cpu(" in h and h.endswith("\\% Ready")
+          and h.split("\\Group Cpu(", 1)[1].split(":", 1)[0] in vm_groups]
+frame = pandas.read_csv(path, usecols=[header[0]] + wanted, index_col=0)
+frame.index = pandas.to_datetime(frame.index, format="%m/%d/%Y %H:%M:%S", utc=True)
+print(frame.shape, frame.index.dtype, round(float(frame.to_numpy().sum()), 2))
+"""
+
+
+def api_commands(path: Path) -> dict[str, list[str]]:
+    return {"api": [sys.executable, "-c", API_SNIPPET, str(path)],
+            "pandas-usecols": [sys.executable, "-c", PANDAS_USECOLS_SNIPPET, str(path)]}
+
+
 def polars_command(path: Path, vm: str) -> list[str] | None:
     try:
         metadata.version("polars")
@@ -97,6 +128,8 @@ def main() -> None:
     parser.add_argument("file", type=Path, nargs="?", default=DEFAULT_FILE)
     parser.add_argument("--vm", default="iperf-test1")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--only", nargs="+", metavar="NAME",
+                        help="run only these: esxdiag pandas polars api pandas-usecols (default: all)")
     args = parser.parse_args()
     if not args.file.is_file():
         raise SystemExit(f"{args.file} missing: run python bench/esxtop_gen.py first")
@@ -105,7 +138,9 @@ def main() -> None:
             pass
     commands = {"esxdiag": our_command(args.file, args.vm), "pandas": pandas_command(args.file),
                 "polars": polars_command(args.file, args.vm)}
-    commands = {name: command for name, command in commands.items() if command is not None}
+    commands.update(api_commands(args.file))
+    commands = {name: command for name, command in commands.items()
+                if command is not None and (not args.only or name in args.only)}
     results: dict[str, list[tuple[float, int, int, float]]] = {name: [] for name in commands}
     for _ in range(args.repeat):
         for name, command in commands.items():
@@ -120,14 +155,15 @@ def main() -> None:
         walls = [r[0] for r in results[name]]
         rss = max(r[1] for r in results[name])
         cpu = min(r[3] for r in results[name])
-        print(f"{name:8s} best {min(walls):6.2f} s  median {statistics.median(walls):6.2f} s  "
+        print(f"{name:14s} best {min(walls):6.2f} s  median {statistics.median(walls):6.2f} s  "
               f"CPU {cpu:5.2f} s  peak RSS {rss / 2**20:7.1f} MiB  stdout {results[name][0][2]} B")
-        shown = [part if "\n" not in part else "<POLARS_SNIPPET>" for part in command]
+        snippet = {"polars": "<POLARS_SNIPPET>", "api": "<API_SNIPPET>", "pandas-usecols": "<PANDAS_USECOLS_SNIPPET>"}
+        shown = [part if "\n" not in part else snippet[name] for part in command]
         print(f"         $ {' '.join(shown)}")
-    for name in commands:
-        if name != "esxdiag":
-            ratio = min(r[0] for r in results[name]) / min(r[0] for r in results["esxdiag"])
-            print(f"speed-up ({name} best / esxdiag best): {ratio:.2f}x")
+    for name, base in (("pandas", "esxdiag"), ("polars", "esxdiag"), ("pandas-usecols", "api")):
+        if name in results and base in results:
+            ratio = min(r[0] for r in results[name]) / min(r[0] for r in results[base])
+            print(f"speed-up ({name} best / {base} best): {ratio:.2f}x")
 
 
 def _version(distribution: str) -> str:

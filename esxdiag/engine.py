@@ -17,11 +17,19 @@ from esxdiag.rules.verdict import decide, failed_run
 from esxdiag.specs import SPECS
 
 
-def analyze(bundle_root: str | Path, thresholds: dict[str, float], bundle: Bundle | None = None) -> AnalysisResult:
-    """``bundle``: one already opened (an inferred manifest); else the bundle at bundle_root is loaded."""
-    bundle = bundle or Bundle.load(bundle_root)
+def gather(bundle: Bundle) -> tuple[Readings, list[VmFacts]]:
+    """The bundle's captures parsed once and joined into per-VM facts: what the rules judge,
+    whatever the thresholds (esxdiag.api keeps them to analyse again or to build DataFrames)."""
     readings = Readings(bundle)
-    facts = build_facts(bundle, readings)
+    return readings, build_facts(bundle, readings)
+
+
+def analyze(bundle_root: str | Path, thresholds: dict[str, float], bundle: Bundle | None = None,
+            gathered: tuple[Readings, list[VmFacts]] | None = None) -> AnalysisResult:
+    """``bundle``: one already opened (an inferred manifest); else the bundle at bundle_root is loaded.
+    ``gathered``: that bundle's ``gather()``, when the caller has it already."""
+    bundle = bundle or Bundle.load(bundle_root)
+    readings, facts = gathered or gather(bundle)
     coverage = readings.coverage()
     held = list(dict.fromkeys(SPECS[c.spec].about or c.spec for c in coverage
                               if c.status == "collected" and c.spec in SPECS))

@@ -70,7 +70,7 @@ class Series:
 
     label: str
     unit: str
-    times: tuple[str, ...]
+    times: tuple[str | None, ...]  # None: a reading whose time the bundle does not say
     values: tuple[float | None, ...]
     source: str | None = None
 

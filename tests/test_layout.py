@@ -30,6 +30,7 @@ STAGES = (
     ("join", ("esxdiag.join",)),
     ("rules", ("esxdiag.rules", "esxdiag.fleet.rules")),
     ("analysis", ("esxdiag.engine", "esxdiag.compare", "esxdiag.fleet")),
+    ("api", ("esxdiag.api",)),
     ("report", ("esxdiag.reports", "esxdiag.templates")),
     ("cli", ("esxdiag.cli", "esxdiag.__main__")),
 )
@@ -41,6 +42,8 @@ MAY_IMPORT = {
     "collect": {"base", "parse", "bundle", "collect"},
     # rendering reads results and the vocabulary; it never decides (no rules, no analysis)
     "report": {"base", "parse", "bundle", "report"},
+    # the Python API is a facade over analysis: no collection, no rendering, no command line
+    "api": {*_ANALYSIS_ORDER, "api"},
     "cli": {stage for stage, _ in STAGES},
 }
 

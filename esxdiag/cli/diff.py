@@ -13,12 +13,11 @@ from esxdiag.cli.output import emit
 from esxdiag.compare import compare
 from esxdiag.config import load_thresholds
 from esxdiag.engine import analyze
-from esxdiag.errors import EXIT_OK, BundleError
+from esxdiag.errors import EXIT_OK
 from esxdiag.intake import open_bundle
+from esxdiag.parsers.report_json import read_report_document
 from esxdiag.reports.formats import DIFF
 from esxdiag.reports.json_report import render_json
-
-MAX_REPORT_BYTES = 256 * 2**20
 
 
 def register(sub) -> None:
@@ -36,16 +35,7 @@ def register(sub) -> None:
 def load_side(source: str, thresholds: dict[str, float], work: Path) -> dict[str, Any]:
     path = Path(source)
     if path.is_file() and path.suffix.lower() == ".json":
-        if path.stat().st_size > MAX_REPORT_BYTES:
-            raise BundleError(f"{path}: larger than {MAX_REPORT_BYTES // 2**20} MiB: not a report JSON")
-        try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-        except RecursionError:
-            raise BundleError(f"{path}: JSON nested too deeply") from None
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
-            raise BundleError(f"{path}: not a report JSON ({exc})") from None
-        if not isinstance(doc, dict) or doc.get("schema_version") != 1 or not isinstance(doc.get("vms"), list):
-            raise BundleError(f"{path}: not an esxdiag report JSON (schema_version 1 with 'vms')")
+        doc = read_report_document(path)
     else:
         doc = json.loads(render_json(analyze(path, thresholds, open_bundle(path, work))))
     doc.setdefault("bundle", {})["path"] = str(source)

@@ -136,16 +136,27 @@ def _changes(db: sqlite3.Connection, document: dict, scanned: set[str], scope: s
             "changed": changed, "gone": gone}
 
 
+_ROW_KEYS = ("collected_at", "vcenter", "moid", "name", "class", "severity", "score", "drops_per_s",
+             "drops_per_1000", "ready_worst_pct")
+_ROWS = ("SELECT s.collected_at, r.vcenter, r.moid, r.name, r.class, r.severity, r.score, r.drops_per_s, "
+         "r.drops_per_1000, r.ready_worst_pct FROM vm_results r JOIN scans s ON s.id = r.scan_id ")
+
+
 def vm_history(path: str | Path, vm: str, limit: int = 50) -> list[dict]:
     """A VM's past results by name or MOID, newest first."""
+    return _rows(path, "WHERE r.name = ? OR r.moid = ? ORDER BY s.id DESC LIMIT ?", (vm, vm, limit))
+
+
+def fleet_history(path: str | Path, scans: int = 50) -> list[dict]:
+    """Every VM's results in the latest ``scans`` scans: newest scan first, then by VM name."""
+    return _rows(path, "WHERE s.id IN (SELECT id FROM scans ORDER BY id DESC LIMIT ?) "
+                       "ORDER BY s.id DESC, r.name, r.vcenter, r.moid", (scans,))
+
+
+def _rows(path: str | Path, where: str, params: tuple) -> list[dict]:
     with closing(_open(path, create=False)) as db:
         try:
-            rows = db.execute(
-                "SELECT s.collected_at, r.vcenter, r.moid, r.name, r.class, r.severity, r.score, r.drops_per_s, "
-                "r.drops_per_1000, r.ready_worst_pct FROM vm_results r JOIN scans s ON s.id = r.scan_id "
-                "WHERE r.name = ? OR r.moid = ? ORDER BY s.id DESC LIMIT ?", (vm, vm, limit)).fetchall()
+            rows = db.execute(_ROWS + where, params).fetchall()
         except sqlite3.Error as exc:
             raise HistoryError(f"{path}: cannot read scan history ({exc})") from None
-    keys = ("collected_at", "vcenter", "moid", "name", "class", "severity", "score", "drops_per_s",
-            "drops_per_1000", "ready_worst_pct")
-    return [dict(zip(keys, row)) for row in rows]
+    return [dict(zip(_ROW_KEYS, row)) for row in rows]

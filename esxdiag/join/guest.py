@@ -65,6 +65,10 @@ def _linux(joiner, target: str, mac: str | None, out: dict[str, Any], missing: l
             out["series"]["guest_oob"] = {"times": [sample_time(x) for x in samples],
                                           "values": [x.record.rx_oob_total for x in samples],
                                           "source": end.file}
+            out["series"]["guest_oob_queues"] = {  # per rx queue, for esxdiag.api.ring_samples
+                "times": [sample_time(x) for x in samples],
+                "queues": [{q.queue: q.pkts_rx_oob for q in x.record.rx_queues} for x in samples],
+                "source": end.file}
         for warning in end.record.warnings:
             out["notes"].append(f"ethtool -S {iface}: {warning}")
     else:

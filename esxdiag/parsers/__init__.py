@@ -8,9 +8,10 @@ capture ran but holds nothing; ``parse_file`` fills in the file name. Streaming 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from esxdiag.errors import EsxdiagError, NoData, ParseError
 from esxdiag.parsers.registry import ParserEntry, collect
@@ -51,11 +52,19 @@ def parse_file(kind: str, path: str | Path, **options: Any) -> Any:
     """Parse one capture file; errors carry the file name."""
     entry = _entry(kind)
     func = entry.load()
-    try:
+    with naming_file(path):
         if entry.streaming:
             with open_text_stream(path) as stream:
                 return func(stream, **options)
         return func(read_text(path), **options)
+
+
+@contextlib.contextmanager
+def naming_file(path: str | Path) -> Iterator[None]:
+    """ParseError / NoData raised inside carry ``path`` (unless they name a file already); text
+    that cannot be decoded is a ParseError naming it."""
+    try:
+        yield
     except (ParseError, NoData) as exc:
         if exc.file is None:
             exc.with_file(str(path))

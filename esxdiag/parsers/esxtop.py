@@ -29,10 +29,11 @@ import csv
 import re
 import statistics
 from dataclasses import dataclass
-from typing import Iterator, TextIO
+from typing import Callable, Iterator, TextIO
 
 from esxdiag.errors import NoData, ParseError
 from esxdiag.parsers import esxtop_arrow
+from esxdiag.parsers.esxtop_arrow import TableRows
 from esxdiag.parsers.esxtop_columns import VCPU_WORLD, Layout, read_layout
 from esxdiag.parsers.esxtop_panel import CpuPanel, CpuPanelGroup, parse_cpu_panel
 from esxdiag.parsers.esxtop_rows import Rows, Series, clean_series, read_csv_rows
@@ -103,8 +104,23 @@ _SAMPLE = (  # one header line naming every counter, then one row per sample; ev
 @parser("esxtop", about="esxtop -b: batch CSV, CPU per VM and vCPU, vNIC port drops", streaming=True,
         sniff=first_line(r'^\ufeff?"?\(PDH-CSV 4\.0\)'), sample=_SAMPLE)
 def parse_esxtop(stream: TextIO, vm: str | None = None, vcpus: int | None = None) -> EsxtopRecord:
+    check_vcpus_hint(vm, vcpus)
+    warnings: list[str] = []
+    layout, rows = read_rows(stream, vm, warnings)
+    return _record(layout, clean_series(rows, layout, warnings), vcpus, warnings)
+
+
+def check_vcpus_hint(vm: str | None, vcpus: int | None) -> None:
     if vcpus is not None and (vm is None or vcpus < 1):
         raise ParseError("a vcpus hint needs one VM (vm=NAME) and must be >= 1")
+
+
+def read_rows(stream: TextIO, vm: str | None, warnings: list[str], narrow: Callable[[Layout], Layout] | None = None,
+              as_table: bool = False) -> tuple[Layout, Rows | TableRows]:
+    """The header mapped to the wanted columns (``narrow`` may keep fewer: esxdiag.api reads only
+    the counters asked for), then the data rows of those columns: ``Rows`` of Python values, or,
+    with ``as_table`` and when the pyarrow path can be taken, its table (``TableRows``, non-finite
+    cells not yet cleaned). Warnings about the file are appended to ``warnings``."""
     first_line = stream.readline()
     text_line = first_line[1:] if first_line.startswith("\ufeff") else first_line
     if not text_line.strip():
@@ -113,7 +129,6 @@ def parse_esxtop(stream: TextIO, vm: str | None = None, vcpus: int | None = None
     if head is None:
         raise ParseError(f"not an esxtop batch CSV: does not start with a PDH-CSV marker: {text_line[:60]!r}", 1)
     quoted, delimiter = head.group(1) == '"', head.group(2) or ","
-    warnings: list[str] = []
     if delimiter not in ",;":
         raise ParseError(f"not an esxtop batch CSV: unexpected separator {delimiter!r} after the marker", 1)
     if not quoted:
@@ -131,25 +146,26 @@ def parse_esxtop(stream: TextIO, vm: str | None = None, vcpus: int | None = None
     reader = csv.reader(lines(), delimiter=delimiter)
     try:
         layout = read_layout(next(reader), vm, warnings)
+        layout = narrow(layout) if narrow is not None else layout
         header_end = last_line[0].rstrip("\r\n")[-1:]
         rows = None
         if quoted and delimiter == ",":
             source = esxtop_arrow.fast_source(stream, first_line, reader.line_num)
             del first_line, text_line
             if source is not None:
-                rows = esxtop_arrow.read_arrow_rows(*source, layout, header_end, warnings)
+                rows = esxtop_arrow.read_arrow_rows(*source, layout, header_end, warnings, as_table)
         if rows is None:
             rows = read_csv_rows(reader, last_line, layout, header_end, delimiter, warnings)
     except csv.Error as exc:
         raise ParseError(f"bad CSV: {exc}", reader.line_num) from None
-    return _record(layout, clean_series(rows, layout, warnings), vcpus, warnings)
+    return layout, rows
 
 
 def _record(layout: Layout, rows: Rows, vcpus_hint: int | None, warnings: list[str]) -> EsxtopRecord:
     if not rows.stamps:
         raise NoData("header only: no samples")
     return EsxtopRecord(
-        interval_s=_interval(rows.stamps, warnings),
+        interval_s=sample_interval(rows.stamps, warnings),
         samples=len(rows.stamps),
         vms=_vm_records(layout, rows.series, vcpus_hint),
         pdh=layout.pdh,
@@ -160,7 +176,8 @@ def _record(layout: Layout, rows: Rows, vcpus_hint: int | None, warnings: list[s
     )
 
 
-def _interval(stamps, warnings: list[str]) -> float | None:
+def sample_interval(stamps, warnings: list[str]) -> float | None:
+    """The median step between samples, in seconds; None with fewer than two or without seconds."""
     if len(stamps) < 2:
         return None
     if not all(s.has_seconds for s in stamps):

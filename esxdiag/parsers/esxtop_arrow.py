@@ -22,11 +22,12 @@ import codecs
 import io
 import os
 import stat
-from typing import TextIO
+from dataclasses import dataclass
+from typing import Any, TextIO
 
 from esxdiag.parsers.esxtop_columns import Layout
 from esxdiag.parsers.esxtop_rows import Rows, ends_mid_field, truncated_row_warning
-from esxdiag.parsers.pdh import parse_stamp
+from esxdiag.parsers.pdh import Stamp, parse_stamp
 
 FAST_PATH_MIN_BYTES = 8 << 20
 MAX_STREAMS = 2
@@ -60,8 +61,17 @@ def fast_source(stream: TextIO, first_line: str, header_lines: int) -> tuple[str
     return path, len(header), info.st_size
 
 
+@dataclass(frozen=True)
+class TableRows:
+    """The rows as the pyarrow table itself, for callers that keep them columnar (esxdiag.api's
+    DataFrames): column ``k`` holds ``layout.wanted_columns()[k]`` as float64, nulls for empty cells."""
+
+    stamps: list[Stamp]
+    table: Any  # pyarrow.Table
+
+
 def read_arrow_rows(path: str, start: int, size: int, layout: Layout, header_end: str,
-                    warnings: list[str]) -> Rows | None:
+                    warnings: list[str], as_table: bool = False) -> Rows | TableRows | None:
     try:
         import pyarrow as pa
         import pyarrow.csv as pa_csv
@@ -114,6 +124,8 @@ def read_arrow_rows(path: str, start: int, size: int, layout: Layout, header_end
         warnings.append(truncated_row_warning(_last_line_number(path, size), "unterminated last field"))
         keep -= 1
     table = table.slice(0, keep)
+    if as_table:
+        return TableRows(stamps[:keep], table.drop_columns([names[0]]))
     series = {column: tuple(table.column(k + 1).to_pylist()) for k, column in enumerate(columns)}
     return Rows(stamps[:keep], series)
 

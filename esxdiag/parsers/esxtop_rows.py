@@ -90,10 +90,14 @@ def clean_series(rows: Rows, layout: Layout, warnings: list[str]) -> Rows:
     for column, values in rows.series.items():
         bad = sum(1 for v in values if v is not None and not math.isfinite(v))
         if bad:
-            warnings.append(f"{bad} non-finite value(s) (nan/inf) in column '{layout.names[column]}': not used")
+            warnings.append(non_finite_warning(bad, layout.names[column]))
             values = tuple(v if v is None or math.isfinite(v) else None for v in values)
         series[column] = values
     return Rows(rows.stamps, series)
+
+
+def non_finite_warning(count: int, column_name: str) -> str:
+    return f"{count} non-finite value(s) (nan/inf) in column '{column_name}': not used"
 
 
 def truncated_row_warning(line: int, why: str) -> str:

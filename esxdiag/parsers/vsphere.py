@@ -224,6 +224,11 @@ def _record_converter(cls: type) -> Callable[[Any, str], Any]:
 def _converter(hint: Any) -> Callable[[Any, str], Any]:
     """The checking converter for one declared type, built once per type (the snapshot has thousands of records)."""
     origin = typing.get_origin(hint)
+    if hint is Any:  # free-form values (a finding's observed value): JSON as it is
+        return lambda value, where: value
+    if origin is dict:
+        key_conv, value_conv = (_converter(h) for h in typing.get_args(hint))
+        return lambda value, where: _dict(value, where, key_conv, value_conv)
     if origin in (types.UnionType, typing.Union):
         options = typing.get_args(hint)
         nullable = type(None) in options
@@ -253,6 +258,12 @@ def _converter(hint: Any) -> Callable[[Any, str], Any]:
             raise ParseError(f"{where}: {value} is not a non-negative integer below 2^64")
         return value
     return convert_scalar
+
+
+def _dict(value: Any, where: str, key_conv: Callable, value_conv: Callable) -> dict:
+    if not isinstance(value, dict):
+        raise ParseError(f"{where}: expected an object, got {type(value).__name__}")
+    return {key_conv(k, where): value_conv(v, f"{where}.{k}") for k, v in value.items()}
 
 
 @functools.lru_cache(maxsize=None)
