@@ -1,23 +1,7 @@
 """``net-dvs -l``: each distributed switch the host is a member of, with its DVPorts (formats.md 9,
 vm-support ``commands/net-dvs_-l.txt``).
 
-    switch b7 00 16 50 ... 91 9a (etherswitch)
-            max ports: 1536
-            global properties:
-                    com.vmware.common.alias = Compute_VDS ,         propType = CONFIG
-                    com.vmware.common.uplinkPorts:
-                            Uplink 1
-                            propType = CONFIG
-                    com.vmware.etherswitch.mtu = 1500 ,     propType = CONFIG
-            host properties:
-                    com.vmware.common.host.uplinkPorts:
-                            32
-                            propType = CONFIG
-            port 41:
-                    com.vmware.common.port.statistics:
-                            pktsInDropped = 0
-                            propType = RUNTIME
-                    com.vmware.common.port.volatile.status = inUse linkUp portID=33554441  propType = RUNTIME
+The declared sample (``_SAMPLE`` below, parsed by the tests) shows the shape.
 
 Published copies lose their indentation, so lines are told apart by their text, not their depth: a
 property is a dotted name followed by `` = value`` or ``:``; the lines after it, up to its
