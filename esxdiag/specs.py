@@ -61,6 +61,11 @@ class Spec:
         with "-" (``net-dvs -l`` -> ``net-dvs_-l.txt``); None when vm-support does not carry it."""
         return f"{self.argv[0]}_{'-'.join(self.argv[1:])}.txt" if self.vm_support else None
 
+    @property
+    def title(self) -> str:
+        """Its words without params: "vsish rxSummary", "guest ethtool -S" (what a bundle holds)."""
+        return re.sub(r"\s*\([^)]*\{\w+\}[^)]*\)|\s*\{\w+\}", "", self.words or self.name)
+
     def render(self, **params: str) -> str:
         """The exact command line for these params; raises ValueError on a bad or missing param."""
         if not self.argv:

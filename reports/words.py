@@ -20,15 +20,9 @@ COMPARE = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator
 _VCPU = re.compile(r"^vmx-vcpu-(\d+)(?::.*)?$")
 
 
-def spec_title(spec: str) -> str:
-    """A capture's words without its params: "vsish rxSummary", "guest ethtool -S"."""
-    text = SPEC_WORDS.get(spec, spec)
-    return re.sub(r"\s*\([^)]*\{\w+\}[^)]*\)|\s*\{\w+\}", "", text)
-
-
 def held_words(coverage) -> list[str]:
     """What a (partial) bundle holds: the collected captures' kinds, in coverage order."""
-    return list(dict.fromkeys(spec_title(c.spec) for c in coverage if c.status == "collected" and c.spec != "-"))
+    return list(dict.fromkeys(SPECS[c.spec].title for c in coverage if c.status == "collected" and c.spec in SPECS))
 
 
 def source_words(path: str | None) -> str | None:
