@@ -78,9 +78,12 @@ def assess(vm: FleetVm, t: dict[str, float]) -> Assessment:
                 packets_rx=None, ready_worst=None, ready_vcpu=None, ready_avg=None, costop_worst=None,
                 max_limited_worst=None)
     if vm.power_state != "poweredOn":
-        return Assessment(vm, "no-data", None, f"not scanned: {vm.power_state or 'power state unknown'}", **base)
+        return Assessment(vm, "no-data", "info" if vm.damage else None,
+                          f"not scanned: {vm.power_state or 'power state unknown'}{_damaged(vm)}", **base,
+                          notes=vm.damage)
     if vm.perf is None:
-        return Assessment(vm, "no-data", "info", f"no performance data: {vm.perf_error or 'none returned'}", **base)
+        return Assessment(vm, "no-data", "info", f"no performance data: {vm.perf_error or 'none returned'}"
+                          f"{_damaged(vm)}", **base, notes=vm.damage)
     perf = vm.perf
     cpu = cpu_from_perf(PerfReading(perf, f"vcenter {vm.vcenter}"), vm.num_cpu)
     limit = vm.cpu_allocation.limit_mhz
@@ -99,7 +102,7 @@ def assess(vm: FleetVm, t: dict[str, float]) -> Assessment:
         "max_limited": max(0.0, limited.worst_avg - t["cpu.max_limited_pct"]) if limited else 0.0,
     }
     terms = {k: round(v, 3) for k, v in terms.items() if v}
-    notes = [perf.note] if perf.note else []
+    notes = list(vm.damage) + ([perf.note] if perf.note else [])
     if cpu is not None and cpu.normalisation:
         notes.append(f"CPU: {cpu.normalisation}")
     if limit is not None:
@@ -109,12 +112,22 @@ def assess(vm: FleetVm, t: dict[str, float]) -> Assessment:
     if vm.latency_sensitivity == "high":
         notes.append("latency sensitivity high: small rings may be deliberate (vSphere 8 low-latency guidance)")
     klass, severity, reason = _classify(vm, gate, drops, per_s, per_1000, nic_types, emulated, t)
+    if klass == "no-data":
+        reason += _damaged(vm)
     source = cpu.source if cpu else f"vcenter-{perf.rollup}"
     return Assessment(
         vm, klass, severity, reason, round(sum(terms.values()), 3), terms, source, samples, drops, per_s, per_1000,
         packets, ready.worst_avg if ready else None, ready.vcpu if ready else None,
         cpu.summary()["ready_pct_avg"] if cpu else None, costop.worst_avg if costop else None,
         limited.worst_avg if limited else None, by_vnic, tuple(notes))
+
+
+def _damaged(vm: FleetVm) -> str:
+    """The first thing that could not be read, for a reason that would otherwise only say "no data"."""
+    if not vm.damage:
+        return ""
+    more = f" (and {len(vm.damage) - 1} more in the notes)" if len(vm.damage) > 1 else ""
+    return f"; damaged data: {vm.damage[0]}{more}"
 
 
 def _classify(vm, gate, drops, per_s, per_1000, nic_types, emulated, t) -> tuple[str, str | None, str]:
