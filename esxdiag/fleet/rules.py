@@ -11,9 +11,13 @@ Classes (esxdiag.vocabulary.FLEET_CLASSES), most urgent first:
   ring-suspect    drops on a vmxnet3 vNIC with CPU measured healthy: the deep check proves or not
   cpu-limit       %MLMTD over threshold, or a limit set with no %MLMTD figures
   cpu-contention  worst-vCPU %RDY over the warning threshold or %CSTP over its threshold
-  emulated-nic    an e1000 / e1000e vNIC (drops on it, or none)
+  emulated-nic    drops on an e1000 / e1000e vNIC (the adapter type is the fix), or one without drops
   no-data         powered off, no counters, or drops without CPU figures (cannot tell which)
   healthy         CPU and drops measured, nothing over threshold
+
+Drops belong to a vNIC (per-vNIC net.droppedRx instances, device key -> label and MAC): once CPU is
+not the cause, each family of vNICs carrying drops gets its own answer (vmxnet3: the ring ladder;
+e1000/e1000e: the adapter type; others: no ring counters) and the VM takes the most urgent one.
 """
 
 from __future__ import annotations
@@ -21,8 +25,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from esxdiag.join.cpu import cpu_from_perf
-from esxdiag.fleet.snapshot import FleetVm
+from esxdiag.fleet.snapshot import FleetVm, FleetVnic
+from esxdiag.result import SEVERITIES
 from esxdiag.rules.cpustats import cpu_state
+from esxdiag.vocabulary import FLEET_CLASSES
 
 EMULATED = ("e1000", "e1000e")
 
@@ -71,6 +77,52 @@ def _window_sum(perf, counter: str) -> tuple[int | None, dict[str, int], int]:
     return None, {}, 0
 
 
+@dataclass(frozen=True)
+class Drops:
+    """Receive drops over the window: packets, per second of samples and per 1,000 packets received."""
+
+    drops: int
+    per_s: float | None
+    per_1000: float | None
+    packets: int | None = None
+
+    def words(self) -> str:
+        per_k = f", {self.per_1000:.2f} per 1,000 packets" if self.per_1000 is not None else ""
+        return f"{self.drops:,} receive drops ({self.per_s or 0:.2f}/s{per_k})"
+
+
+def _drops(drops: int | None, packets: int | None, seconds: float) -> Drops | None:
+    if drops is None:
+        return None
+    return Drops(drops, drops / seconds if seconds else None, drops / packets * 1000 if packets else None, packets)
+
+
+def _combined(parts: list[Drops], seconds: float) -> Drops:
+    packets = [p.packets for p in parts]
+    return _drops(sum(p.drops for p in parts), None if None in packets else sum(packets), seconds)
+
+
+def vnic_words(nic: FleetVnic) -> str:
+    """"vmxnet3 vNIC Network adapter 1 (00:50:56:aa:bb:cc)": the label and MAC an admin finds it by."""
+    return f"{nic.type} vNIC {nic.label or f'key {nic.device_key}'} ({nic.mac or 'MAC unknown'})"
+
+
+def _family(nic_type: str) -> str:
+    return "vmxnet3" if nic_type == "vmxnet3" else "emulated" if nic_type in EMULATED else "other"
+
+
+def _carriers(vm: FleetVm, by_vnic: dict[str, Drops], t) -> tuple[dict[str, list[FleetVnic]], bool]:
+    """The vNICs the drops are on, by family (vmxnet3 / emulated / other), and whether that was measured
+    per vNIC (True) or, without per-vNIC series, assumed of every vNIC (False)."""
+    keyed = {str(n.device_key): n for n in vm.vnics or ()}
+    carrying = [keyed[k] for k, d in by_vnic.items() if k in keyed and d.drops > t["ring.drops"]]
+    measured = bool(carrying)
+    families: dict[str, list[FleetVnic]] = {}
+    for nic in carrying if measured else vm.vnics or ():
+        families.setdefault(_family(nic.type), []).append(nic)
+    return families, measured
+
+
 def assess(vm: FleetVm, t: dict[str, float]) -> Assessment:
     nic_types = {n.type for n in vm.vnics} if vm.vnics is not None else None  # None: not read
     emulated = sorted((nic_types or set()) & set(EMULATED))
@@ -89,10 +141,11 @@ def assess(vm: FleetVm, t: dict[str, float]) -> Assessment:
     limit = vm.cpu_allocation.limit_mhz
     gate = cpu_state(cpu, limit, t)
     drops, by_vnic, samples = _window_sum(perf, "net.droppedRx.summation")
-    packets, _, _ = _window_sum(perf, "net.packetsRx.summation")
+    packets, packets_by_vnic, _ = _window_sum(perf, "net.packetsRx.summation")
     seconds = samples * perf.interval_s
     per_s = drops / seconds if drops is not None and seconds else None
     per_1000 = drops / packets * 1000 if drops is not None and packets else None
+    vnic_drops = {k: _drops(n, packets_by_vnic.get(k), seconds) for k, n in by_vnic.items()}
     ready, costop, limited = gate.ready, gate.costop, gate.limited
     terms = {
         "drops": 10 * (per_s or 0) / max(t["ring.drops_per_s_critical"], 1e-9),
@@ -111,7 +164,8 @@ def assess(vm: FleetVm, t: dict[str, float]) -> Assessment:
         notes.append("vNIC types not read (--nic-types drops, no drops): emulated e1000/e1000e not checked")
     if vm.latency_sensitivity == "high":
         notes.append("latency sensitivity high: small rings may be deliberate (vSphere 8 low-latency guidance)")
-    klass, severity, reason = _classify(vm, gate, drops, per_s, per_1000, nic_types, emulated, t)
+    klass, severity, reason = _classify(vm, gate, _drops(drops, packets, seconds), vnic_drops, seconds,
+                                        nic_types, emulated, notes, t)
     if klass == "no-data":
         reason += _damaged(vm)
     source = cpu.source if cpu else f"vcenter-{perf.rollup}"
@@ -130,34 +184,19 @@ def _damaged(vm: FleetVm) -> str:
     return f"; damaged data: {vm.damage[0]}{more}"
 
 
-def _classify(vm, gate, drops, per_s, per_1000, nic_types, emulated, t) -> tuple[str, str | None, str]:
+def _classify(vm, gate, d: Drops | None, vnic_drops, seconds, nic_types, emulated, notes, t) -> tuple[str, str | None, str]:
     ready, costop, limited = gate.ready, gate.costop, gate.limited
     cpu_text = ", ".join(f"{name} {s.worst_avg:.1f}%" for name, s in (("worst-vCPU %RDY", ready), ("%CSTP", costop),
                                                                     ("%MLMTD", limited)) if s is not None)
-    drop_text = ""
-    if drops is not None and per_s is not None:
-        per_k = f", {per_1000:.2f} per 1,000 packets" if per_1000 is not None else ""
-        drop_text = f"{drops} receive drops ({per_s:.2f}/s{per_k})"
-    dropping = drops is not None and drops > t["ring.drops"]
     cpu_known = ready is not None
-    critical_rate = per_s is not None and per_s > t["ring.drops_per_s_critical"]
-    if dropping:
+    if d is not None and d.drops > t["ring.drops"]:
         if gate.throttled or gate.contended:
             why = "CPU limit" if gate.throttled else "CPU contention"
             figures = cpu_text or "limit set, %MLMTD not measured"
-            return "cpu-and-drops", "critical", f"{drop_text} with {why} ({figures}): fix CPU first"
-        if not cpu_known or gate.undecided:
-            why = "no CPU figures" if not cpu_known else f"CPU {gate.words}"
-            return "no-data", "warning", f"{drop_text} but {why}: cannot tell ring exhaustion from CPU starvation"
+            return "cpu-and-drops", "critical", f"{d.words()} with {why} ({figures}): fix CPU first"
         if nic_types is None:
-            return "no-data", "warning", f"{drop_text} but the vNIC types could not be read"
-        if "vmxnet3" in nic_types:
-            return ("ring-suspect", "critical" if critical_rate else "warning",
-                    f"{drop_text} with CPU healthy ({cpu_text}): rx ring exhaustion likely; the deep check proves it")
-        if emulated:
-            return "emulated-nic", "warning", f"{drop_text} on an emulated {'/'.join(emulated)} vNIC: move to vmxnet3"
-        kinds = "/".join(sorted(nic_types)) or "unknown"
-        return "no-data", "warning", f"{drop_text} on a {kinds} vNIC: no ring counters for it"
+            return "no-data", "warning", f"{d.words()} but the vNIC types could not be read"
+        return _drop_class(vm, gate, d, vnic_drops, seconds, cpu_text, notes, t)
     if limited is not None and limited.worst_avg > t["cpu.max_limited_pct"]:
         return "cpu-limit", "critical", f"a CPU limit throttles the VM ({cpu_text})"
     if gate.throttled:
@@ -169,6 +208,36 @@ def _classify(vm, gate, drops, per_s, per_1000, nic_types, emulated, t) -> tuple
         return "emulated-nic", "warning", f"emulated {'/'.join(emulated)} vNIC (no drops in the window)"
     if not cpu_known:
         return "no-data", "info", "no CPU figures in the window"
-    if drops is None and vm.num_vnics != 0:
+    if d is None and vm.num_vnics != 0:
         return "no-data", "info", f"no receive-drop figures for its vNICs ({cpu_text})"
     return "healthy", None, f"no receive drops, {cpu_text}" if vm.num_vnics != 0 else f"no vNICs, {cpu_text}"
+
+
+def _drop_class(vm, gate, d: Drops, vnic_drops, seconds: float, cpu_text: str, notes: list[str], t) -> tuple[str, str | None, str]:
+    """Drops judged on the vNICs that carry them (CPU not the cause): a vmxnet3 vNIC goes down the
+    ring ladder, an e1000/e1000e is fixed by its adapter type, another type has no ring counters. The
+    VM takes the most urgent of its vNICs' answers; the others become notes."""
+    families, measured = _carriers(vm, vnic_drops, t)
+    candidates = []
+    for family, nics in families.items():
+        own = _combined([vnic_drops[str(n.device_key)] for n in nics], seconds) if measured else d
+        where = ", ".join(vnic_words(n) for n in nics) + ("" if measured else " (no per-vNIC series: "
+                                                           "the drops could be on any of them)")
+        rate = "critical" if (own.per_s or 0) > t["ring.drops_per_s_critical"] else "warning"
+        if family == "vmxnet3" and (gate.ready is None or gate.undecided):
+            why = "no CPU figures" if gate.ready is None else f"CPU {gate.words}"
+            candidates.append(("no-data", "warning", f"{own.words()} on {where} but {why}: cannot tell ring "
+                                                     "exhaustion from CPU starvation"))
+        elif family == "vmxnet3":
+            candidates.append(("ring-suspect", rate, f"{own.words()} on {where} with CPU healthy ({cpu_text}): rx "
+                                                     "ring exhaustion likely; the deep check proves it"))
+        elif family == "emulated":
+            candidates.append(("emulated-nic", rate, f"{own.words()} on the emulated {where}: change the adapter "
+                                                     "type to vmxnet3 (a vmxnet3 ring setting cannot help it)"))
+        else:
+            candidates.append(("no-data", "warning", f"{own.words()} on {where}: no ring counters for it"))
+    if not candidates:
+        return "no-data", "warning", f"{d.words()} but the VM has no vNIC to put them on"
+    candidates.sort(key=lambda c: (SEVERITIES.index(c[1]), FLEET_CLASSES.index(c[0])))
+    notes.extend(f"also: {reason}" for _, _, reason in candidates[1:])
+    return candidates[0]
