@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from esxdiag.join.cpu import cpu_from_perf
 from esxdiag.fleet.snapshot import FleetVm, FleetVnic
 from esxdiag.result import SEVERITIES
+from esxdiag.rules.cpu import costop_words, limited_words, ready_words
 from esxdiag.rules.cpustats import cpu_state
 from esxdiag.vocabulary import FLEET_CLASSES
 
@@ -184,33 +185,47 @@ def _damaged(vm: FleetVm) -> str:
     return f"; damaged data: {vm.damage[0]}{more}"
 
 
+def cpu_words(gate, limit_mhz: int | None, t) -> str:
+    """The CPU figures in the per-VM report's words for each level (esxdiag.rules.cpu), each with its
+    threshold: "CPU healthy (...)" only when every figure is at or below its threshold."""
+    ready = ready_words(gate.ready, t) if gate.ready is not None else (None, "%RDY not measured")
+    costop = costop_words(gate.costop, t) if gate.costop is not None else (False, "")
+    limited = limited_words(gate.limited, limit_mhz, t)
+    parts = "; ".join(w for _, w in (ready, costop, limited) if w)
+    healthy = gate.ready is not None and ready[0] is None and costop[0] is False and limited[0] is False
+    return f"CPU healthy ({parts})" if healthy else parts
+
+
 def _classify(vm, gate, d: Drops | None, vnic_drops, seconds, nic_types, emulated, notes, t) -> tuple[str, str | None, str]:
-    ready, costop, limited = gate.ready, gate.costop, gate.limited
-    cpu_text = ", ".join(f"{name} {s.worst_avg:.1f}%" for name, s in (("worst-vCPU %RDY", ready), ("%CSTP", costop),
-                                                                    ("%MLMTD", limited)) if s is not None)
-    cpu_known = ready is not None
+    ready, limited, limit = gate.ready, gate.limited, vm.cpu_allocation.limit_mhz
+    cpu_text = cpu_words(gate, limit, t)
     if d is not None and d.drops > t["ring.drops"]:
         if gate.throttled or gate.contended:
-            why = "CPU limit" if gate.throttled else "CPU contention"
-            figures = cpu_text or "limit set, %MLMTD not measured"
-            return "cpu-and-drops", "critical", f"{d.words()} with {why} ({figures}): fix CPU first"
+            return "cpu-and-drops", "critical", f"{d.words()}{_on(vm, vnic_drops, t)} with {cpu_text}: fix CPU first"
         if nic_types is None:
             return "no-data", "warning", f"{d.words()} but the vNIC types could not be read"
         return _drop_class(vm, gate, d, vnic_drops, seconds, cpu_text, notes, t)
-    if limited is not None and limited.worst_avg > t["cpu.max_limited_pct"]:
-        return "cpu-limit", "critical", f"a CPU limit throttles the VM ({cpu_text})"
+    if limited is not None and limited.judge(t["cpu.max_limited_pct"]) == "above":
+        return "cpu-limit", "critical", cpu_text
     if gate.throttled:
-        return "cpu-limit", "warning", f"CPU limit {vm.cpu_allocation.limit_mhz} MHz set; %MLMTD not measured"
-    if ready is not None and ready.worst_avg > t["cpu.ready_pct_warning"] or gate.contended:
-        severe = gate.contended
-        return "cpu-contention", "critical" if severe else "warning", f"vCPUs wait to be scheduled ({cpu_text})"
+        return "cpu-limit", "warning", cpu_text
+    judged = ready.judge(t["cpu.ready_pct_warning"]) if ready is not None else None
+    if judged == "above" or gate.contended:
+        return "cpu-contention", "critical" if gate.contended else "warning", cpu_text
+    if judged == "unknown":  # an upper bound over the threshold: neither contention nor health
+        return "no-data", "info", cpu_text
     if emulated:
         return "emulated-nic", "warning", f"emulated {'/'.join(emulated)} vNIC (no drops in the window)"
-    if not cpu_known:
+    if ready is None:
         return "no-data", "info", "no CPU figures in the window"
     if d is None and vm.num_vnics != 0:
         return "no-data", "info", f"no receive-drop figures for its vNICs ({cpu_text})"
     return "healthy", None, f"no receive drops, {cpu_text}" if vm.num_vnics != 0 else f"no vNICs, {cpu_text}"
+
+
+def _on(vm: FleetVm, vnic_drops: dict, t) -> str:
+    families, measured = _carriers(vm, vnic_drops, t)
+    return f" on {', '.join(vnic_words(n) for nics in families.values() for n in nics)}" if measured else ""
 
 
 def _drop_class(vm, gate, d: Drops, vnic_drops, seconds: float, cpu_text: str, notes: list[str], t) -> tuple[str, str | None, str]:
@@ -225,12 +240,12 @@ def _drop_class(vm, gate, d: Drops, vnic_drops, seconds: float, cpu_text: str, n
                                                            "the drops could be on any of them)")
         rate = "critical" if (own.per_s or 0) > t["ring.drops_per_s_critical"] else "warning"
         if family == "vmxnet3" and (gate.ready is None or gate.undecided):
-            why = "no CPU figures" if gate.ready is None else f"CPU {gate.words}"
+            why = "no CPU figures" if gate.ready is None else f"CPU {gate.words} ({cpu_text})"
             candidates.append(("no-data", "warning", f"{own.words()} on {where} but {why}: cannot tell ring "
                                                      "exhaustion from CPU starvation"))
         elif family == "vmxnet3":
-            candidates.append(("ring-suspect", rate, f"{own.words()} on {where} with CPU healthy ({cpu_text}): rx "
-                                                     "ring exhaustion likely; the deep check proves it"))
+            candidates.append(("ring-suspect", rate, f"{own.words()} on {where} with {cpu_text}: rx ring "
+                                                     "exhaustion likely; the deep check proves it"))
         elif family == "emulated":
             candidates.append(("emulated-nic", rate, f"{own.words()} on the emulated {where}: change the adapter "
                                                      "type to vmxnet3 (a vmxnet3 ring setting cannot help it)"))

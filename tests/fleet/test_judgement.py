@@ -59,3 +59,46 @@ def test_drops_without_per_vnic_series_say_they_cannot_be_placed():
     r = row(vm)
     assert r["class"] == "ring-suspect" and "could be on any of them" in r["reason"]
     assert any("also: " in n and "e1000" in n for n in r["notes"])
+
+
+# --- point 4: one vocabulary for CPU ---------------------------------------------------------------
+
+def test_drops_with_ready_in_the_investigate_band_never_say_healthy():
+    """Worst vCPU 7 % (1,400 ms in 20 s) with drops: the per-VM words for 5-10 %, with the threshold."""
+    t = load_thresholds()
+    from esxdiag.rules.cpu import ready_band
+
+    dropping = row(fs.vm("drops7", ready=1400, drops=100))
+    assert dropping["class"] == "ring-suspect"
+    assert "healthy" not in dropping["reason"]
+    assert f"CPU ready time high: {ready_band('warning', t)} (worst vCPU %RDY 7.0% > 5)" in dropping["reason"]
+    quiet = row(fs.vm("quiet7", ready=1400))
+    assert (quiet["class"], quiet["severity"]) == ("cpu-contention", "warning")
+    assert f"CPU ready time high: {ready_band('warning', t)} (worst vCPU %RDY 7.0% > 5)" in quiet["reason"]
+    assert ready_band("warning", t) == "investigate (5-10 %)"  # the per-VM finding's own band
+
+
+def test_each_cpu_level_has_its_words_and_threshold():
+    healthy = row(fs.vm("ok", ready=400, drops=100))
+    assert "CPU healthy (worst vCPU %RDY 2.00% <= 5; worst vCPU %CSTP 0.00% <= 3; %MLMTD 0.00% <= 0)" in \
+        healthy["reason"]
+    critical = row(fs.vm("hot", ready=2400))
+    assert (critical["class"], critical["severity"]) == ("cpu-contention", "critical")
+    assert "CPU ready time high: contention (worst vCPU %RDY 12.0% > 10)" in critical["reason"]
+    limited = row(fs.vm("capped", ready=3100, limited=3000, limit=800))
+    assert "a CPU limit is throttling (%MLMTD 15.0% > 0, limit 800 MHz)" in limited["reason"]
+    costop = row(fs.vm("wide", vcpus=4, costop=1000))
+    assert "co-stop: too many vCPUs for the host's load (worst vCPU %CSTP 5.0% > 3)" in costop["reason"]
+
+
+def test_an_upper_bound_over_the_threshold_is_neither_healthy_nor_contention():
+    vm = fs.vm("nocount", ready=1400)
+    vm["num_cpu"] = None
+    vm["perf"]["series"] = [s for s in vm["perf"]["series"] if s["instance"] in ("", "4000")]
+    r = row(vm)
+    assert r["class"] == "no-data" and "healthy" not in r["reason"] and "at most 7.00%" in r["reason"]
+
+
+def test_impossible_figures_are_damaged_data_not_contention():
+    r = row(fs.vm("broken", ready=25_000))  # 125 % of a 20 s sample
+    assert r["class"] == "no-data" and r["severity"] != "critical" and "damaged data" in r["reason"]
