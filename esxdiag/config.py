@@ -28,6 +28,12 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     "ring.max_size": 4096.0,  # vmxnet3 device maximum per ring
     "ring.memory_kb_per_ring1_entry": 2.4,  # seed: ~18 MB for 2 queues x (4096-256)
     "ring.memory_kb_per_ring2_entry": 4.0,  # page-sized buffers
+    # fleet triage (domain.md section 8; docs/fleet-scan.md "Noise floor"): vCenter net.droppedRx below
+    # BOTH floors is a note, not a class -- a healthy VM's broadcast storms, a guest briefly slow to post
+    # buffers or a vMotion stun leave "a handful in five minutes out of millions of packets (well under
+    # 0.1 per second and 0.01 per 1,000 packets)"
+    "fleet.drops_per_s_floor": 0.1,
+    "fleet.drops_per_1000_floor": 0.01,
     # guest TCP
     "tcp.retransmit_pct": 1.0,  # retransmitted / sent segments in the window
     "tcp.retransmits_per_s": 10.0,  # or a sustained retransmit rate (the seed's sender: ~290/s)
@@ -90,5 +96,7 @@ def _number(key: str, raw: str, where: str) -> float:
 
 _RANGES = {  # everything else: 0 .. 1e9
     "ring.max_size": (32.0, 4096.0),  # vmxnet3 device limits
+    "fleet.drops_per_s_floor": (0.0, 1e6),
+    "fleet.drops_per_1000_floor": (0.0, 1000.0),  # per 1,000 packets received
     **{key: (0.0, 100.0) for key in DEFAULT_THRESHOLDS if key.endswith("_pct") or "_pct_" in key},
 }

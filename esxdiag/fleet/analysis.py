@@ -1,6 +1,8 @@
 """A fleet snapshot -> the fleet report document (JSON is canonical; every other output renders it).
 
-Ranking: class (most urgent first, esxdiag.vocabulary.FLEET_CLASSES), then score, then name.
+Ranking: severity (esxdiag.result.SEVERITIES, none last), then class (most urgent first,
+esxdiag.vocabulary.FLEET_CLASSES), then score, then name: a critical CPU limit outranks a
+warning-level drop suspicion.
 Rollups per cluster and per host add the host context vCenter gave: host CPU usage and pNIC
 receive drops over the same window. Layout: docs/fleet-scan.md.
 """
@@ -13,11 +15,11 @@ from datetime import datetime, timezone
 from esxdiag import __version__
 from esxdiag.fleet.rules import Assessment, assess
 from esxdiag.fleet.snapshot import FleetHost, Snapshot
-from esxdiag.result import worst_of
+from esxdiag.result import SEVERITIES, worst_of
 from esxdiag.vocabulary import CONCERN_CLASSES, FLEET_CLASSES, SCHEMA_FLEET_REPORT
 
 THRESHOLD_KEYS = ("cpu.ready_pct_warning", "cpu.ready_pct_critical", "cpu.costop_pct", "cpu.max_limited_pct",
-                  "ring.drops", "ring.drops_per_s_critical")
+                  "ring.drops", "ring.drops_per_s_critical", "fleet.drops_per_s_floor", "fleet.drops_per_1000_floor")
 
 
 def _r(value: float | None, digits: int = 2) -> float | None:
@@ -41,8 +43,13 @@ def vm_row(rank: int, a: Assessment) -> dict:
     }
 
 
+def severity_order(severity: str | None) -> int:
+    return SEVERITIES.index(severity) if severity in SEVERITIES else len(SEVERITIES)
+
+
 def rank(assessments: list[Assessment]) -> list[Assessment]:
-    return sorted(assessments, key=lambda a: (FLEET_CLASSES.index(a.klass), -a.score, a.vm.name, a.vm.key))
+    return sorted(assessments, key=lambda a: (severity_order(a.severity), FLEET_CLASSES.index(a.klass), -a.score,
+                                              a.vm.name, a.vm.key))
 
 
 def host_context(host: FleetHost) -> dict:

@@ -15,7 +15,8 @@ Classes (esxdiag.vocabulary.FLEET_CLASSES), most urgent first:
   no-data         powered off, no counters, or drops without CPU figures (cannot tell which)
   healthy         CPU and drops measured, nothing over threshold
 
-Drops belong to a vNIC (per-vNIC net.droppedRx instances, device key -> label and MAC): once CPU is
+Drops under the noise floor (fleet.drops_per_s_floor and fleet.drops_per_1000_floor, both) are a
+note, not a class. Drops belong to a vNIC (per-vNIC net.droppedRx instances, device key -> label and MAC): once CPU is
 not the cause, each family of vNICs carrying drops gets its own answer (vmxnet3: the ring ladder;
 e1000/e1000e: the adapter type; others: no ring counters) and the VM takes the most urgent one.
 """
@@ -112,11 +113,20 @@ def _family(nic_type: str) -> str:
     return "vmxnet3" if nic_type == "vmxnet3" else "emulated" if nic_type in EMULATED else "other"
 
 
+def below_floor(d: Drops, t) -> bool:
+    """Noise: under both the rate and the per-1,000-packets floor (config.py, docs/fleet-scan.md)."""
+    return ((d.per_s is None or d.per_s < t["fleet.drops_per_s_floor"])
+            and (d.per_1000 is None or d.per_1000 < t["fleet.drops_per_1000_floor"]))
+
+
 def _carriers(vm: FleetVm, by_vnic: dict[str, Drops], t) -> tuple[dict[str, list[FleetVnic]], bool]:
-    """The vNICs the drops are on, by family (vmxnet3 / emulated / other), and whether that was measured
-    per vNIC (True) or, without per-vNIC series, assumed of every vNIC (False)."""
+    """The vNICs the drops are on (over the noise floor, else any drops), by family (vmxnet3 / emulated /
+    other), and whether that was measured per vNIC (True) or, without per-vNIC series, assumed of every
+    vNIC (False)."""
     keyed = {str(n.device_key): n for n in vm.vnics or ()}
-    carrying = [keyed[k] for k, d in by_vnic.items() if k in keyed and d.drops > t["ring.drops"]]
+    carrying = [keyed[k] for k, d in by_vnic.items() if k in keyed and d.drops > t["ring.drops"]
+                and not below_floor(d, t)]
+    carrying = carrying or [keyed[k] for k, d in by_vnic.items() if k in keyed and d.drops > t["ring.drops"]]
     measured = bool(carrying)
     families: dict[str, list[FleetVnic]] = {}
     for nic in carrying if measured else vm.vnics or ():
@@ -199,7 +209,10 @@ def cpu_words(gate, limit_mhz: int | None, t) -> str:
 def _classify(vm, gate, d: Drops | None, vnic_drops, seconds, nic_types, emulated, notes, t) -> tuple[str, str | None, str]:
     ready, limited, limit = gate.ready, gate.limited, vm.cpu_allocation.limit_mhz
     cpu_text = cpu_words(gate, limit, t)
-    if d is not None and d.drops > t["ring.drops"]:
+    if d is not None and d.drops > t["ring.drops"] and below_floor(d, t):
+        notes.append(f"{d.words()}: below the noise floor ({t['fleet.drops_per_s_floor']:g}/s and "
+                     f"{t['fleet.drops_per_1000_floor']:g} per 1,000 packets): a note, not a class")
+    elif d is not None and d.drops > t["ring.drops"]:
         if gate.throttled or gate.contended:
             return "cpu-and-drops", "critical", f"{d.words()}{_on(vm, vnic_drops, t)} with {cpu_text}: fix CPU first"
         if nic_types is None:
@@ -220,7 +233,10 @@ def _classify(vm, gate, d: Drops | None, vnic_drops, seconds, nic_types, emulate
         return "no-data", "info", "no CPU figures in the window"
     if d is None and vm.num_vnics != 0:
         return "no-data", "info", f"no receive-drop figures for its vNICs ({cpu_text})"
-    return "healthy", None, f"no receive drops, {cpu_text}" if vm.num_vnics != 0 else f"no vNICs, {cpu_text}"
+    if vm.num_vnics == 0:
+        return "healthy", None, f"no vNICs, {cpu_text}"
+    quiet = "receive drops below the noise floor" if d is not None and d.drops > t["ring.drops"] else "no receive drops"
+    return "healthy", None, f"{quiet}, {cpu_text}"
 
 
 def _on(vm: FleetVm, vnic_drops: dict, t) -> str:

@@ -67,8 +67,8 @@ def rows_by_name(document) -> dict:
 def test_classes_numbers_and_ranking(fleet_lab, creds_for, fake_perf):
     data, doc, fake = run_scan(fake_perf, fleet_lab, creds_for, no_realtime={"rollup-only"}, refused={"refused"})
     rows = rows_by_name(doc)
-    assert [r["name"] for r in doc["vms"]] == [
-        "limited", "ring-b", "ring-a", "contended", "legacy",
+    assert [r["name"] for r in doc["vms"]] == [  # severity first (critical, warning, info, none), then class
+        "limited", "ring-b", "contended", "ring-a", "legacy",
         "dropping-nocpu", "refused", "stopped", "quiet", "rollup-only"]
     assert {n: r["class"] for n, r in rows.items()} == {
         "limited": "cpu-and-drops", "ring-b": "ring-suspect", "ring-a": "ring-suspect",

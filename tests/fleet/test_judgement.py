@@ -6,6 +6,8 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+import pytest
+
 from esxdiag.config import load_thresholds
 from esxdiag.fleet.analysis import build_report
 from esxdiag.fleet.snapshot import snapshot_from_dict
@@ -102,3 +104,43 @@ def test_an_upper_bound_over_the_threshold_is_neither_healthy_nor_contention():
 def test_impossible_figures_are_damaged_data_not_contention():
     r = row(fs.vm("broken", ready=25_000))  # 125 % of a 20 s sample
     assert r["class"] == "no-data" and r["severity"] != "critical" and "damaged data" in r["reason"]
+
+
+# --- point 5: a noise floor and severity-first ranking ---------------------------------------------
+
+def test_a_handful_of_drops_out_of_millions_of_packets_is_a_note_not_a_class():
+    """Three drops in five minutes out of 30 million packets (0.01/s, 0.0001 per 1,000)."""
+    vm = fs.vm("noisy", drops=[3] + [0] * 14, packets=2_000_000)
+    r = row(vm)
+    assert (r["class"], r["severity"]) == ("healthy", None)
+    assert "below the noise floor" in r["reason"]
+    assert any("3 receive drops" in n and "noise floor (0.1/s and 0.01 per 1,000 packets)" in n for n in r["notes"])
+    moved = row(vm, overrides=["fleet.drops_per_s_floor=0", "fleet.drops_per_1000_floor=0"])
+    assert moved["class"] == "ring-suspect"  # the admin moves the floor
+
+
+def test_a_quiet_vm_with_few_packets_is_over_the_floor_per_1000_packets():
+    r = row(fs.vm("quiet", drops=[1] * 15, packets=100))  # 0.05/s, but 10 per 1,000 packets
+    assert r["class"] == "ring-suspect"
+
+
+def test_the_floors_are_thresholds_with_ranges():
+    from esxdiag.config import ConfigError, DEFAULT_THRESHOLDS
+
+    assert (DEFAULT_THRESHOLDS["fleet.drops_per_s_floor"], DEFAULT_THRESHOLDS["fleet.drops_per_1000_floor"]) == (
+        0.1, 0.01)
+    with pytest.raises(ConfigError, match="between 0 and 1000"):
+        load_thresholds(overrides=["fleet.drops_per_1000_floor=5000"])
+    document = report([fs.vm("a")])
+    assert document["thresholds"]["fleet.drops_per_s_floor"] == 0.1
+
+
+def test_severity_orders_before_class():
+    """A critical CPU limit outranks a warning-level drop suspicion; the noise ranks with the healthy."""
+    document = report([fs.vm("suspect", drops=100), fs.vm("capped", ready=3100, limited=3000, limit=800),
+                       fs.vm("noise", drops=[3] + [0] * 14, packets=2_000_000), fs.vm("calm"),
+                       fs.vm("old", nics=("e1000",)), fs.vm("hot", ready=2400)])
+    order = [(r["name"], r["class"], r["severity"]) for r in document["vms"]]
+    assert order[:4] == [("capped", "cpu-limit", "critical"), ("hot", "cpu-contention", "critical"),
+                         ("suspect", "ring-suspect", "warning"), ("old", "emulated-nic", "warning")]
+    assert {n for n, _, _ in order[4:]} == {"noise", "calm"}
