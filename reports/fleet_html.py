@@ -7,8 +7,7 @@ from __future__ import annotations
 import math
 from urllib.parse import quote
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
-
+from esxdiag.reports import html
 from esxdiag.vocabulary import FLEET_CLASSES
 
 CLASS_COLOURS = {"cpu-and-drops": "#7b2fa3", "ring-suspect": "#b00020", "cpu-limit": "#c05800",
@@ -66,8 +65,7 @@ def _linear_ticks(top: float) -> list[float]:
 
 
 def render_fleet_html(document: dict) -> str:
-    env = Environment(loader=PackageLoader("esxdiag.templates", "."), autoescape=True, undefined=StrictUndefined,
-                      trim_blocks=True, lstrip_blocks=True)
+    env = html.environment()  # the per-VM report's filters: its severity badge (icon + word + colour) is ours
     env.filters["fmt"] = _fmt
     env.filters["href"] = lambda path: quote(str(path).replace("\\", "/"), safe="/")  # never a URL scheme
     by_class = {c: [r for r in document["vms"] if r["class"] == c] for c in FLEET_CLASSES}

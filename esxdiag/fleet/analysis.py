@@ -37,7 +37,8 @@ def vm_row(rank: int, a: Assessment) -> dict:
         "nic_types": sorted({n.type for n in vm.vnics}) if vm.vnics is not None else None,
         "guest_ip": vm.guest.ip_address, "tools_status": vm.guest.tools_status, "source": a.source, "samples": a.samples, "drops": a.drops,
         "drops_per_s": _r(a.drops_per_s, 3), "drops_per_1000": _r(a.drops_per_1000, 3), "packets_rx": a.packets_rx,
-        "ready_worst_pct": _r(a.ready_worst), "ready_worst_vcpu": a.ready_vcpu, "ready_avg_pct": _r(a.ready_avg),
+        "ready_worst_pct": _r(a.ready_worst), "ready_worst_vcpu": a.ready_vcpu, "ready_bound": a.ready_bound,
+        "ready_avg_pct": _r(a.ready_avg),
         "costop_worst_pct": _r(a.costop_worst), "max_limited_worst_pct": _r(a.max_limited_worst),
         "drops_by_vnic": a.drops_by_vnic, "notes": list(a.notes), "deep": None,
     }

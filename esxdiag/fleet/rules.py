@@ -64,6 +64,7 @@ class Assessment:
     max_limited_worst: float | None
     drops_by_vnic: dict[str, int] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    ready_bound: str | None = None  # exact | lower | upper (vCPU count unknown: esxdiag.join.cpu)
 
 
 def _window_sum(perf, counter: str) -> tuple[int | None, dict[str, int], int]:
@@ -184,7 +185,7 @@ def assess(vm: FleetVm, t: dict[str, float]) -> Assessment:
         vm, klass, severity, reason, round(sum(terms.values()), 3), terms, source, samples, drops, per_s, per_1000,
         packets, ready.worst_avg if ready else None, ready.vcpu if ready else None,
         cpu.summary()["ready_pct_avg"] if cpu else None, costop.worst_avg if costop else None,
-        limited.worst_avg if limited else None, by_vnic, tuple(notes))
+        limited.worst_avg if limited else None, by_vnic, tuple(notes), ready.bound if ready else None)
 
 
 def _damaged(vm: FleetVm) -> str:

@@ -144,3 +144,52 @@ def test_severity_orders_before_class():
     assert order[:4] == [("capped", "cpu-limit", "critical"), ("hot", "cpu-contention", "critical"),
                          ("suspect", "ring-suspect", "warning"), ("old", "emulated-nic", "warning")]
     assert {n for n, _, _ in order[4:]} == {"noise", "calm"}
+
+
+# --- point 6: severity everywhere ------------------------------------------------------------------
+
+SEVERE = [fs.vm("slow-drip", drops=100), fs.vm("flood", drops=600), fs.vm("calm"),
+          fs.vm("web01", vcenter="vc1:443", drops=100), fs.vm("web01", vcenter="vc2:443", moid="vm-9", drops=100)]
+
+
+def severe_report() -> dict:
+    data = fs.snapshot(SEVERE, vcenters=["vc1:443", "vc2:443"])
+    return build_report(snapshot_from_dict(data), load_thresholds())
+
+
+def test_html_badges_show_severity_with_icon_word_and_colour():
+    from esxdiag.reports.fleet_html import render_fleet_html
+
+    page = render_fleet_html(severe_report())
+    assert '<span class="sev sev-critical"><span class="icon" aria-hidden="true">\u25b2</span> CRITICAL</span>' in page
+    assert '<span class="sev sev-warning"><span class="icon" aria-hidden="true">\u25c6</span> WARNING</span>' in page
+    assert ".sev-critical {" in page and ".sev-warning {" in page  # the per-VM report's styles, inline
+
+
+def test_text_table_has_severity_and_vcenter_columns():
+    from esxdiag.reports.fleet_text import render_fleet_text
+
+    text = render_fleet_text(severe_report())
+    header = next(line for line in text.splitlines() if line.startswith("#"))
+    assert "severity" in header and "vCenter" in header
+    web01 = [line for line in text.splitlines() if " web01 " in line]
+    assert len(web01) == 2 and any("vc1:443" in line for line in web01) and any("vc2:443" in line for line in web01)
+    assert any(line.split()[1:3] == ["critical", "ring-suspect"] for line in text.splitlines())
+
+
+def test_openmetrics_has_severity_and_marks_bounded_figures():
+    from prometheus_client.openmetrics.parser import text_string_to_metric_families
+
+    from esxdiag.reports.fleet_metrics import render_fleet_metrics
+
+    nocount = fs.vm("nocount", ready=200)
+    nocount["num_cpu"] = None
+    nocount["perf"]["series"] = [s for s in nocount["perf"]["series"] if s["instance"] in ("", "4000")]
+    document = build_report(snapshot_from_dict(fs.snapshot(SEVERE[:3] + [nocount])), load_thresholds())
+    families = {f.name: f for f in text_string_to_metric_families(render_fleet_metrics(document))}
+    severity = {s.labels["vm"]: s.value for s in families["esxdiag_fleet_vm_severity"].samples}
+    assert severity == {"flood": 3, "slow-drip": 2, "calm": 0, "nocount": 0}
+    classes = {s.labels["vm"]: s.labels["severity"] for s in families["esxdiag_fleet_vm_class"].samples}
+    assert classes["flood"] == "critical" and classes["calm"] == "none"
+    ready = {s.labels["vm"]: s.labels.get("bound") for s in families["esxdiag_fleet_vm_ready_worst_vcpu_percent"].samples}
+    assert ready["nocount"] == "upper" and ready["calm"] is None
