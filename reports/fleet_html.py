@@ -10,7 +10,7 @@ from urllib.parse import quote
 from esxdiag.reports import html
 from esxdiag.vocabulary import FLEET_CLASSES
 
-CLASS_COLOURS = {"cpu-and-drops": "#7b2fa3", "ring-suspect": "#b00020", "cpu-limit": "#c05800",
+CLASS_COLOURS = {"ring-exhaustion": "#6d0016", "cpu-and-drops": "#7b2fa3", "ring-suspect": "#b00020", "cpu-limit": "#c05800",
                  "cpu-contention": "#8a5300", "emulated-nic": "#0b5cad", "no-data": "#888888", "healthy": "#1e6b35"}
 WIDTH, HEIGHT, LEFT, BOTTOM, TOP, RIGHT = 760, 360, 60, 40, 20, 20
 

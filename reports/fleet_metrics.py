@@ -2,7 +2,8 @@
 
 Per VM: receive drops per second and per 1,000 packets, worst-vCPU %RDY (labelled bound="upper" or
 "lower" when the vCPU count is unknown and the figure only bounds the per-vCPU one), the class (a
-1-valued series labelled with it and its severity) and the severity as a number (3 critical, 2 warning,
+1-valued series labelled with it, its severity and confirmed="true" when the deep check's host counters
+decided it) and the severity as a number (3 critical, 2 warning,
 1 info, 0 none: alert on >= 2); per class: VM counts; per vCenter: scanned (1) or not (0). A VM whose
 figure was not measured has no sample for it (absent, never 0).
 """
@@ -47,8 +48,10 @@ def render_fleet_metrics(document: dict) -> str:
     family("esxdiag_fleet_vm_ready_worst_vcpu_percent", "gauge",
            "worst vCPU's window-average %RDY (bound=upper/lower: only a bound, the vCPU count is unknown)",
            [({**i, **_bound(r)}, r["ready_worst_pct"]) for i, r in ident if r["ready_worst_pct"] is not None])
-    family("esxdiag_fleet_vm_class", "gauge", "the VM's fleet class and its severity (value 1)",
-           [({**i, "class": r["class"], "severity": r["severity"] or "none"}, 1) for i, r in ident])
+    family("esxdiag_fleet_vm_class", "gauge", "the VM's fleet class, its severity and whether host counters "
+           "confirmed it (the deep check) (value 1)",
+           [({**i, "class": r["class"], "severity": r["severity"] or "none",
+              "confirmed": "true" if r.get("confirmed") else "false"}, 1) for i, r in ident])
     family("esxdiag_fleet_vm_severity", "gauge", "the VM's severity: 3 critical, 2 warning, 1 info, 0 none",
            [(i, SEVERITY_VALUES.get(r["severity"], 0)) for i, r in ident])
     family("esxdiag_fleet_class_vms", "gauge", "VMs per fleet class",

@@ -29,7 +29,7 @@ STAGES = (
     ("collect", ("esxdiag.collectors",)),
     ("intake", ("esxdiag.intake",)),
     ("join", ("esxdiag.join",)),
-    ("rules", ("esxdiag.rules", "esxdiag.fleet.rules")),
+    ("rules", ("esxdiag.rules", "esxdiag.fleet.rules", "esxdiag.fleet.figures", "esxdiag.fleet.confirm")),
     ("analysis", ("esxdiag.engine", "esxdiag.compare", "esxdiag.fleet")),
     ("report", ("esxdiag.reports", "esxdiag.templates")),
     ("cli", ("esxdiag.cli", "esxdiag.__main__")),

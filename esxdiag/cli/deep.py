@@ -10,7 +10,7 @@ from pathlib import Path
 
 from esxdiag.collectors.live import parse_ssh
 from esxdiag.errors import EsxdiagError
-from esxdiag.fleet.analysis import ring_suspects
+from esxdiag.fleet.analysis import deep_candidates
 from esxdiag.fleet.deep import fold
 from esxdiag.reports.formats import REPORT, RenderContext
 from esxdiag.result import AnalysisResult
@@ -18,7 +18,8 @@ from esxdiag.result import AnalysisResult
 
 def add_deep_options(p: argparse.ArgumentParser) -> None:
     d = p.add_argument_group("deep check: the per-VM ring diagnosis over SSH for the worst suspects, host by host")
-    d.add_argument("--deep", type=int, default=0, metavar="N", help="deep-check the top N ring suspects (default 0)")
+    d.add_argument("--deep", type=int, default=0, metavar="N",
+                   help="deep-check the N worst drop suspects, by severity then score (default 0)")
     d.add_argument("--deep-vm", action="append", default=[], metavar="NAME", help="deep-check this VM too (repeat)")
     d.add_argument("--deep-window", type=float, default=60.0, metavar="SECONDS",
                    help="window between the two counter samples (default 60)")
@@ -57,7 +58,7 @@ def _host_ssh(values: list[str]) -> tuple[dict[str, str], str | None]:
 
 
 def choose(document: dict, n: int, names: list[str]) -> list[dict]:
-    chosen = ring_suspects(document, n)
+    chosen = deep_candidates(document, n)
     for name in names:
         matches = [r for r in document["vms"] if name in (r["name"], r["moid"])]
         if not matches:
@@ -66,7 +67,8 @@ def choose(document: dict, n: int, names: list[str]) -> list[dict]:
     return chosen
 
 
-def run_deep(args: argparse.Namespace, document: dict, thresholds: dict, creds: list, report_dir: Path) -> bool:
+def run_deep(args: argparse.Namespace, document: dict, snapshot, thresholds: dict, creds: list,
+             report_dir: Path) -> bool:
     """Deep-check the chosen VMs and fold the results in; True when every host was reached."""
     from esxdiag.collectors.fleet.deep import DeepOptions, collect_groups, group_by_host  # pyvmomi, paramiko
 
@@ -75,7 +77,7 @@ def run_deep(args: argparse.Namespace, document: dict, thresholds: dict, creds: 
     chosen = choose(document, args.deep, args.deep_vm)
     if not chosen:
         document["deep"] = {"hosts": [], "vms": []}
-        print("deep check: no ring suspect to check", file=sys.stderr)
+        print("deep check: no drop suspect to check", file=sys.stderr)
         return True
     per_host, default = _host_ssh(args.deep_host_ssh)
     out = args.deep_dir or Path(f"esxdiag-deep-{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}")
@@ -89,7 +91,7 @@ def run_deep(args: argparse.Namespace, document: dict, thresholds: dict, creds: 
     print(f"deep check: {len(chosen)} VM(s) on {len(groups)} host(s), {args.deep_window:g} s window", file=sys.stderr)
     progress = None if args.quiet else (lambda text: print(f"deep check: {text}", file=sys.stderr, flush=True))
     groups = collect_groups(groups, {f"{c.host}:{c.port}": c for c in creds}, opts, progress)
-    fold(document, groups, thresholds, report_dir, write_html_report)
+    fold(document, snapshot, groups, thresholds, report_dir, write_html_report)
     print(f"deep bundles: {out.resolve()}", file=sys.stderr)
     return all(g.error is None for g in groups)
 

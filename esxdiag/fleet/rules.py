@@ -1,12 +1,11 @@
 """Fleet rules: one class per VM from vCenter's counters, with the numbers behind it.
 
-The CPU figures go through the per-VM pipeline's own code: esxdiag.join.cpu.cpu_from_perf (ms per
-sample -> % per vCPU, the aggregate divided by numCPU when per-vCPU series are absent) and
-esxdiag.rules.cpustats (worst-vCPU window average; cpu_state is the ring verdict's "CPU first?"
-test). Thresholds are the same keys as the per-VM rules (esxdiag.config). Receive drops are
-vCenter's net.droppedRx summed over the window, per second and per 1,000 packets received.
+The figures (esxdiag.fleet.figures) go through the per-VM pipeline's own code, with the same
+threshold keys as the per-VM rules (esxdiag.config), and the reasons use the per-VM rules' words for
+each CPU level (esxdiag.rules.cpu).
 
 Classes (esxdiag.vocabulary.FLEET_CLASSES), most urgent first:
+  ring-exhaustion proven by the deep check's host ring counters (esxdiag.fleet.confirm)
   cpu-and-drops   drops, and CPU limited or contended (the ring verdict would say "CPU first")
   ring-suspect    drops on a vmxnet3 vNIC with CPU measured healthy: the deep check proves or not
   cpu-limit       %MLMTD over threshold, or a limit set with no %MLMTD figures
@@ -16,31 +15,24 @@ Classes (esxdiag.vocabulary.FLEET_CLASSES), most urgent first:
   healthy         CPU and drops measured, nothing over threshold
 
 Drops under the noise floor (fleet.drops_per_s_floor and fleet.drops_per_1000_floor, both) are a
-note, not a class. Drops belong to a vNIC (per-vNIC net.droppedRx instances, device key -> label and MAC): once CPU is
-not the cause, each family of vNICs carrying drops gets its own answer (vmxnet3: the ring ladder;
-e1000/e1000e: the adapter type; others: no ring counters) and the VM takes the most urgent one.
+note, not a class. Drops belong to a vNIC (per-vNIC net.droppedRx instances, device key -> label and
+MAC): once CPU is not the cause, each family of vNICs carrying drops gets its own answer (vmxnet3: the
+ring ladder; e1000/e1000e: the adapter type; others: no ring counters) and the VM takes the most
+urgent one.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from esxdiag.join.cpu import cpu_from_perf
-from esxdiag.fleet.snapshot import FleetVm, FleetVnic
+from esxdiag.fleet.confirm import confirm
+from esxdiag.fleet.figures import EMULATED, Figures, measure, vnic_words
+from esxdiag.fleet.snapshot import FleetVm
 from esxdiag.result import SEVERITIES
 from esxdiag.rules.cpu import costop_words, limited_words, ready_words
-from esxdiag.rules.cpustats import cpu_state
 from esxdiag.vocabulary import FLEET_CLASSES
 
-EMULATED = ("e1000", "e1000e")
-
-
-@dataclass(frozen=True)
-class PerfReading:
-    """What cpu_from_perf reads: a parsed vsphere_perf record and where it came from."""
-
-    record: object
-    file: str | None
+Judgement = tuple[str, "str | None", str]  # class, severity, reason
 
 
 @dataclass(frozen=True)
@@ -65,127 +57,62 @@ class Assessment:
     drops_by_vnic: dict[str, int] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     ready_bound: str | None = None  # exact | lower | upper (vCPU count unknown: esxdiag.join.cpu)
+    confirmed: bool = False  # the class rests on the deep check's host counters, not vCenter's alone
+    dropping: bool = False  # receive drops over the noise floor
 
 
-def _window_sum(perf, counter: str) -> tuple[int | None, dict[str, int], int]:
-    """(aggregate total, per-instance totals, samples with a value) of a counter over the window."""
-    per = {s.instance: s.values for s in perf.series if s.counter == counter}
-    totals = {i: sum(v for v in vals if v is not None) for i, vals in per.items() if any(v is not None for v in vals)}
-    if "" in totals:
-        samples = sum(v is not None for v in per[""])
-        return totals[""], {i: n for i, n in totals.items() if i}, samples
-    if totals:  # no aggregate series: the vNICs' sum
-        samples = max(sum(v is not None for v in vals) for vals in per.values())
-        return sum(totals.values()), totals, samples
-    return None, {}, 0
-
-
-@dataclass(frozen=True)
-class Drops:
-    """Receive drops over the window: packets, per second of samples and per 1,000 packets received."""
-
-    drops: int
-    per_s: float | None
-    per_1000: float | None
-    packets: int | None = None
-
-    def words(self) -> str:
-        per_k = f", {self.per_1000:.2f} per 1,000 packets" if self.per_1000 is not None else ""
-        return f"{self.drops:,} receive drops ({self.per_s or 0:.2f}/s{per_k})"
-
-
-def _drops(drops: int | None, packets: int | None, seconds: float) -> Drops | None:
-    if drops is None:
-        return None
-    return Drops(drops, drops / seconds if seconds else None, drops / packets * 1000 if packets else None, packets)
-
-
-def _combined(parts: list[Drops], seconds: float) -> Drops:
-    packets = [p.packets for p in parts]
-    return _drops(sum(p.drops for p in parts), None if None in packets else sum(packets), seconds)
-
-
-def vnic_words(nic: FleetVnic) -> str:
-    """"vmxnet3 vNIC Network adapter 1 (00:50:56:aa:bb:cc)": the label and MAC an admin finds it by."""
-    return f"{nic.type} vNIC {nic.label or f'key {nic.device_key}'} ({nic.mac or 'MAC unknown'})"
-
-
-def _family(nic_type: str) -> str:
-    return "vmxnet3" if nic_type == "vmxnet3" else "emulated" if nic_type in EMULATED else "other"
-
-
-def below_floor(d: Drops, t) -> bool:
-    """Noise: under both the rate and the per-1,000-packets floor (config.py, docs/fleet-scan.md)."""
-    return ((d.per_s is None or d.per_s < t["fleet.drops_per_s_floor"])
-            and (d.per_1000 is None or d.per_1000 < t["fleet.drops_per_1000_floor"]))
-
-
-def _carriers(vm: FleetVm, by_vnic: dict[str, Drops], t) -> tuple[dict[str, list[FleetVnic]], bool]:
-    """The vNICs the drops are on (over the noise floor, else any drops), by family (vmxnet3 / emulated /
-    other), and whether that was measured per vNIC (True) or, without per-vNIC series, assumed of every
-    vNIC (False)."""
-    keyed = {str(n.device_key): n for n in vm.vnics or ()}
-    carrying = [keyed[k] for k, d in by_vnic.items() if k in keyed and d.drops > t["ring.drops"]
-                and not below_floor(d, t)]
-    carrying = carrying or [keyed[k] for k, d in by_vnic.items() if k in keyed and d.drops > t["ring.drops"]]
-    measured = bool(carrying)
-    families: dict[str, list[FleetVnic]] = {}
-    for nic in carrying if measured else vm.vnics or ():
-        families.setdefault(_family(nic.type), []).append(nic)
-    return families, measured
-
-
-def assess(vm: FleetVm, t: dict[str, float]) -> Assessment:
-    nic_types = {n.type for n in vm.vnics} if vm.vnics is not None else None  # None: not read
-    emulated = sorted((nic_types or set()) & set(EMULATED))
+def assess(vm: FleetVm, t: dict[str, float], deep: dict | None = None) -> Assessment:
+    """deep: the VM's deep check (esxdiag.fleet.deep: "vnics" with their ring verdicts, "error"), if any."""
     base = dict(score=0.0, score_terms={}, source=None, samples=0, drops=None, drops_per_s=None, drops_per_1000=None,
                 packets_rx=None, ready_worst=None, ready_vcpu=None, ready_avg=None, costop_worst=None,
-                max_limited_worst=None)
+                max_limited_worst=None, notes=vm.damage)
     if vm.power_state != "poweredOn":
         return Assessment(vm, "no-data", "info" if vm.damage else None,
-                          f"not scanned: {vm.power_state or 'power state unknown'}{_damaged(vm)}", **base,
-                          notes=vm.damage)
+                          f"not scanned: {vm.power_state or 'power state unknown'}{_damaged(vm)}", **base)
     if vm.perf is None:
         return Assessment(vm, "no-data", "info", f"no performance data: {vm.perf_error or 'none returned'}"
-                          f"{_damaged(vm)}", **base, notes=vm.damage)
-    perf = vm.perf
-    cpu = cpu_from_perf(PerfReading(perf, f"vcenter {vm.vcenter}"), vm.num_cpu)
-    limit = vm.cpu_allocation.limit_mhz
-    gate = cpu_state(cpu, limit, t)
-    drops, by_vnic, samples = _window_sum(perf, "net.droppedRx.summation")
-    packets, packets_by_vnic, _ = _window_sum(perf, "net.packetsRx.summation")
-    seconds = samples * perf.interval_s
-    per_s = drops / seconds if drops is not None and seconds else None
-    per_1000 = drops / packets * 1000 if drops is not None and packets else None
-    vnic_drops = {k: _drops(n, packets_by_vnic.get(k), seconds) for k, n in by_vnic.items()}
-    ready, costop, limited = gate.ready, gate.costop, gate.limited
+                          f"{_damaged(vm)}", **base)
+    f = measure(vm, t)
+    notes = _notes(vm, f)
+    klass, severity, reason = _classify(vm, f, notes, t)
+    confirmed = False
+    if deep is not None:
+        klass, severity, reason, confirmed = confirm(
+            vm, (klass, severity, reason), deep, lambda: _classify(vm, f, [], t, drops_ruled_out=True),
+            cpu_words(f.gate, vm.cpu_allocation.limit_mhz, t))
+    if klass == "no-data":
+        reason += _damaged(vm)
+    ready, costop, limited = f.gate.ready, f.gate.costop, f.gate.limited
+    d = f.drops
     terms = {
-        "drops": 10 * (per_s or 0) / max(t["ring.drops_per_s_critical"], 1e-9),
-        "drops_per_1000": per_1000 or 0.0,
+        "drops": 10 * ((d.per_s if d else None) or 0) / max(t["ring.drops_per_s_critical"], 1e-9),
+        "drops_per_1000": (d.per_1000 if d else None) or 0.0,
         "ready": max(0.0, ready.worst_avg - t["cpu.ready_pct_warning"]) if ready else 0.0,
         "costop": max(0.0, costop.worst_avg - t["cpu.costop_pct"]) if costop else 0.0,
         "max_limited": max(0.0, limited.worst_avg - t["cpu.max_limited_pct"]) if limited else 0.0,
     }
     terms = {k: round(v, 3) for k, v in terms.items() if v}
-    notes = list(vm.damage) + ([perf.note] if perf.note else [])
-    if cpu is not None and cpu.normalisation:
-        notes.append(f"CPU: {cpu.normalisation}")
-    if limit is not None:
-        notes.append(f"CPU limit {limit} MHz")
-    if nic_types is None:
+    return Assessment(
+        vm, klass, severity, reason, round(sum(terms.values()), 3), terms,
+        f.cpu.source if f.cpu else f"vcenter-{vm.perf.rollup}", f.samples, d.drops if d else None,
+        d.per_s if d else None, d.per_1000 if d else None, d.packets if d else None,
+        ready.worst_avg if ready else None, ready.vcpu if ready else None,
+        f.cpu.summary()["ready_pct_avg"] if f.cpu else None, costop.worst_avg if costop else None,
+        limited.worst_avg if limited else None, f.by_vnic, tuple(notes), ready.bound if ready else None,
+        confirmed, f.dropping(t))
+
+
+def _notes(vm: FleetVm, f: Figures) -> list[str]:
+    notes = list(vm.damage) + ([vm.perf.note] if vm.perf.note else [])
+    if f.cpu is not None and f.cpu.normalisation:
+        notes.append(f"CPU: {f.cpu.normalisation}")
+    if vm.cpu_allocation.limit_mhz is not None:
+        notes.append(f"CPU limit {vm.cpu_allocation.limit_mhz} MHz")
+    if vm.vnics is None:
         notes.append("vNIC types not read (--nic-types drops, no drops): emulated e1000/e1000e not checked")
     if vm.latency_sensitivity == "high":
         notes.append("latency sensitivity high: small rings may be deliberate (vSphere 8 low-latency guidance)")
-    klass, severity, reason = _classify(vm, gate, _drops(drops, packets, seconds), vnic_drops, seconds,
-                                        nic_types, emulated, notes, t)
-    if klass == "no-data":
-        reason += _damaged(vm)
-    source = cpu.source if cpu else f"vcenter-{perf.rollup}"
-    return Assessment(
-        vm, klass, severity, reason, round(sum(terms.values()), 3), terms, source, samples, drops, per_s, per_1000,
-        packets, ready.worst_avg if ready else None, ready.vcpu if ready else None,
-        cpu.summary()["ready_pct_avg"] if cpu else None, costop.worst_avg if costop else None,
-        limited.worst_avg if limited else None, by_vnic, tuple(notes), ready.bound if ready else None)
+    return notes
 
 
 def _damaged(vm: FleetVm) -> str:
@@ -207,18 +134,22 @@ def cpu_words(gate, limit_mhz: int | None, t) -> str:
     return f"CPU healthy ({parts})" if healthy else parts
 
 
-def _classify(vm, gate, d: Drops | None, vnic_drops, seconds, nic_types, emulated, notes, t) -> tuple[str, str | None, str]:
-    ready, limited, limit = gate.ready, gate.limited, vm.cpu_allocation.limit_mhz
-    cpu_text = cpu_words(gate, limit, t)
-    if d is not None and d.drops > t["ring.drops"] and below_floor(d, t):
+def _classify(vm: FleetVm, f: Figures, notes: list[str], t, drops_ruled_out: bool = False) -> Judgement:
+    gate, d = f.gate, f.drops
+    ready, limited = gate.ready, gate.limited
+    cpu_text = cpu_words(gate, vm.cpu_allocation.limit_mhz, t)
+    with_drops = d is not None and d.drops > t["ring.drops"] and not drops_ruled_out
+    if with_drops and not f.dropping(t):
         notes.append(f"{d.words()}: below the noise floor ({t['fleet.drops_per_s_floor']:g}/s and "
                      f"{t['fleet.drops_per_1000_floor']:g} per 1,000 packets): a note, not a class")
-    elif d is not None and d.drops > t["ring.drops"]:
+    elif with_drops:
+        families, measured = f.carriers(vm, t)
         if gate.throttled or gate.contended:
-            return "cpu-and-drops", "critical", f"{d.words()}{_on(vm, vnic_drops, t)} with {cpu_text}: fix CPU first"
-        if nic_types is None:
+            on = f" on {', '.join(vnic_words(n) for ns in families.values() for n in ns)}" if measured else ""
+            return "cpu-and-drops", "critical", f"{d.words()}{on} with {cpu_text}: fix CPU first"
+        if vm.vnics is None:
             return "no-data", "warning", f"{d.words()} but the vNIC types could not be read"
-        return _drop_class(vm, gate, d, vnic_drops, seconds, cpu_text, notes, t)
+        return _drop_class(f, families, measured, cpu_text, notes, t)
     if limited is not None and limited.judge(t["cpu.max_limited_pct"]) == "above":
         return "cpu-limit", "critical", cpu_text
     if gate.throttled:
@@ -228,48 +159,43 @@ def _classify(vm, gate, d: Drops | None, vnic_drops, seconds, nic_types, emulate
         return "cpu-contention", "critical" if gate.contended else "warning", cpu_text
     if judged == "unknown":  # an upper bound over the threshold: neither contention nor health
         return "no-data", "info", cpu_text
+    emulated = sorted({n.type for n in vm.vnics or ()} & set(EMULATED))
     if emulated:
         return "emulated-nic", "warning", f"emulated {'/'.join(emulated)} vNIC (no drops in the window)"
     if ready is None:
         return "no-data", "info", "no CPU figures in the window"
-    if d is None and vm.num_vnics != 0:
+    if d is None and vm.num_vnics != 0 and not drops_ruled_out:
         return "no-data", "info", f"no receive-drop figures for its vNICs ({cpu_text})"
     if vm.num_vnics == 0:
         return "healthy", None, f"no vNICs, {cpu_text}"
-    quiet = "receive drops below the noise floor" if d is not None and d.drops > t["ring.drops"] else "no receive drops"
-    return "healthy", None, f"{quiet}, {cpu_text}"
+    quiet = "receive drops below the noise floor" if with_drops else "no receive drops"
+    return "healthy", None, cpu_text if drops_ruled_out else f"{quiet}, {cpu_text}"
 
 
-def _on(vm: FleetVm, vnic_drops: dict, t) -> str:
-    families, measured = _carriers(vm, vnic_drops, t)
-    return f" on {', '.join(vnic_words(n) for nics in families.values() for n in nics)}" if measured else ""
-
-
-def _drop_class(vm, gate, d: Drops, vnic_drops, seconds: float, cpu_text: str, notes: list[str], t) -> tuple[str, str | None, str]:
+def _drop_class(f: Figures, families: dict, measured: bool, cpu_text: str, notes: list[str], t) -> Judgement:
     """Drops judged on the vNICs that carry them (CPU not the cause): a vmxnet3 vNIC goes down the
     ring ladder, an e1000/e1000e is fixed by its adapter type, another type has no ring counters. The
     VM takes the most urgent of its vNICs' answers; the others become notes."""
-    families, measured = _carriers(vm, vnic_drops, t)
-    candidates = []
-    for family, nics in families.items():
-        own = _combined([vnic_drops[str(n.device_key)] for n in nics], seconds) if measured else d
+    gate, candidates = f.gate, []
+    for kind, nics in families.items():
+        own = f.share(nics) if measured else f.drops
         where = ", ".join(vnic_words(n) for n in nics) + ("" if measured else " (no per-vNIC series: "
                                                            "the drops could be on any of them)")
         rate = "critical" if (own.per_s or 0) > t["ring.drops_per_s_critical"] else "warning"
-        if family == "vmxnet3" and (gate.ready is None or gate.undecided):
+        if kind == "vmxnet3" and (gate.ready is None or gate.undecided):
             why = "no CPU figures" if gate.ready is None else f"CPU {gate.words} ({cpu_text})"
             candidates.append(("no-data", "warning", f"{own.words()} on {where} but {why}: cannot tell ring "
                                                      "exhaustion from CPU starvation"))
-        elif family == "vmxnet3":
+        elif kind == "vmxnet3":
             candidates.append(("ring-suspect", rate, f"{own.words()} on {where} with {cpu_text}: rx ring "
                                                      "exhaustion likely; the deep check proves it"))
-        elif family == "emulated":
+        elif kind == "emulated":
             candidates.append(("emulated-nic", rate, f"{own.words()} on the emulated {where}: change the adapter "
                                                      "type to vmxnet3 (a vmxnet3 ring setting cannot help it)"))
         else:
             candidates.append(("no-data", "warning", f"{own.words()} on {where}: no ring counters for it"))
     if not candidates:
-        return "no-data", "warning", f"{d.words()} but the VM has no vNIC to put them on"
+        return "no-data", "warning", f"{f.drops.words()} but the VM has no vNIC to put them on"
     candidates.sort(key=lambda c: (SEVERITIES.index(c[1]), FLEET_CLASSES.index(c[0])))
     notes.extend(f"also: {reason}" for _, _, reason in candidates[1:])
     return candidates[0]

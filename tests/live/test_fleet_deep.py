@@ -55,7 +55,8 @@ def test_deep_groups_by_host_one_connection_each_and_folds_verdicts(three_host_l
             "--deep-host-ssh", f"esx0.lab.local={host_login}", "--deep-host-ssh", f"esx1.lab.local={host_login}",
             "--deep-host-ssh", f"esx2.lab.local={sshd.user}@127.0.0.1:{live.closed_port()}",
             "--deep-guests", "--guest-ssh", f"{sshd.user}@:{sshd.port}",
-            "--ssh-key", str(sshd.key_file), "--known-hosts", str(sshd.known_hosts), "--deep-dir", "deep"]
+            "--ssh-key", str(sshd.key_file), "--known-hosts", str(sshd.known_hosts), "--deep-dir", "deep",
+            "--fail-on", "critical"]
     for vm in (*ON_ESX0, "iperf-test2", "legacy-e1000"):
         argv += ["--deep-vm", vm]
     started = time.time()
@@ -75,6 +76,13 @@ def test_deep_groups_by_host_one_connection_each_and_folds_verdicts(three_host_l
     assert rows["iperf-test1"]["deep"]["verdicts"] == ["raise-ring1"]
     assert (tmp_path / rows["iperf-test1"]["deep"]["report"]).is_file()
     assert rows["legacy-e1000"]["deep"]["error"]  # its host was not reached: said, not hidden
+    # the proof folds back: iperf-test1 is confirmed ring exhaustion and ranks first, whatever vcsim's
+    # random counters made of the other VMs; --fail-on says who tripped it
+    first = report["vms"][0]
+    assert (first["name"], first["class"], first["severity"], first["confirmed"]) == (
+        "iperf-test1", "ring-exhaustion", "critical", True)
+    assert (rows["iperf-cpu-limited"]["class"], rows["iperf-cpu-limited"]["confirmed"]) == ("cpu-limit", True)
+    assert "--fail-on critical:" in done.stderr and "  iperf-test1 (" in done.stderr
 
     # one SSH connection per host: esx0 and esx1 (both served by the lab sshd) -> two connections
     host_commands = [c for c in sshd.commands() if c["time"] >= started and c["target"] == "esxi"]
