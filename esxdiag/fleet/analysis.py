@@ -109,7 +109,7 @@ def build_report(snapshot: Snapshot, thresholds: dict[str, float], snapshot_file
         "schema": SCHEMA_FLEET_REPORT, "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "esxdiag_version": __version__,
         "snapshot": {"file": snapshot_file, "collected_at": snapshot.collected_at, "window_s": snapshot.window_s,
-                     "nic_types": snapshot.nic_types, "filters": snapshot.filters},
+                     "nic_types": snapshot.nic_types, "filters": snapshot.filters, "notes": list(snapshot.notes)},
         "thresholds": {k: thresholds[k] for k in THRESHOLD_KEYS},
         "vcenters": [dict(v.__dict__) for v in snapshot.vcenters],
         "not_scanned": [{"vcenter": v.name, "url": v.url, "error": v.error, "error_kind": v.error_kind}

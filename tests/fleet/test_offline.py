@@ -111,12 +111,18 @@ def test_openmetrics_parses_and_escapes_labels():
 
 def test_html_is_escaped_offline_and_complete():
     html = render_fleet_html(document(failed=True))
-    assert "<script" not in html and "&lt;script&gt;" in html
+    # two script elements, both ours: the data (JSON, every < > & as \u escapes) and the table's code
+    assert re.findall(r"<script[^>]*>", html) == ['<script type="application/json" id="fleet-data">', "<script>"]
+    assert '<script>alert("x")</script>' not in html and "&lt;script&gt;" in html
+    assert "\\u003cscript\\u003ealert" in html
+    data = html.split('id="fleet-data">', 1)[1].split("</script>", 1)[0]
+    assert "<" not in data and ">" not in data and "&" not in data
+    assert any(HOSTILE in row for row in json.loads(data)["rows"])  # the name itself, intact once decoded
     assert not re.search(r"(src|href)=\"(https?:)?//", html)
-    assert "Not scanned: vc2:443" in html and "<svg" in html
+    assert "script-src 'sha256-" in html and "Not scanned: vc2:443" in html and "<svg" in html
     for klass in ("cpu-and-drops", "ring-suspect", "emulated-nic", "no-data", "healthy"):
         assert f'id="class-{klass}"' in html
-    assert html.index("VMs per class") < html.index("Top suspects") < html.index("VMs by class")
+    assert html.index("VMs per class") < html.index("Top suspects") < html.index("All VMs")
     assert "Per cluster" in html and "Per host" in html
 
 
