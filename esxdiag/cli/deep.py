@@ -8,7 +8,7 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from esxdiag.collectors.live import parse_ssh
+from esxdiag.collectors.sampler import parse_ssh
 from esxdiag.errors import EsxdiagError
 from esxdiag.fleet.analysis import deep_candidates
 from esxdiag.fleet.deep import fold
@@ -38,6 +38,12 @@ def add_deep_options(p: argparse.ArgumentParser) -> None:
     d.add_argument("--deep-parallel", type=int, default=4, metavar="N", help="hosts sampled at once (default 4)")
     d.add_argument("--command-timeout", type=float, default=60.0, metavar="SECONDS",
                    help="give up on one host/guest command after this long (default 60)")
+    d.add_argument("--vcenter-timeout", type=float, default=60.0, metavar="SECONDS",
+                   help="deep check: overall limit for each host's vCenter login and VM lookups, and again for its "
+                   "performance query (default: %(default)g), as for report")
+    d.add_argument("--output-cap", type=float, metavar="MIB",
+                   help="deep check: cap every host/guest command's output at MIB mebibytes (default: per command), "
+                   "as for report")
     d.add_argument("--deep-dir", type=Path, metavar="DIR",
                    help="where the per-host bundles go (default ./esxdiag-deep-TIMESTAMP)")
 
@@ -74,6 +80,8 @@ def run_deep(args: argparse.Namespace, document: dict, snapshot, thresholds: dic
 
     if not 1 <= args.deep_window <= 3600 or not 1 <= args.esxtop_delay <= 60 or not 1 <= args.deep_parallel <= 64:
         raise EsxdiagError("--deep-window 1..3600, --esxtop-delay 1..60, --deep-parallel 1..64")
+    if not 1 <= args.vcenter_timeout <= 3600 or args.output_cap is not None and not 0.001 <= args.output_cap <= 65536:
+        raise EsxdiagError("--vcenter-timeout 1..3600 seconds, --output-cap 0.001..65536 MiB")
     chosen = choose(document, args.deep, args.deep_vm)
     if not chosen:
         document["deep"] = {"hosts": [], "vms": []}
@@ -83,6 +91,8 @@ def run_deep(args: argparse.Namespace, document: dict, snapshot, thresholds: dic
     out = args.deep_dir or Path(f"esxdiag-deep-{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}")
     out.mkdir(parents=True, exist_ok=True)
     opts = DeepOptions(output=out, window_s=args.deep_window, esxtop_delay_s=args.esxtop_delay,
+                       vcenter_timeout_s=args.vcenter_timeout,
+                       output_cap_bytes=int(args.output_cap * (1 << 20)) if args.output_cap else None,
                        command_timeout_s=args.command_timeout, host_ssh=per_host, default_host_ssh=default,
                        guests=args.deep_guests, guest_ssh=args.guest_ssh, ssh_key=args.ssh_key,
                        known_hosts=args.known_hosts, accept_new_host_keys=args.accept_new_host_keys,

@@ -88,7 +88,8 @@ def test_deep_groups_by_host_one_connection_each_and_folds_verdicts(three_host_l
     host_commands = [c for c in sshd.commands() if c["time"] >= started and c["target"] == "esxi"]
     assert len({c["client"] for c in host_commands}) == 2
     assert sum(c["command"].startswith("net-stats -l") for c in host_commands) == 2
-    assert sum(c["command"].startswith("esxtop") for c in host_commands) == 2
+    assert sum(c["command"].startswith("esxtop -b -d 1 -n 3") for c in host_commands) == 2  # one window each
+    assert sum(c["command"] == "esxtop -b -d 2 -n 1" for c in host_commands) == 2  # and one preflight probe
 
     # every suspect on esx0 was sampled in the same window: one esxtop between the two samples
     bundle = Bundle.load(tmp_path / report["deep"]["hosts"][[h["host"] for h in report["deep"]["hosts"]].index(
