@@ -43,6 +43,12 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     # vCenter realtime statistics (domain.md sections 2 and 6): 20 s samples; fewer than this many
     # cannot tell steady drops from one burst, so a vCenter-only answer on them is insufficient evidence
     "vcenter.min_samples": 3.0,
+    # fleet triage (domain.md section 8; docs/fleet-scan.md "Noise floor"): vCenter net.droppedRx below
+    # BOTH floors is a note, not a class -- a healthy VM's broadcast storms, a guest briefly slow to post
+    # buffers or a vMotion stun leave "a handful in five minutes out of millions of packets (well under
+    # 0.1 per second and 0.01 per 1,000 packets)"
+    "fleet.drops_per_s_floor": 0.1,
+    "fleet.drops_per_1000_floor": 0.01,
     # guest TCP
     "tcp.retransmit_pct": 1.0,  # retransmitted / sent segments in the window
     "tcp.retransmits_per_s": 10.0,  # or a sustained retransmit rate (the seed's sender: ~290/s)
@@ -108,5 +114,7 @@ _RANGES = {  # everything else: 0 .. 1e9
     "ring.persist_warn_size": (32.0, 4096.0),  # a ring 1 size
     "cpu.max_limited_share_of_ready": (0.0, 1.0),  # a share of %RDY
     "vcenter.min_samples": (1.0, 180.0),  # 180 realtime samples = vCenter's one hour
+    "fleet.drops_per_s_floor": (0.0, 1e6),
+    "fleet.drops_per_1000_floor": (0.0, 1000.0),  # per 1,000 packets received
     **{key: (0.0, 100.0) for key in DEFAULT_THRESHOLDS if key.endswith("_pct") or "_pct_" in key},
 }

@@ -47,7 +47,9 @@ def analyze(bundle_root: str | Path, thresholds: dict[str, float], bundle: Bundl
                 "window_s": bundle.window_s, "format_version": bundle.manifest.get("format_version"),
                 "collected_by": bundle.manifest.get("tool"),
                 "failed": [f["why"] for f in bundle.manifest.get("failed", ())]},
-        thresholds=dict(sorted(thresholds.items())), vms=vms, coverage=tuple(coverage), notes=notes,
+        # the thresholds the per-VM rules judge by (fleet.* are the fleet scan's own)
+        thresholds=dict(sorted((k, v) for k, v in thresholds.items() if not k.startswith("fleet."))),
+        vms=vms, coverage=tuple(coverage), notes=notes,
     )
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import csv
 import io
 
-COLUMNS = ("rank", "class", "severity", "score", "name", "moid", "vcenter", "datacenter", "cluster", "host",
+COLUMNS = ("rank", "class", "severity", "confirmed", "score", "name", "moid", "vcenter", "datacenter", "cluster", "host",
            "power_state", "num_cpu", "cpu_limit_mhz", "num_vnics", "nic_types", "tools_status", "source", "samples", "drops", "drops_per_s",
-           "drops_per_1000", "packets_rx", "ready_worst_pct", "ready_worst_vcpu", "ready_avg_pct",
+           "drops_per_1000", "packets_rx", "ready_worst_pct", "ready_worst_vcpu", "ready_bound", "ready_avg_pct",
            "costop_worst_pct", "max_limited_worst_pct", "deep_verdicts", "reason")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 

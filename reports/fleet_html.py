@@ -1,20 +1,43 @@
-"""The fleet report as one offline HTML file: counts per class first, top suspects, the scatter of
-drop rate against worst-vCPU %RDY (inline SVG), a table per class (pre-sorted by score: no script),
-rollups per cluster and host, changes since the previous scan, deep checks. Autoescaped throughout."""
+"""The fleet report as one offline HTML file that stays usable at 10,000 VMs.
+
+Server-rendered (no script needed): the counts per severity and class, the top suspects (printed),
+the scatter of drop rate against worst-vCPU %RDY (inline SVG), rollups per cluster and host,
+changes since the previous scan, deep checks. Every VM: one JSON blob in <script
+type="application/json">, shown by one small inline script (templates/fleet.js) as a table that the
+class cards filter, a search box finds in, a header click sorts and that pages (PAGE_SIZE rows), each
+row's notes folded. Autoescaped throughout; the blob is JSON with <, > and & written as \\u escapes, so
+no VM name can end the script element; the CSP allows that one script by its SHA-256 and nothing else.
+"""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import importlib.resources
+import json
 import math
 from urllib.parse import quote
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
 
+from esxdiag.reports import html
 from esxdiag.reports.fleet_text import calm_line, headline
-from esxdiag.vocabulary import FLEET_CLASSES
+from esxdiag.result import SEVERITIES
+from esxdiag.vocabulary import CONCERN_CLASSES, FLEET_CLASSES
 
-CLASS_COLOURS = {"cpu-and-drops": "#7b2fa3", "ring-suspect": "#b00020", "cpu-limit": "#c05800",
-                 "cpu-contention": "#8a5300", "emulated-nic": "#0b5cad", "no-data": "#888888", "healthy": "#1e6b35"}
+CLASS_COLOURS = {"ring-exhaustion": "#6d0016", "cpu-and-drops": "#7b2fa3", "ring-suspect": "#b00020",
+                 "cpu-limit": "#c05800", "cpu-contention": "#8a5300", "emulated-nic": "#0b5cad", "no-data": "#888888",
+                 "healthy": "#1e6b35"}
 WIDTH, HEIGHT, LEFT, BOTTOM, TOP, RIGHT = 760, 360, 60, 40, 20, 20
+PAGE_SIZE = 100  # rows the table shows at once
+TOP_ROWS = 25  # server-rendered (and printed) top suspects
+ROLLUP_ROWS = 50  # cluster/host rollup rows shown; the rest folded
+PLOT_LIMIT = 2000  # the most urgent VMs drawn in the scatter
+BOUND_MARKS = {"upper": "\u2264 ", "lower": "\u2265 "}
+COLUMNS = ("rank", "severity", "class", "confirmed", "name", "moid", "vcenter", "host", "cluster", "drops_per_s",
+           "drops_per_1000", "ready_worst_pct", "ready_bound", "costop_worst_pct", "max_limited_worst_pct", "score",
+           "reason", "notes", "source", "samples", "deep", "deep_href")
+_JSON_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026", 0x2028: "\\u2028", 0x2029: "\\u2029"}
 
 
 def _fmt(value, digits: int = 2) -> str:
@@ -25,13 +48,18 @@ def _fmt(value, digits: int = 2) -> str:
     return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
 
 
+def _href(path) -> str:
+    return quote(str(path).replace("\\", "/"), safe="/")  # percent-encoded: never a URL scheme
+
+
 def scatter(document: dict) -> dict:
     """Plot coordinates (numbers only: names reach the SVG through autoescaped <title>s).
 
     x: worst-vCPU %RDY, linear; y: receive drops per second on a log scale (log10(1 + drops/s)).
-    VMs without both figures are counted, not drawn."""
+    The PLOT_LIMIT most urgent VMs with both figures are drawn; the others are counted."""
     t = document["thresholds"]
-    rows = [r for r in document["vms"] if r["ready_worst_pct"] is not None and r["drops_per_s"] is not None]
+    measured = [r for r in document["vms"] if r["ready_worst_pct"] is not None and r["drops_per_s"] is not None]
+    rows = measured[:PLOT_LIMIT]  # the document is ranked
     x_max = max([r["ready_worst_pct"] for r in rows] + [t["cpu.ready_pct_critical"] * 1.5])
     y_max = max([math.log10(1 + r["drops_per_s"]) for r in rows] + [math.log10(1 + t["ring.drops_per_s_critical"]) * 1.5])
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
@@ -53,7 +81,7 @@ def scatter(document: dict) -> dict:
         "ready_lines": [{"x": x(t["cpu.ready_pct_warning"]), "label": f"{t['cpu.ready_pct_warning']:g}%"},
                         {"x": x(t["cpu.ready_pct_critical"]), "label": f"{t['cpu.ready_pct_critical']:g}%"}],
         "drop_line": {"y": y(t["ring.drops_per_s_critical"]), "label": f"{t['ring.drops_per_s_critical']:g}/s"},
-        "not_drawn": len(document["vms"]) - len(rows),
+        "not_drawn": len(document["vms"]) - len(rows), "limit": PLOT_LIMIT,
     }
 
 
@@ -66,13 +94,37 @@ def _linear_ticks(top: float) -> list[float]:
     return [i * step for i in range(int(top // step) + 1)]
 
 
+def _cells(row: dict) -> list:
+    deep = row.get("deep") or {}
+    extra = {"deep": (", ".join(deep.get("verdicts") or ()) or "no verdict") + (f" ({deep['error']})"
+                                                                              if deep.get("error") else "")
+             if deep else None, "deep_href": _href(deep["report"]) if deep.get("report") else None}
+    return [extra[c] if c in extra else row.get(c) for c in COLUMNS]
+
+
+def page_data(document: dict) -> Markup:
+    """Every VM's row as compact JSON, safe inside a <script> element (no <, > or & in the text)."""
+    blob = {"columns": COLUMNS, "rows": [_cells(r) for r in document["vms"]], "page_size": PAGE_SIZE,
+            "colours": CLASS_COLOURS, "classes": FLEET_CLASSES, "severities": SEVERITIES,
+            "icons": {**html.SEVERITY_ICONS, "none": "\u25cb"}}
+    return Markup(json.dumps(blob, separators=(",", ":"), ensure_ascii=False).translate(_JSON_ESCAPES))
+
+
+def _script() -> tuple[Markup, str]:
+    text = importlib.resources.files("esxdiag.templates").joinpath("fleet.js").read_text(encoding="utf-8")
+    digest = base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
+    return Markup(text), f"sha256-{digest}"
+
+
 def render_fleet_html(document: dict) -> str:
-    env = Environment(loader=PackageLoader("esxdiag.templates", "."), autoescape=True, undefined=StrictUndefined,
-                      trim_blocks=True, lstrip_blocks=True)
+    env = html.environment()  # the per-VM report's filters: its severity badge (icon + word + colour) is ours
     env.filters["fmt"] = _fmt
-    env.filters["href"] = lambda path: quote(str(path).replace("\\", "/"), safe="/")  # never a URL scheme
-    by_class = {c: [r for r in document["vms"] if r["class"] == c] for c in FLEET_CLASSES}
-    concern = [r for r in document["vms"] if r["class"] not in ("healthy", "no-data")]
+    env.filters["href"] = _href
+    concern = [r for r in document["vms"] if r["class"] in CONCERN_CLASSES]
+    severities = [(s, sum(r["severity"] == s for r in document["vms"])) for s in (*SEVERITIES, None)]
+    script, script_hash = _script()
     return env.get_template("fleet.html.j2").render(
-        doc=document, classes=FLEET_CLASSES, by_class=by_class, top=concern[:25], concern=len(concern),
-        colours=CLASS_COLOURS, plot=scatter(document), headline=headline(document), calm=calm_line(document))
+        doc=document, classes=FLEET_CLASSES, top=concern[:TOP_ROWS], concern=len(concern), colours=CLASS_COLOURS,
+        plot=scatter(document), severity_counts=severities, rollup_rows=ROLLUP_ROWS, bound_marks=BOUND_MARKS,
+        data=page_data(document), script=script, script_hash=script_hash,
+        headline=headline(document), calm=calm_line(document))

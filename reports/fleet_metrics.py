@@ -1,13 +1,19 @@
 """OpenMetrics text for Prometheus' node_exporter textfile collector.
 
-Per VM: receive drops per second and per 1,000 packets, worst-vCPU %RDY, the class (a 1-valued
-series labelled with it); per class: VM counts; per vCenter: scanned (1) or not (0). A VM whose
+Per VM: receive drops per second and per 1,000 packets, worst-vCPU %RDY (labelled bound="upper" or
+"lower" when the vCPU count is unknown and the figure only bounds the per-vCPU one), the class (a
+1-valued series labelled with it, its severity and confirmed="true" when the deep check's host counters
+decided it) and the severity as a number (3 critical, 2 warning,
+1 info, 0 none: alert on >= 2); per class: VM counts; per vCenter: scanned (1) or not (0). A VM whose
 figure was not measured has no sample for it (absent, never 0).
 """
 
 from __future__ import annotations
 
+from esxdiag.result import SEVERITIES
 from esxdiag.vocabulary import FLEET_CLASSES
+
+SEVERITY_VALUES = {s: len(SEVERITIES) - i for i, s in enumerate(SEVERITIES)}  # critical 3, warning 2, info 1
 
 
 def _label(value) -> str:
@@ -17,6 +23,11 @@ def _label(value) -> str:
 
 def _labels(**labels) -> str:
     return "{" + ",".join(f'{k}="{_label(v)}"' for k, v in labels.items()) + "}"
+
+
+def _bound(row: dict) -> dict:
+    bound = row.get("ready_bound")
+    return {"bound": bound} if bound in ("upper", "lower") else {}
 
 
 def render_fleet_metrics(document: dict) -> str:
@@ -34,10 +45,15 @@ def render_fleet_metrics(document: dict) -> str:
            [(i, r["drops_per_s"]) for i, r in ident if r["drops_per_s"] is not None])
     family("esxdiag_fleet_vm_rx_drops_per_1000_packets", "gauge", "receive drops per 1,000 packets received",
            [(i, r["drops_per_1000"]) for i, r in ident if r["drops_per_1000"] is not None])
-    family("esxdiag_fleet_vm_ready_worst_vcpu_percent", "gauge", "worst vCPU's window-average %RDY",
-           [(i, r["ready_worst_pct"]) for i, r in ident if r["ready_worst_pct"] is not None])
-    family("esxdiag_fleet_vm_class", "gauge", "the VM's fleet class (value 1)",
-           [({**i, "class": r["class"]}, 1) for i, r in ident])
+    family("esxdiag_fleet_vm_ready_worst_vcpu_percent", "gauge",
+           "worst vCPU's window-average %RDY (bound=upper/lower: only a bound, the vCPU count is unknown)",
+           [({**i, **_bound(r)}, r["ready_worst_pct"]) for i, r in ident if r["ready_worst_pct"] is not None])
+    family("esxdiag_fleet_vm_class", "gauge", "the VM's fleet class, its severity and whether host counters "
+           "confirmed it (the deep check) (value 1)",
+           [({**i, "class": r["class"], "severity": r["severity"] or "none",
+              "confirmed": "true" if r.get("confirmed") else "false"}, 1) for i, r in ident])
+    family("esxdiag_fleet_vm_severity", "gauge", "the VM's severity: 3 critical, 2 warning, 1 info, 0 none",
+           [(i, SEVERITY_VALUES.get(r["severity"], 0)) for i, r in ident])
     family("esxdiag_fleet_class_vms", "gauge", "VMs per fleet class",
            [({"class": c}, document["counts"].get(c, 0)) for c in FLEET_CLASSES])
     family("esxdiag_fleet_vcenter_scanned", "gauge", "1 when the vCenter was scanned, 0 when it could not be",

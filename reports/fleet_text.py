@@ -6,8 +6,8 @@ from __future__ import annotations
 from esxdiag.vocabulary import FLEET_CLASSES
 from esxdiag.reports.text import safe_text
 
-COLUMNS = (("#", 3), ("class", 14), ("VM", 28), ("host", 18), ("drops/s", 9), ("/1k pkts", 9),
-           ("%RDY max", 8), ("%CSTP", 6), ("%MLMTD", 7), ("score", 7))
+COLUMNS = (("#", 3), ("severity", 8), ("class", 14), ("VM", 24), ("vCenter", 18), ("host", 16), ("drops/s", 9),
+           ("/1k pkts", 9), ("%RDY max", 8), ("%CSTP", 6), ("%MLMTD", 7), ("score", 7))
 
 
 def _num(value, digits: int = 2) -> str:
@@ -43,6 +43,12 @@ def calm_line(document: dict) -> str:
     return "No VM needs attention in this window."
 
 
+def _ready(row: dict) -> str:
+    """%RDY, with < or > when it only bounds the per-vCPU figure (vCPU count unknown)."""
+    mark = {"upper": "<=", "lower": ">="}.get(row.get("ready_bound"), "")
+    return mark + _num(row["ready_worst_pct"])
+
+
 def render_fleet_text(document: dict, top: int = 10) -> str:
     vms = document["vms"]
     scanned = [v for v in document["vcenters"] if v["status"] == "scanned"]
@@ -57,8 +63,8 @@ def render_fleet_text(document: dict, top: int = 10) -> str:
     if concern and top > 0:
         lines.append(" ".join(f"{name:<{w}}" for name, w in COLUMNS).rstrip())
         for r in concern[:top]:
-            cells = (str(r["rank"]), r["class"], _cut(r["name"], 28), _cut(r["host"] or "-", 18),
-                     _num(r["drops_per_s"]), _num(r["drops_per_1000"]), _num(r["ready_worst_pct"]),
+            cells = (str(r["rank"]), r["severity"] or "-", r["class"], _cut(r["name"], 24), _cut(r["vcenter"], 18),
+                     _cut(r["host"] or "-", 16), _num(r["drops_per_s"]), _num(r["drops_per_1000"]), _ready(r),
                      _num(r["costop_worst_pct"]), _num(r["max_limited_worst_pct"]), _num(r["score"], 1))
             lines.append(" ".join(f"{c:<{w}}" for c, (_, w) in zip(cells, COLUMNS)).rstrip())
             lines.append(f"    {safe_text(r['reason'])}")

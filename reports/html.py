@@ -38,7 +38,8 @@ COUNTER_WORDS = {  # metrics key -> (what, where)
 MANY_SAMPLES = 3  # a counter read this many times or more is also drawn over time
 
 
-def _environment() -> Environment:
+def environment() -> Environment:
+    """The Jinja2 environment of every esxdiag page: autoescaped, strict, with the report's filters."""
     env = Environment(loader=PackageLoader("esxdiag.templates", "."), autoescape=True,
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["fmt"] = text.fmt
@@ -153,7 +154,7 @@ def sorted_findings(findings: tuple[Finding, ...]) -> list[Finding]:
 
 def render_html(result: AnalysisResult, bundle_root: pathlib.Path | None = None,
                 report_path: pathlib.Path | None = None) -> str:
-    env = _environment()
+    env = environment()
     env.filters["href"] = lambda source: source_href(source, bundle_root, report_path)
     vms = []
     for index, vm in enumerate(result.vms):

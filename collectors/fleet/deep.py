@@ -1,27 +1,24 @@
 """Deep check of fleet suspects: the per-VM ring collection, grouped by ESXi host.
 
-One bundle per host holds every suspect on it: their vCenter inventories, ONE SSH connection to
-the host (net-stats -l once, vsish counters of every suspect's ports at both ends of one window,
-one esxtop batch covering them all), optional guest SSH, then each VM's vCenter counters for the
-same window. Hosts run in parallel (bounded). A host that cannot be reached is recorded in its
-bundle and listed, never fatal. Built on the live collectors' public functions
-(esxdiag.collectors.esxi, .guest_linux, .guest_windows, .ssh, .vsphere, live.parse_ssh).
+One bundle per host holds every suspect on it, collected by the same host sampler `esxdiag report`
+runs (esxdiag.collectors.sampler): the vCenter inventories within an overall deadline, ONE SSH
+connection to the host (preflight, net-stats -l once, vsish counters of every suspect's ports at both
+ends of one window, one esxtop batch covering them all), optional guests, then each VM's vCenter
+counters for the same window. Hosts run in parallel (bounded). A host that cannot be reached, or
+whose connection dies, is recorded in its bundle and listed, never fatal.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 
-from esxdiag.bundle import BundleWriter, Target, slug, utcnow
+from esxdiag.bundle import BundleWriter, slug
 from esxdiag.collectors.credentials import Credentials
+from esxdiag.collectors.sampler import HostSampler, SampledVm, SamplerOptions
 from esxdiag.errors import CollectionError
-from esxdiag.specs import ESXI, LINUX, VCENTER, WINDOWS
 
 
 @dataclass(frozen=True)
@@ -30,6 +27,8 @@ class DeepOptions:
     window_s: float = 60.0
     esxtop_delay_s: int = 5
     command_timeout_s: float = 60.0
+    vcenter_timeout_s: float = 60.0  # overall, for the login and lookups and again for the performance query
+    output_cap_bytes: int | None = None  # replaces every command's own output cap
     host_ssh: dict[str, str] = field(default_factory=dict)  # host name -> USER@HOST[:PORT]
     default_host_ssh: str | None = None  # USER@[HOST][:PORT] for hosts not in host_ssh
     guests: bool = False
@@ -48,6 +47,20 @@ class HostGroup:
     vms: list[dict]  # fleet report rows (name, moid, ...)
     bundle: Path | None = None
     error: str | None = None
+
+
+class _Progress:
+    """The sampler's progress lines, prefixed with the host (hosts run in parallel; no countdowns)."""
+
+    def __init__(self, host: str, say):
+        self.host, self.say = host, say
+
+    def step(self, text: str) -> None:
+        if self.say:
+            self.say(f"host {self.host}: {text}")
+
+    def wait(self, what: str, elapsed: float, total: float) -> None:
+        pass
 
 
 def group_by_host(rows: list[dict]) -> list[HostGroup]:
@@ -72,43 +85,17 @@ def collect_groups(groups: list[HostGroup], creds: dict[str, Credentials], opts:
         return list(pool.map(one, groups))
 
 
-def _ssh_options(opts: DeepOptions, password_env: str):
-    from esxdiag.collectors.ssh import SshOptions
-
-    own = opts.env.get("ESXDIAG_KNOWN_HOSTS")
-    return SshOptions(key_file=opts.ssh_key, known_hosts=opts.known_hosts,
-                      accept_new_host_keys=opts.accept_new_host_keys, password=opts.env.get(password_env) or None,
-                      command_timeout_s=opts.command_timeout_s, own_known_hosts=Path(own) if own else None)
-
-
-def _connect(writer: BundleWriter, kind: str, text: str | None, user: str, default_host: str | None,
-             target_id: str, first_spec: str, opts: DeepOptions, password_env: str, vm: str | None = None):
-    from esxdiag.collectors.live import parse_ssh
-    from esxdiag.collectors.ssh import SshConnection
-
-    target = parse_ssh(text, user, default_host)
-    writer.add_target(Target(target_id, kind, str(target) if target else None, vm))
-    if target is None:
-        writer.record(first_spec, target_id, None, error_kind="skipped", error=f"no address for the {kind} target")
-        return None, f"no address for {target_id}"
-    try:
-        return SshConnection(target, kind, _ssh_options(opts, password_env)).connect(), None
-    except CollectionError as exc:
-        now = utcnow()
-        writer.record(first_spec, target_id, None, started=now, ended=now, error_kind=_kind(exc), error=exc.one_line())
-        return None, exc.one_line()
-
-
-def _kind(exc: CollectionError) -> str:
-    from esxdiag.collectors.live import error_kind
-
-    return error_kind(exc)
+def sampler_options(opts: DeepOptions, host: str) -> SamplerOptions:
+    return SamplerOptions(
+        window_s=opts.window_s, esxtop_delay_s=opts.esxtop_delay_s,
+        host_ssh=opts.host_ssh.get(host, opts.default_host_ssh), guest_ssh=opts.guest_ssh, ssh_key=opts.ssh_key,
+        known_hosts=opts.known_hosts, accept_new_host_keys=opts.accept_new_host_keys,
+        command_timeout_s=opts.command_timeout_s, vcenter_timeout_s=opts.vcenter_timeout_s,
+        output_cap_bytes=opts.output_cap_bytes, no_guest=not opts.guests, no_guest_why="no --deep-guests",
+        env=opts.env, prompt=None)  # hosts run in parallel threads: never a password prompt
 
 
 def _collect(group: HostGroup, creds: Credentials | None, opts: DeepOptions, progress) -> None:
-    from esxdiag.collectors import esxi
-    from esxdiag.collectors.vsphere import collect_inventory, collect_perf, connect, find_vm
-
     names = [row["name"] for row in group.vms]
     group.bundle = opts.output / f"{slug(group.vcenter)}-{slug(group.host)}"
     writer = BundleWriter(group.bundle, opts.window_s, names)
@@ -116,88 +103,17 @@ def _collect(group: HostGroup, creds: Credentials | None, opts: DeepOptions, pro
         group.error = f"no credentials for vCenter {group.vcenter}"
         writer.note(group.error)
         return
-    writer.add_target(Target("vcenter", VCENTER, group.vcenter))
-    session = host = None
-    guests: list[tuple] = []
-    refs: dict[str, tuple] = {}
+    vms = [SampledVm(row["moid"], row["name"]) for row in group.vms]
+    sampler = HostSampler(sampler_options(opts, group.host), writer, _Progress(group.host, progress), vms, group.host)
     try:
-        session = connect(creds)
-        for row in group.vms:
-            started = utcnow()
-            try:
-                ref = find_vm(session, row["moid"])
-                inventory = collect_inventory(session, ref)
-            except CollectionError as exc:
-                writer.record("vsphere_vm", "vcenter", None, params={"vm": row["name"]}, started=started,
-                              ended=utcnow(), error_kind=_kind(exc), error=exc.one_line())
-                continue
-            writer.record("vsphere_vm", "vcenter", json.dumps(inventory, indent=1) + "\n", params={"vm": row["name"]},
-                          command="PropertyCollector.RetrievePropertiesEx", started=started, ended=utcnow())
-            refs[row["name"]] = (ref, inventory)
-        macs = [n["mac"] for _, inv in refs.values() for n in inv.get("vnics", []) if n.get("mac")]
-        host_tid = f"esxi-{slug(group.host)}"
-        if progress:
-            progress(f"host {group.host}: connecting for {len(refs)} VM(s)")
-        conn, group.error = _connect(writer, ESXI, opts.host_ssh.get(group.host, opts.default_host_ssh), "root",
-                                     group.host, host_tid, "net_stats_list", opts, "ESXDIAG_HOST_PASSWORD")
-        if conn is None:
-            writer.note(f"host {group.host} not reached: no ring counters or esxtop for {', '.join(names)}")
-            return
-        host = conn
-        esxi.host_facts(conn, writer, host_tid)
-        ports = esxi.discover_ports(conn, writer, host_tid, macs)
-        if opts.guests:
-            guests = _open_guests(writer, refs, opts)
-        start = datetime.now(timezone.utc)
-        _sample(conn, writer, host_tid, ports, guests, 0)
-        cap = esxi.run_esxtop(conn, writer, host_tid, opts.window_s, opts.esxtop_delay_s)
-        if not cap.ok:  # the window must still pass, so the two samples differ
-            time.sleep(max(0.0, opts.window_s - (datetime.now(timezone.utc) - start).total_seconds()))
-        _sample(conn, writer, host_tid, ports, guests, 1)
-        end = datetime.now(timezone.utc)
-        for name, (ref, inventory) in refs.items():
-            started = utcnow()
-            try:
-                data = collect_perf(session, ref, inventory, start, end)
-            except CollectionError as exc:
-                writer.record("vsphere_perf", "vcenter", None, params={"vm": name}, started=started,
-                              ended=utcnow(), error_kind=_kind(exc), error=exc.one_line())
-                continue
-            writer.record("vsphere_perf", "vcenter", json.dumps(data, indent=1) + "\n", params={"vm": name},
-                          command="PerformanceManager.QueryPerf", started=started, ended=utcnow())
+        sampler.run(creds)
     finally:
-        for conn in [host] + [g[0] for g in guests]:
-            if conn is not None:
-                conn.close()
-        if session is not None:
-            session.close()
-
-
-def _open_guests(writer: BundleWriter, refs: dict[str, tuple], opts: DeepOptions) -> list[tuple]:
-    opened = []
-    for name, (_, inv) in refs.items():
-        family = ((inv.get("guest") or {}).get("family") or "").lower()
-        kind = WINDOWS if "windows" in family else LINUX
-        guest = inv.get("guest") or {}
-        address = guest.get("ip_address") or next(iter(guest.get("ip_addresses") or []), None)
-        user = opts.env.get("ESXDIAG_GUEST_USER") or ("Administrator" if kind == WINDOWS else "root")
-        tid = f"guest-{slug(name)}"
-        conn, _ = _connect(writer, kind, opts.guest_ssh, user, address, tid,
-                           "win_netadapter" if kind == WINDOWS else "ip_link", opts, "ESXDIAG_GUEST_PASSWORD", vm=name)
-        if conn is not None:
-            macs = [n["mac"] for n in inv.get("vnics", []) if n.get("mac")]
-            opened.append((conn, tid, kind, macs, [None]))
-    return opened
-
-
-def _sample(conn, writer, host_tid, ports, guests, n: int) -> None:
-    from esxdiag.collectors import esxi
-    from esxdiag.collectors.guest_linux import collect_linux
-    from esxdiag.collectors.guest_windows import collect_windows
-
-    esxi.sample_ports(conn, writer, host_tid, ports, n)
-    for guest_conn, tid, kind, macs, state in guests:
-        if kind == WINDOWS:
-            collect_windows(guest_conn, writer, tid, n)
-        else:
-            state[0] = collect_linux(guest_conn, writer, tid, macs, n, state[0])
+        sampler.close()
+    problems = [sampler.fatal] if sampler.fatal else []
+    problems += sampler.unreached_why
+    problems += [f"{target}: connection lost" for target in sampler.lost]
+    if sampler.fatal:
+        writer.note(sampler.fatal)
+    if sampler.unreached and sampler.host is None:
+        writer.note(f"host {group.host} not reached: no ring counters or esxtop for {', '.join(names)}")
+    group.error = "; ".join(problems) or None

@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-from esxdiag.collectors.live import parse_ssh
+from esxdiag.collectors.sampler import parse_ssh
 from esxdiag.errors import EsxdiagError
-from esxdiag.fleet.analysis import ring_suspects
+from esxdiag.fleet.analysis import deep_candidates
 from esxdiag.fleet.deep import fold
 from esxdiag.reports.formats import REPORT, RenderContext
 from esxdiag.result import AnalysisResult
@@ -19,7 +19,7 @@ from esxdiag.result import AnalysisResult
 def add_deep_options(p: argparse.ArgumentParser) -> None:
     d = p.add_argument_group("deep check: the per-VM ring diagnosis over SSH for the worst suspects, host by host")
     d.add_argument("--deep", type=int, default=0, metavar="N",
-                   help="deep-check the top N ring suspects (default: %(default)s)")
+                   help="deep-check the N worst drop suspects, by severity then score (default: %(default)s)")
     d.add_argument("--deep-vm", action="append", default=[], metavar="NAME", help="deep-check this VM too (repeat)")
     d.add_argument("--deep-window", type=float, default=60.0, metavar="SECONDS",
                    help="window between the two counter samples (default: %(default)g)")
@@ -42,6 +42,12 @@ def add_deep_options(p: argparse.ArgumentParser) -> None:
                    help="hosts sampled at once (default: %(default)s)")
     d.add_argument("--command-timeout", type=float, default=60.0, metavar="SECONDS",
                    help="give up on one host/guest command after this long (default: %(default)g)")
+    d.add_argument("--vcenter-timeout", type=float, default=60.0, metavar="SECONDS",
+                   help="deep check: overall limit for each host's vCenter login and VM lookups, and again for its "
+                   "performance query (default: %(default)g), as for report")
+    d.add_argument("--output-cap", type=float, metavar="MIB",
+                   help="deep check: cap every host/guest command's output at MIB mebibytes (default: per command), "
+                   "as for report")
     d.add_argument("--deep-dir", type=Path, metavar="DIR",
                    help="where the per-host bundles go (default: deep/ in the scan's own folder; with -o, a new "
                    "esxdiag-deep-TIMESTAMP[-N] beside the report)")
@@ -63,7 +69,7 @@ def _host_ssh(values: list[str]) -> tuple[dict[str, str], str | None]:
 
 
 def choose(document: dict, n: int, names: list[str]) -> list[dict]:
-    chosen = ring_suspects(document, n)
+    chosen = deep_candidates(document, n)
     for name in names:
         matches = [r for r in document["vms"] if name in (r["name"], r["moid"])]
         if not matches:
@@ -72,7 +78,7 @@ def choose(document: dict, n: int, names: list[str]) -> list[dict]:
     return chosen
 
 
-def run_deep(args: argparse.Namespace, document: dict, thresholds: dict, creds: list, report_dir: Path,
+def run_deep(args: argparse.Namespace, document: dict, snapshot, thresholds: dict, creds: list, report_dir: Path,
              bundles_dir: Callable[[], Path]) -> bool:
     """Deep-check the chosen VMs and fold the results in; True when every host was reached.
     ``bundles_dir()`` names (and may create) the folder for the per-host bundles."""
@@ -80,16 +86,20 @@ def run_deep(args: argparse.Namespace, document: dict, thresholds: dict, creds: 
 
     if not 1 <= args.deep_window <= 3600 or not 1 <= args.esxtop_delay <= 60 or not 1 <= args.deep_parallel <= 64:
         raise EsxdiagError("--deep-window 1..3600, --esxtop-delay 1..60, --deep-parallel 1..64")
+    if not 1 <= args.vcenter_timeout <= 3600 or args.output_cap is not None and not 0.001 <= args.output_cap <= 65536:
+        raise EsxdiagError("--vcenter-timeout 1..3600 seconds, --output-cap 0.001..65536 MiB")
     chosen = choose(document, args.deep, args.deep_vm)
     if not chosen:
         document["deep"] = {"hosts": [], "vms": []}
         if not args.quiet:
-            print("deep check: no ring suspect to check", file=sys.stderr)
+            print("deep check: no drop suspect to check", file=sys.stderr)
         return True
     per_host, default = _host_ssh(args.deep_host_ssh)
     out = bundles_dir()
     out.mkdir(parents=True, exist_ok=True)
     opts = DeepOptions(output=out, window_s=args.deep_window, esxtop_delay_s=args.esxtop_delay,
+                       vcenter_timeout_s=args.vcenter_timeout,
+                       output_cap_bytes=int(args.output_cap * (1 << 20)) if args.output_cap else None,
                        command_timeout_s=args.command_timeout, host_ssh=per_host, default_host_ssh=default,
                        guests=args.deep_guests, guest_ssh=args.guest_ssh, ssh_key=args.ssh_key,
                        known_hosts=args.known_hosts, accept_new_host_keys=args.accept_new_host_keys,
@@ -99,7 +109,7 @@ def run_deep(args: argparse.Namespace, document: dict, thresholds: dict, creds: 
     say(f"deep check: {len(chosen)} VM(s) on {len(groups)} host(s), {args.deep_window:g} s window")
     progress = None if args.quiet else (lambda text: say(f"deep check: {text}"))
     groups = collect_groups(groups, {f"{c.host}:{c.port}": c for c in creds}, opts, progress)
-    fold(document, groups, thresholds, report_dir, write_html_report)
+    fold(document, snapshot, groups, thresholds, report_dir, write_html_report)
     say(f"deep bundles: {out.resolve()}")
     return all(g.error is None for g in groups)
 

@@ -15,8 +15,8 @@ from esxdiag.cli.deep import add_deep_options, run_deep
 from esxdiag.cli.output import emit, fail_on_code
 from esxdiag.collectors.credentials import DEFAULT_CONFIG, resolve_credentials
 from esxdiag.config import load_thresholds
-from esxdiag.errors import EXIT_COLLECTION, EXIT_OK, EsxdiagError
-from esxdiag.fleet.analysis import build_report, worst_severity
+from esxdiag.errors import EXIT_COLLECTION, EXIT_FINDINGS, EXIT_OK, EsxdiagError
+from esxdiag.fleet.analysis import build_report, tripped, worst_severity
 from esxdiag.fleet.history import changes_and_record, default_path, vm_history
 from esxdiag.fleet.snapshot import Snapshot, load_snapshot, snapshot_from_dict, write_snapshot
 from esxdiag.reports.fleet_text import headline
@@ -255,13 +255,30 @@ def cmd_scan(args: argparse.Namespace) -> int:
     reached = True
     if deep:
         report_dir = output.parent if output else (folder or Path("."))  # deep links are relative to it
-        reached = run_deep(args, document, thresholds, targets, report_dir, _deep_dir(args, folder, report_dir))
+        reached = run_deep(args, document, snapshot, thresholds, targets, report_dir,
+                           _deep_dir(args, folder, report_dir))
     if not args.no_history and not args.snapshot:
         document["changes"] = changes_and_record(args.history or default_path(), document)
     written = emit(FLEET, args.format, document, output, RenderContext(top=args.top), quiet=args.quiet)
     _say(document, written, args.quiet)
     code = fail_on_code(args.fail_on, worst_severity(document))
+    if code == EXIT_FINDINGS and not args.quiet:  # --quiet: one line or none
+        print(tripped_words(document, args.fail_on), file=sys.stderr)
     return EXIT_COLLECTION if document["not_scanned"] or not reached else code
+
+
+def tripped_words(document: dict, severity: str, shown: int = 20) -> str:
+    """Which VMs tripped --fail-on, one line each (the first `shown`)."""
+    rows = tripped(document, severity)
+    lines = [f"--fail-on {severity}: {len(rows)} VM(s) at {severity} or worse:"]
+    for r in rows[:shown]:
+        deep = (r.get("deep") or {}).get("worst_severity")
+        extra = f", deep check's worst finding {deep}" if deep else ""
+        lines.append(safe_text(f"  {r['name']} ({r['vcenter']}): {r['class']}, {r['severity'] or 'no severity'}"
+                               f"{extra}"))
+    if len(rows) > shown:
+        lines.append(f"  ... and {len(rows) - shown} more (the report lists them all)")
+    return "\n".join(lines)
 
 
 def cmd_history(args: argparse.Namespace) -> int:

@@ -1,6 +1,9 @@
 """A fleet snapshot -> the fleet report document (JSON is canonical; every other output renders it).
 
-Ranking: class (most urgent first, esxdiag.vocabulary.FLEET_CLASSES), then score, then name.
+Ranking: severity (esxdiag.result.SEVERITIES, none last), then confirmed by the deep check's host
+counters before suspected from vCenter's, then class (most urgent first,
+esxdiag.vocabulary.FLEET_CLASSES), then score, then name: a critical CPU limit outranks a
+warning-level drop suspicion.
 Rollups per cluster and per host add the host context vCenter gave: host CPU usage and pNIC
 receive drops over the same window. Layout: docs/fleet-scan.md.
 """
@@ -13,11 +16,12 @@ from datetime import datetime, timezone
 from esxdiag import __version__
 from esxdiag.fleet.rules import Assessment, assess
 from esxdiag.fleet.snapshot import FleetHost, Snapshot
-from esxdiag.result import worst_of
-from esxdiag.vocabulary import CONCERN_CLASSES, FLEET_CLASSES, SCHEMA_FLEET_REPORT
+from esxdiag.result import SEVERITIES, worst_of
+from esxdiag.vocabulary import CONCERN_CLASSES, DROP_CLASSES, FLEET_CLASSES, SCHEMA_FLEET_REPORT
 
 THRESHOLD_KEYS = ("cpu.ready_pct_warning", "cpu.ready_pct_critical", "cpu.costop_pct", "cpu.max_limited_pct",
-                  "ring.drops", "ring.drops_per_s_critical", "fleet.score_drops_weight")
+                  "ring.drops", "ring.drops_per_s_critical", "fleet.score_drops_weight", "fleet.drops_per_s_floor",
+                  "fleet.drops_per_1000_floor")
 
 
 def _r(value: float | None, digits: int = 2) -> float | None:
@@ -35,14 +39,22 @@ def vm_row(rank: int, a: Assessment) -> dict:
         "nic_types": sorted({n.type for n in vm.vnics}) if vm.vnics is not None else None,
         "guest_ip": vm.guest.ip_address, "tools_status": vm.guest.tools_status, "source": a.source, "samples": a.samples, "drops": a.drops,
         "drops_per_s": _r(a.drops_per_s, 3), "drops_per_1000": _r(a.drops_per_1000, 3), "packets_rx": a.packets_rx,
-        "ready_worst_pct": _r(a.ready_worst), "ready_worst_vcpu": a.ready_vcpu, "ready_avg_pct": _r(a.ready_avg),
+        "ready_worst_pct": _r(a.ready_worst), "ready_worst_vcpu": a.ready_vcpu, "ready_bound": a.ready_bound,
+        "ready_avg_pct": _r(a.ready_avg),
         "costop_worst_pct": _r(a.costop_worst), "max_limited_worst_pct": _r(a.max_limited_worst),
-        "drops_by_vnic": a.drops_by_vnic, "notes": list(a.notes), "deep": None,
+        "drops_by_vnic": a.drops_by_vnic, "notes": list(a.notes), "confirmed": a.confirmed, "dropping": a.dropping,
+        "deep": None,
     }
 
 
+def severity_order(severity: str | None) -> int:
+    return SEVERITIES.index(severity) if severity in SEVERITIES else len(SEVERITIES)
+
+
 def rank(assessments: list[Assessment]) -> list[Assessment]:
-    return sorted(assessments, key=lambda a: (FLEET_CLASSES.index(a.klass), -a.score, a.vm.name, a.vm.key))
+    """Severity, then confirmed by host counters before suspected from vCenter's, then class, then score."""
+    return sorted(assessments, key=lambda a: (severity_order(a.severity), not a.confirmed,
+                                              FLEET_CLASSES.index(a.klass), -a.score, a.vm.name, a.vm.key))
 
 
 def host_context(host: FleetHost) -> dict:
@@ -81,9 +93,14 @@ def _rollup(rows: list[dict], key) -> list[dict]:
     return sorted(out, key=lambda r: (-r["concern"], -(r["drops_per_s"] or 0), r["vcenter"], r["name"] or ""))
 
 
-def build_report(snapshot: Snapshot, thresholds: dict[str, float], snapshot_file: str | None = None) -> dict:
-    ranked = rank([assess(vm, thresholds) for vm in snapshot.vms])
+def build_report(snapshot: Snapshot, thresholds: dict[str, float], snapshot_file: str | None = None,
+                 deep: dict[tuple[str, str], dict] | None = None) -> dict:
+    """deep: each deep-checked VM's check by (vcenter, moid) (esxdiag.fleet.deep): folded into its class."""
+    deep = deep or {}
+    ranked = rank([assess(vm, thresholds, deep.get((vm.vcenter, vm.moid))) for vm in snapshot.vms])
     rows = [vm_row(i, a) for i, a in enumerate(ranked, 1)]
+    for row in rows:
+        row["deep"] = deep.get((row["vcenter"], row["moid"]))
     hosts = _rollup(rows, lambda r: (r["vcenter"], r["host"] or "(unknown host)"))
     context = {(h.vcenter, h.name): host_context(h) for h in snapshot.hosts}
     for h in hosts:
@@ -93,7 +110,7 @@ def build_report(snapshot: Snapshot, thresholds: dict[str, float], snapshot_file
         "schema": SCHEMA_FLEET_REPORT, "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "esxdiag_version": __version__,
         "snapshot": {"file": snapshot_file, "collected_at": snapshot.collected_at, "window_s": snapshot.window_s,
-                     "nic_types": snapshot.nic_types, "filters": snapshot.filters},
+                     "nic_types": snapshot.nic_types, "filters": snapshot.filters, "notes": list(snapshot.notes)},
         "thresholds": {k: thresholds[k] for k in THRESHOLD_KEYS},
         "vcenters": [dict(v.__dict__) for v in snapshot.vcenters],
         "not_scanned": [{"vcenter": v.name, "url": v.url, "error": v.error, "error_kind": v.error_kind}
@@ -112,5 +129,16 @@ def worst_severity(document: dict) -> str | None:
     return worst_of([r["severity"] for r in document["vms"]] + [d.get("worst_severity") for d in deep])
 
 
-def ring_suspects(document: dict, n: int) -> list[dict]:
-    return [r for r in document["vms"] if r["class"] == "ring-suspect"][:max(0, n)]
+def deep_candidates(document: dict, n: int) -> list[dict]:
+    """The N VMs a deep check helps most: drop suspicions on a vmxnet3 vNIC (cpu-and-drops, ring-suspect,
+    and drops that vCenter's counters cannot place), most severe first, then by score."""
+    rows = [r for r in document["vms"] if r["class"] in DROP_CLASSES
+            or r["class"] == "no-data" and r["dropping"] and "vmxnet3" in (r["nic_types"] or ())]
+    return sorted(rows, key=lambda r: (severity_order(r["severity"]), -r["score"], r["rank"]))[:max(0, n)]
+
+
+def tripped(document: dict, severity: str) -> list[dict]:
+    """The rows whose severity (or deep check's worst finding) is `severity` or worse (--fail-on)."""
+    limit = severity_order(severity)
+    return [r for r in document["vms"] if severity_order(r["severity"]) <= limit
+            or severity_order((r.get("deep") or {}).get("worst_severity")) <= limit]

@@ -1,6 +1,7 @@
 """Fold deep-check bundles into the fleet report: analyse each host's bundle with the per-VM
-engine (no network), have its report written beside it (the caller renders it), and attach each
-VM's ring verdicts."""
+engine (no network), have its report written beside it (the caller renders it), attach each VM's
+ring verdicts, and judge the checked VMs again with them (esxdiag.fleet.confirm): class, severity,
+reason, score and rank follow the host evidence."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from typing import Callable
 
 from esxdiag.engine import analyze
 from esxdiag.errors import EsxdiagError
+from esxdiag.fleet.analysis import build_report
+from esxdiag.fleet.snapshot import Snapshot
 from esxdiag.result import AnalysisResult
 
 
@@ -20,11 +23,12 @@ def _relative(path: Path, base: Path) -> str:
         return str(path.resolve())
 
 
-def fold(document: dict, groups: list, thresholds: dict[str, float], report_dir: Path,
+def fold(document: dict, snapshot: Snapshot, groups: list, thresholds: dict[str, float], report_dir: Path,
          write_report: Callable[[AnalysisResult, Path], Path]) -> None:
     """groups: HostGroup-like objects (vcenter, host, vms rows, bundle path, error);
-    write_report(result, bundle) writes a bundle's report and returns its path."""
-    rows = {(r["vcenter"], r["moid"]): r for r in document["vms"]}
+    write_report(result, bundle) writes a bundle's report and returns its path. The document is
+    rebuilt from the snapshot with every checked VM's verdicts."""
+    checked: dict[tuple[str, str], dict] = {}
     hosts, vms = [], []
     for group in groups:
         hosts.append({"host": group.host, "vcenter": group.vcenter, "vms": [r["name"] for r in group.vms],
@@ -40,12 +44,17 @@ def fold(document: dict, groups: list, thresholds: dict[str, float], report_dir:
         for row in group.vms:
             vm = next((v for v in result.vms if v.name == row["name"]), None) if result else None
             deep = {"verdicts": [n.ring_verdict for n in vm.vnics] if vm else [],
+                    "vnics": [{"label": n.label, "mac": n.mac, "type": n.type, "verdict": n.ring_verdict}
+                              for n in vm.vnics] if vm else [],
                     "worst_severity": vm.worst_severity() if vm else None,
                     "report": _relative(report, report_dir) if report else None,
                     "bundle": _relative(group.bundle, report_dir) if group.bundle else None,
                     "error": why if vm is None or group.error else None}
             if vm is None and why is None:
                 deep["error"] = "the VM is not in its host's bundle (inventory could not be read)"
-            rows[(row["vcenter"], row["moid"])]["deep"] = deep
+            checked[(row["vcenter"], row["moid"])] = deep
             vms.append({"name": row["name"], "moid": row["moid"], "host": group.host, **deep})
-    document["deep"] = {"hosts": hosts, "vms": vms}
+    fresh = build_report(snapshot, thresholds, document["snapshot"]["file"], deep=checked)
+    fresh.update(deep={"hosts": hosts, "vms": vms}, changes=document.get("changes"))
+    document.clear()
+    document.update(fresh)

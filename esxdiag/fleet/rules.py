@@ -1,38 +1,38 @@
 """Fleet rules: one class per VM from vCenter's counters, with the numbers behind it.
 
-The CPU figures go through the per-VM pipeline's own code: esxdiag.join.cpu.cpu_from_perf (ms per
-sample -> % per vCPU, the aggregate divided by numCPU when per-vCPU series are absent) and
-esxdiag.rules.cpustats (worst-vCPU window average; cpu_state is the ring verdict's "CPU first?"
-test). Thresholds are the same keys as the per-VM rules (esxdiag.config). Receive drops are
-vCenter's net.droppedRx summed over the window, per second and per 1,000 packets received.
+The figures (esxdiag.fleet.figures) go through the per-VM pipeline's own code, with the same
+threshold keys as the per-VM rules (esxdiag.config), and the reasons use the per-VM rules' words for
+each CPU level (esxdiag.rules.cpu).
 
 Classes (esxdiag.vocabulary.FLEET_CLASSES), most urgent first:
+  ring-exhaustion proven by the deep check's host ring counters (esxdiag.fleet.confirm)
   cpu-and-drops   drops, and CPU limited or contended (the ring verdict would say "CPU first")
   ring-suspect    drops on a vmxnet3 vNIC with CPU measured healthy: the deep check proves or not
   cpu-limit       %MLMTD over threshold, or a limit set with no %MLMTD figures
   cpu-contention  worst-vCPU %RDY over the warning threshold or %CSTP over its threshold
-  emulated-nic    an e1000 / e1000e vNIC (drops on it, or none)
+  emulated-nic    drops on an e1000 / e1000e vNIC (the adapter type is the fix), or one without drops
   no-data         powered off, no counters, or drops without CPU figures (cannot tell which)
   healthy         CPU and drops measured, nothing over threshold
+
+Drops under the noise floor (fleet.drops_per_s_floor and fleet.drops_per_1000_floor, both) are a
+note, not a class. Drops belong to a vNIC (per-vNIC net.droppedRx instances, device key -> label and
+MAC): once CPU is not the cause, each family of vNICs carrying drops gets its own answer (vmxnet3: the
+ring ladder; e1000/e1000e: the adapter type; others: no ring counters) and the VM takes the most
+urgent one.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from esxdiag.join.cpu import cpu_from_perf
+from esxdiag.fleet.confirm import confirm
+from esxdiag.fleet.figures import EMULATED, Figures, measure, vnic_words
 from esxdiag.fleet.snapshot import FleetVm
-from esxdiag.rules.cpustats import cpu_state
+from esxdiag.result import SEVERITIES
+from esxdiag.rules.cpu import costop_words, limited_words, ready_words
+from esxdiag.vocabulary import FLEET_CLASSES
 
-EMULATED = ("e1000", "e1000e")
-
-
-@dataclass(frozen=True)
-class PerfReading:
-    """What cpu_from_perf reads: a parsed vsphere_perf record and where it came from."""
-
-    record: object
-    file: str | None
+Judgement = tuple[str, "str | None", str]  # class, severity, reason
 
 
 @dataclass(frozen=True)
@@ -56,106 +56,147 @@ class Assessment:
     max_limited_worst: float | None
     drops_by_vnic: dict[str, int] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    ready_bound: str | None = None  # exact | lower | upper (vCPU count unknown: esxdiag.join.cpu)
+    confirmed: bool = False  # the class rests on the deep check's host counters, not vCenter's alone
+    dropping: bool = False  # receive drops over the noise floor
 
 
-def _window_sum(perf, counter: str) -> tuple[int | None, dict[str, int], int]:
-    """(aggregate total, per-instance totals, samples with a value) of a counter over the window."""
-    per = {s.instance: s.values for s in perf.series if s.counter == counter}
-    totals = {i: sum(v for v in vals if v is not None) for i, vals in per.items() if any(v is not None for v in vals)}
-    if "" in totals:
-        samples = sum(v is not None for v in per[""])
-        return totals[""], {i: n for i, n in totals.items() if i}, samples
-    if totals:  # no aggregate series: the vNICs' sum
-        samples = max(sum(v is not None for v in vals) for vals in per.values())
-        return sum(totals.values()), totals, samples
-    return None, {}, 0
-
-
-def assess(vm: FleetVm, t: dict[str, float]) -> Assessment:
-    nic_types = {n.type for n in vm.vnics} if vm.vnics is not None else None  # None: not read
-    emulated = sorted((nic_types or set()) & set(EMULATED))
+def assess(vm: FleetVm, t: dict[str, float], deep: dict | None = None) -> Assessment:
+    """deep: the VM's deep check (esxdiag.fleet.deep: "vnics" with their ring verdicts, "error"), if any."""
     base = dict(score=0.0, score_terms={}, source=None, samples=0, drops=None, drops_per_s=None, drops_per_1000=None,
                 packets_rx=None, ready_worst=None, ready_vcpu=None, ready_avg=None, costop_worst=None,
-                max_limited_worst=None)
+                max_limited_worst=None, notes=vm.damage)
     if vm.power_state != "poweredOn":
-        return Assessment(vm, "no-data", None, f"not scanned: {vm.power_state or 'power state unknown'}", **base)
+        return Assessment(vm, "no-data", "info" if vm.damage else None,
+                          f"not scanned: {vm.power_state or 'power state unknown'}{_damaged(vm)}", **base)
     if vm.perf is None:
-        return Assessment(vm, "no-data", "info", f"no performance data: {vm.perf_error or 'none returned'}", **base)
-    perf = vm.perf
-    cpu = cpu_from_perf(PerfReading(perf, f"vcenter {vm.vcenter}"), vm.num_cpu)
-    limit = vm.cpu_allocation.limit_mhz
-    gate = cpu_state(cpu, limit, t)
-    drops, by_vnic, samples = _window_sum(perf, "net.droppedRx.summation")
-    packets, _, _ = _window_sum(perf, "net.packetsRx.summation")
-    seconds = samples * perf.interval_s
-    per_s = drops / seconds if drops is not None and seconds else None
-    per_1000 = drops / packets * 1000 if drops is not None and packets else None
-    ready, costop, limited = gate.ready, gate.costop, gate.limited
+        return Assessment(vm, "no-data", "info", f"no performance data: {vm.perf_error or 'none returned'}"
+                          f"{_damaged(vm)}", **base)
+    f = measure(vm, t)
+    notes = _notes(vm, f)
+    klass, severity, reason = _classify(vm, f, notes, t)
+    confirmed = False
+    if deep is not None:
+        klass, severity, reason, confirmed = confirm(
+            vm, (klass, severity, reason), deep, lambda: _classify(vm, f, [], t, drops_ruled_out=True),
+            cpu_words(f.gate, vm.cpu_allocation.limit_mhz, t))
+    if klass == "no-data":
+        reason += _damaged(vm)
+    ready, costop, limited = f.gate.ready, f.gate.costop, f.gate.limited
+    d = f.drops
     terms = {
-        "drops": t["fleet.score_drops_weight"] * (per_s or 0) / max(t["ring.drops_per_s_critical"], 1e-9),
-        "drops_per_1000": per_1000 or 0.0,
+        "drops": t["fleet.score_drops_weight"] * ((d.per_s if d else None) or 0)
+        / max(t["ring.drops_per_s_critical"], 1e-9),
+        "drops_per_1000": (d.per_1000 if d else None) or 0.0,
         "ready": max(0.0, ready.worst_avg - t["cpu.ready_pct_warning"]) if ready else 0.0,
         "costop": max(0.0, costop.worst_avg - t["cpu.costop_pct"]) if costop else 0.0,
         "max_limited": max(0.0, limited.worst_avg - t["cpu.max_limited_pct"]) if limited else 0.0,
     }
     terms = {k: round(v, 3) for k, v in terms.items() if v}
-    notes = [perf.note] if perf.note else []
-    if cpu is not None and cpu.normalisation:
-        notes.append(f"CPU: {cpu.normalisation}")
-    if limit is not None:
-        notes.append(f"CPU limit {limit} MHz")
-    if nic_types is None:
+    return Assessment(
+        vm, klass, severity, reason, round(sum(terms.values()), 3), terms,
+        f.cpu.source if f.cpu else f"vcenter-{vm.perf.rollup}", f.samples, d.drops if d else None,
+        d.per_s if d else None, d.per_1000 if d else None, d.packets if d else None,
+        ready.worst_avg if ready else None, ready.vcpu if ready else None,
+        f.cpu.summary()["ready_pct_avg"] if f.cpu else None, costop.worst_avg if costop else None,
+        limited.worst_avg if limited else None, f.by_vnic, tuple(notes), ready.bound if ready else None,
+        confirmed, f.dropping(t))
+
+
+def _notes(vm: FleetVm, f: Figures) -> list[str]:
+    notes = list(vm.damage) + ([vm.perf.note] if vm.perf.note else [])
+    if f.cpu is not None and f.cpu.normalisation:
+        notes.append(f"CPU: {f.cpu.normalisation}")
+    if vm.cpu_allocation.limit_mhz is not None:
+        notes.append(f"CPU limit {vm.cpu_allocation.limit_mhz} MHz")
+    if vm.vnics is None:
         notes.append("vNIC types not read (--nic-types drops, no drops): emulated e1000/e1000e not checked")
     if vm.latency_sensitivity == "high":
         notes.append("latency sensitivity high: small rings may be deliberate (vSphere 8 low-latency guidance)")
-    klass, severity, reason = _classify(vm, gate, drops, per_s, per_1000, nic_types, emulated, t)
-    source = cpu.source if cpu else f"vcenter-{perf.rollup}"
-    return Assessment(
-        vm, klass, severity, reason, round(sum(terms.values()), 3), terms, source, samples, drops, per_s, per_1000,
-        packets, ready.worst_avg if ready else None, ready.vcpu if ready else None,
-        cpu.summary()["ready_pct_avg"] if cpu else None, costop.worst_avg if costop else None,
-        limited.worst_avg if limited else None, by_vnic, tuple(notes))
+    return notes
 
 
-def _classify(vm, gate, drops, per_s, per_1000, nic_types, emulated, t) -> tuple[str, str | None, str]:
-    ready, costop, limited = gate.ready, gate.costop, gate.limited
-    cpu_text = ", ".join(f"{name} {s.worst_avg:.1f}%" for name, s in (("worst-vCPU %RDY", ready), ("%CSTP", costop),
-                                                                    ("%MLMTD", limited)) if s is not None)
-    drop_text = ""
-    if drops is not None and per_s is not None:
-        per_k = f", {per_1000:.2f} per 1,000 packets" if per_1000 is not None else ""
-        drop_text = f"{drops} receive drops ({per_s:.2f}/s{per_k})"
-    dropping = drops is not None and drops > t["ring.drops"]
-    cpu_known = ready is not None
-    critical_rate = per_s is not None and per_s > t["ring.drops_per_s_critical"]
-    if dropping:
+def _damaged(vm: FleetVm) -> str:
+    """The first thing that could not be read, for a reason that would otherwise only say "no data"."""
+    if not vm.damage:
+        return ""
+    more = f" (and {len(vm.damage) - 1} more in the notes)" if len(vm.damage) > 1 else ""
+    return f"; damaged data: {vm.damage[0]}{more}"
+
+
+def cpu_words(gate, limit_mhz: int | None, t) -> str:
+    """The CPU figures in the per-VM report's words for each level (esxdiag.rules.cpu), each with its
+    threshold: "CPU healthy (...)" only when every figure is at or below its threshold."""
+    ready = ready_words(gate.ready, t) if gate.ready is not None else (None, "%RDY not measured")
+    costop = costop_words(gate.costop, t) if gate.costop is not None else (False, "")
+    limited = limited_words(gate.limited, limit_mhz, t)
+    parts = "; ".join(w for _, w in (ready, costop, limited) if w)
+    healthy = gate.ready is not None and ready[0] is None and costop[0] is False and limited[0] is False
+    return f"CPU healthy ({parts})" if healthy else parts
+
+
+def _classify(vm: FleetVm, f: Figures, notes: list[str], t, drops_ruled_out: bool = False) -> Judgement:
+    gate, d = f.gate, f.drops
+    ready, limited = gate.ready, gate.limited
+    cpu_text = cpu_words(gate, vm.cpu_allocation.limit_mhz, t)
+    with_drops = d is not None and d.drops > t["ring.drops"] and not drops_ruled_out
+    if with_drops and not f.dropping(t):
+        notes.append(f"{d.words()}: below the noise floor ({t['fleet.drops_per_s_floor']:g}/s and "
+                     f"{t['fleet.drops_per_1000_floor']:g} per 1,000 packets): a note, not a class")
+    elif with_drops:
+        families, measured = f.carriers(vm, t)
         if gate.throttled or gate.contended:
-            why = "CPU limit" if gate.throttled else "CPU contention"
-            figures = cpu_text or "limit set, %MLMTD not measured"
-            return "cpu-and-drops", "critical", f"{drop_text} with {why} ({figures}): fix CPU first"
-        if not cpu_known or gate.undecided:
-            why = "no CPU figures" if not cpu_known else f"CPU {gate.words}"
-            return "no-data", "warning", f"{drop_text} but {why}: cannot tell ring exhaustion from CPU starvation"
-        if nic_types is None:
-            return "no-data", "warning", f"{drop_text} but the vNIC types could not be read"
-        if "vmxnet3" in nic_types:
-            return ("ring-suspect", "critical" if critical_rate else "warning",
-                    f"{drop_text} with CPU healthy ({cpu_text}): rx ring exhaustion likely; the deep check proves it")
-        if emulated:
-            return "emulated-nic", "warning", f"{drop_text} on an emulated {'/'.join(emulated)} vNIC: move to vmxnet3"
-        kinds = "/".join(sorted(nic_types)) or "unknown"
-        return "no-data", "warning", f"{drop_text} on a {kinds} vNIC: no ring counters for it"
-    if limited is not None and limited.worst_avg > t["cpu.max_limited_pct"]:
-        return "cpu-limit", "critical", f"a CPU limit throttles the VM ({cpu_text})"
+            on = f" on {', '.join(vnic_words(n) for ns in families.values() for n in ns)}" if measured else ""
+            return "cpu-and-drops", "critical", f"{d.words()}{on} with {cpu_text}: fix CPU first"
+        if vm.vnics is None:
+            return "no-data", "warning", f"{d.words()} but the vNIC types could not be read"
+        return _drop_class(f, families, measured, cpu_text, notes, t)
+    if limited is not None and limited.judge(t["cpu.max_limited_pct"]) == "above":
+        return "cpu-limit", "critical", cpu_text
     if gate.throttled:
-        return "cpu-limit", "warning", f"CPU limit {vm.cpu_allocation.limit_mhz} MHz set; %MLMTD not measured"
-    if ready is not None and ready.worst_avg > t["cpu.ready_pct_warning"] or gate.contended:
-        severe = gate.contended
-        return "cpu-contention", "critical" if severe else "warning", f"vCPUs wait to be scheduled ({cpu_text})"
+        return "cpu-limit", "warning", cpu_text
+    judged = ready.judge(t["cpu.ready_pct_warning"]) if ready is not None else None
+    if judged == "above" or gate.contended:
+        return "cpu-contention", "critical" if gate.contended else "warning", cpu_text
+    if judged == "unknown":  # an upper bound over the threshold: neither contention nor health
+        return "no-data", "info", cpu_text
+    emulated = sorted({n.type for n in vm.vnics or ()} & set(EMULATED))
     if emulated:
         return "emulated-nic", "warning", f"emulated {'/'.join(emulated)} vNIC (no drops in the window)"
-    if not cpu_known:
+    if ready is None:
         return "no-data", "info", "no CPU figures in the window"
-    if drops is None and vm.num_vnics != 0:
+    if d is None and vm.num_vnics != 0 and not drops_ruled_out:
         return "no-data", "info", f"no receive-drop figures for its vNICs ({cpu_text})"
-    return "healthy", None, f"no receive drops, {cpu_text}" if vm.num_vnics != 0 else f"no vNICs, {cpu_text}"
+    if vm.num_vnics == 0:
+        return "healthy", None, f"no vNICs, {cpu_text}"
+    quiet = "receive drops below the noise floor" if with_drops else "no receive drops"
+    return "healthy", None, cpu_text if drops_ruled_out else f"{quiet}, {cpu_text}"
+
+
+def _drop_class(f: Figures, families: dict, measured: bool, cpu_text: str, notes: list[str], t) -> Judgement:
+    """Drops judged on the vNICs that carry them (CPU not the cause): a vmxnet3 vNIC goes down the
+    ring ladder, an e1000/e1000e is fixed by its adapter type, another type has no ring counters. The
+    VM takes the most urgent of its vNICs' answers; the others become notes."""
+    gate, candidates = f.gate, []
+    for kind, nics in families.items():
+        own = f.share(nics) if measured else f.drops
+        where = ", ".join(vnic_words(n) for n in nics) + ("" if measured else " (no per-vNIC series: "
+                                                           "the drops could be on any of them)")
+        rate = "critical" if (own.per_s or 0) > t["ring.drops_per_s_critical"] else "warning"
+        if kind == "vmxnet3" and (gate.ready is None or gate.undecided):
+            why = "no CPU figures" if gate.ready is None else f"CPU {gate.words} ({cpu_text})"
+            candidates.append(("no-data", "warning", f"{own.words()} on {where} but {why}: cannot tell ring "
+                                                     "exhaustion from CPU starvation"))
+        elif kind == "vmxnet3":
+            candidates.append(("ring-suspect", rate, f"{own.words()} on {where} with {cpu_text}: rx ring "
+                                                     "exhaustion likely; the deep check proves it"))
+        elif kind == "emulated":
+            candidates.append(("emulated-nic", rate, f"{own.words()} on the emulated {where}: change the adapter "
+                                                     "type to vmxnet3 (a vmxnet3 ring setting cannot help it)"))
+        else:
+            candidates.append(("no-data", "warning", f"{own.words()} on {where}: no ring counters for it"))
+    if not candidates:
+        return "no-data", "warning", f"{f.drops.words()} but the VM has no vNIC to put them on"
+    candidates.sort(key=lambda c: (SEVERITIES.index(c[1]), FLEET_CLASSES.index(c[0])))
+    notes.extend(f"also: {reason}" for _, _, reason in candidates[1:])
+    return candidates[0]

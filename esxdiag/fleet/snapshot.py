@@ -1,19 +1,23 @@
 """The fleet snapshot: what one API pass saw, written before any analysis, re-analysable offline.
 
 It is to ``esxdiag scan`` what the bundle is to ``analyze``: ``esxdiag scan --snapshot FILE``
-reads one back without touching the network. Layout: docs/fleet-scan.md. Loading checks
-every field against its declared type; anything else is a ParseError naming the file.
+reads one back without touching the network. Layout: docs/fleet-scan.md. Loading refuses (a
+ParseError naming the file) only what is not a snapshot at all: not an object, another schema, a
+top-level field of the wrong type. Each VM and host record is read on its own by
+esxdiag.fleet.salvage: damage costs that record's sample, series or field, with a note, never the fleet.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from esxdiag.errors import ParseError
-from esxdiag.parsers.vsphere import CpuAllocation, MissingProperty, VmPerf, build_record, check_perf
+from esxdiag.fleet.salvage import lenient_record, salvage_perf
+from esxdiag.parsers.vsphere import CpuAllocation, MissingProperty, VmPerf, build_record
 from esxdiag.vocabulary import SCHEMA_SNAPSHOT
 
 MAX_SNAPSHOT_BYTES = 2 * 1024**3  # a 10,000-VM snapshot is ~60 MB; refuse what cannot be one
@@ -74,6 +78,7 @@ class FleetVm:
     missing: tuple[MissingProperty, ...]
     perf: VmPerf | None
     perf_error: str | None
+    damage: tuple[str, ...] = ()  # what could not be read (esxdiag.fleet.salvage), never in the file
 
     @property
     def key(self) -> str:
@@ -100,6 +105,7 @@ class Snapshot:
     vcenters: tuple[VcenterStatus, ...]
     hosts: tuple[FleetHost, ...]
     vms: tuple[FleetVm, ...]
+    notes: tuple[str, ...] = ()  # records that could not be read at all (esxdiag.fleet.salvage)
 
     def unmatched_everywhere(self) -> list[str]:
         """Place filters that named nothing in any scanned vCenter (a typo, most likely)."""
@@ -129,13 +135,52 @@ def snapshot_from_dict(data: object, file: str = "<snapshot>") -> Snapshot:
         if not isinstance(data, dict) or data.get("schema") != SCHEMA_SNAPSHOT:
             found = data.get("schema") if isinstance(data, dict) else type(data).__name__
             raise ParseError(f"schema is {found!r}, expected {SCHEMA_SNAPSHOT!r}")
-        snap = build_record(Snapshot, data, "")
-        for i, item in enumerate(snap.vms + snap.hosts):
-            if item.perf is not None:
-                check_perf(item.perf, f"{item.name}: ")
+        for name in ("vms", "hosts"):
+            if not isinstance(data.get(name), list):
+                raise ParseError(f"{name}: expected a list, got {type(data.get(name)).__name__}")
+        head = build_record(Snapshot, {**data, "vms": [], "hosts": []}, "")
     except ParseError as exc:
         raise exc.with_file(file) from None
-    return snap
+    notes: list[str] = []
+    vms = tuple(_read_vm(raw, i) for i, raw in enumerate(data["vms"]))
+    hosts = tuple(h for h in (_read_host(raw, i, notes) for i, raw in enumerate(data["hosts"])) if h is not None)
+    return dataclasses.replace(head, vms=vms, hosts=hosts, notes=tuple(notes))
+
+
+def _text(raw: object, key: str) -> str | None:
+    value = raw.get(key) if isinstance(raw, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def _read_vm(raw: object, i: int) -> FleetVm:
+    """One VM record: its perf salvaged series by series, the rest field by field when it must be."""
+    who = _text(raw, "name") or f"vms[{i}]"
+    notes: list[str] = []
+    raw_perf = raw.get("perf") if isinstance(raw, dict) else None
+    try:
+        try:
+            vm = build_record(FleetVm, {**raw, "perf": None}, f"vms[{i}]")
+        except (ParseError, TypeError):  # TypeError: raw is not a mapping
+            vm = lenient_record(FleetVm, {**raw, "perf": None} if isinstance(raw, dict) else raw, f"vms[{i}]", notes)
+    except ParseError as exc:
+        notes.append(f"{who}: the snapshot's record of this VM could not be read ({exc.why})")
+        return FleetVm(_text(raw, "vcenter") or "(unknown vCenter)", _text(raw, "moid") or f"vms[{i}]", who, None,
+                       None, None, None, None, None, CpuAllocation(None, None, None, None), None,
+                       FleetGuest(None, None), None, None, (), None, "damaged snapshot record", tuple(notes))
+    perf, why = salvage_perf(raw_perf, who, vm.num_cpu, notes)
+    return dataclasses.replace(vm, perf=perf, perf_error=vm.perf_error or why, damage=tuple(notes))
+
+
+def _read_host(raw: object, i: int, notes: list[str]) -> FleetHost | None:
+    who = _text(raw, "name") or f"hosts[{i}]"
+    try:
+        host = lenient_record(FleetHost, {**raw, "perf": None} if isinstance(raw, dict) else raw, f"hosts[{i}]",
+                              notes)
+    except ParseError as exc:
+        notes.append(f"host {who}: its record could not be read ({exc.why}): left out of the host rollup")
+        return None
+    perf, why = salvage_perf(raw.get("perf"), f"host {who}", None, notes)
+    return dataclasses.replace(host, perf=perf, perf_error=host.perf_error or why)
 
 
 def load_snapshot(path: str | Path) -> Snapshot:

@@ -17,9 +17,61 @@ def _skip(rule: str) -> RuleCheck:
     return RuleCheck(rule, "skip", "no CPU figures in the window (esxtop or vCenter performance not collected)")
 
 
+def _undecided_words(stat: WindowStat, name: str, threshold: float) -> str:
+    return (f"worst vCPU {name} is {stat.range_words()} (the vCPU count is unknown), which cannot tell whether it "
+            f"is over {threshold:g}")
+
+
 def _undecided(rule: str, stat: WindowStat, name: str, threshold: float) -> RuleCheck:
-    return RuleCheck(rule, "skip", f"worst vCPU {name} is {stat.range_words()} (the vCPU count is unknown), which "
-                                   f"cannot tell whether it is over {threshold:g}")
+    return RuleCheck(rule, "skip", _undecided_words(stat, name, threshold))
+
+
+# The words for each CPU level, shared by these rules and the fleet scan's reasons (one vocabulary).
+
+def ready_band(severity: str, t: dict[str, float]) -> str:
+    """"contention" above the critical %RDY, "investigate (5-10 %)" between the two thresholds."""
+    return "contention" if severity == "critical" else \
+        f"investigate ({t['cpu.ready_pct_warning']:g}-{t['cpu.ready_pct_critical']:g} %)"
+
+
+def ready_words(ready: WindowStat, t: dict[str, float]) -> tuple[str | None, str]:
+    """(severity: critical | warning | None (healthy) | "unknown", words with the threshold) for the worst
+    vCPU's %RDY; never "healthy" above the warning threshold."""
+    warn, crit = t["cpu.ready_pct_warning"], t["cpu.ready_pct_critical"]
+    judged = ready.judge(warn)
+    if judged == "below":
+        return None, f"worst vCPU %RDY {ready.range_words()} <= {warn:g}"
+    if judged == "unknown":
+        return "unknown", _undecided_words(ready, "%RDY", warn)
+    severity = "critical" if ready.worst_avg > crit else "warning"
+    return severity, (f"CPU ready time high: {ready_band(severity, t)} (worst vCPU %RDY "
+                      f"{ready.qualifier}{ready.worst_avg:.1f}% > {crit if severity == 'critical' else warn:g})")
+
+
+def costop_words(costop: WindowStat, t: dict[str, float]) -> tuple[bool | None, str]:
+    """(over the threshold: True / False / None when a bound cannot tell, words)."""
+    limit = t["cpu.costop_pct"]
+    judged = costop.judge(limit)
+    if judged == "below":
+        return False, f"worst vCPU %CSTP {costop.range_words()} <= {limit:g}"
+    if judged == "unknown":
+        return None, _undecided_words(costop, "%CSTP", limit)
+    return True, (f"co-stop: too many vCPUs for the host's load (worst vCPU %CSTP {costop.qualifier}"
+                  f"{costop.worst_avg:.1f}% > {limit:g})")
+
+
+def limited_words(limited: WindowStat | None, limit_mhz: int | None, t: dict[str, float]) -> tuple[bool | None, str]:
+    """(throttling: True / False / None when it cannot be told, words) for %MLMTD and the configured limit."""
+    threshold = t["cpu.max_limited_pct"]
+    judged = limited.judge(threshold) if limited is not None else None
+    if judged == "above":
+        return True, (f"a CPU limit is throttling (%MLMTD {limited.qualifier}{limited.worst_avg:.1f}% > "
+                      f"{threshold:g}" + (f", limit {limit_mhz} MHz)" if limit_mhz else ")"))
+    if judged == "below":
+        return False, f"%MLMTD {limited.range_words()} <= {threshold:g}"
+    if limit_mhz is not None:
+        return None, f"CPU limit {limit_mhz} MHz set, %MLMTD not measured"
+    return (None, _undecided_words(limited, "%MLMTD", threshold)) if limited is not None else (False, "")
 
 
 def cpu_contention(vm: VmFacts, t: dict[str, float]):
@@ -28,18 +80,18 @@ def cpu_contention(vm: VmFacts, t: dict[str, float]):
         return [_skip("cpu-contention")]
     warn, crit = t["cpu.ready_pct_warning"], t["cpu.ready_pct_critical"]
     limited = window_stat(vm.cpu, "max_limited_pct")
-    judged = ready.judge(warn)
-    if judged == "below":
-        return [RuleCheck("cpu-contention", "pass", f"worst vCPU %RDY {ready.range_words()} <= {warn:g}")]
-    if judged == "unknown":
-        return [_undecided("cpu-contention", ready, "%RDY", warn)]
+    level, words = ready_words(ready, t)
+    if level is None:
+        return [RuleCheck("cpu-contention", "pass", words)]
+    if level == "unknown":
+        return [RuleCheck("cpu-contention", "skip", words)]
     against = []
     if limited is not None and limited.judge(t["cpu.max_limited_pct"]) == "above":
         against.append(Evidence("most of the ready time is caused by the CPU limit (%MLMTD)",
                                 round(limited.worst_avg, 2), "% per vCPU", None, None, limited.source,
                                 limited.locator))
     severity = "critical" if ready.worst_avg > crit else "warning"
-    band = "contention" if severity == "critical" else f"investigate ({warn:g}-{crit:g} %)"
+    band = ready_band(severity, t)
     share = t["cpu.max_limited_share_of_ready"]
     if against and limited.worst_avg >= share * ready.worst_avg:  # the limit, not other VMs, causes the wait
         return [Finding(
@@ -65,11 +117,11 @@ def cpu_costop(vm: VmFacts, t: dict[str, float]):
     if costop is None:
         return [_skip("cpu-costop")]
     limit = t["cpu.costop_pct"]
-    judged = costop.judge(limit)
-    if judged == "below":
-        return [RuleCheck("cpu-costop", "pass", f"worst vCPU %CSTP {costop.range_words()} <= {limit:g}")]
-    if judged == "unknown":
-        return [_undecided("cpu-costop", costop, "%CSTP", limit)]
+    over, words = costop_words(costop, t)
+    if over is False:
+        return [RuleCheck("cpu-costop", "pass", words)]
+    if over is None:
+        return [RuleCheck("cpu-costop", "skip", words)]
     return [Finding(
         "cpu-costop", "warning", vm.name, None, f"Co-stop on {vm.name}: too many vCPUs for the host's load",
         f"Worst vCPU co-stopped {costop.qualifier}{costop.worst_avg:.1f}% of the window (threshold {limit:g}%).",

@@ -67,8 +67,8 @@ def rows_by_name(document) -> dict:
 def test_classes_numbers_and_ranking(fleet_lab, creds_for, fake_perf):
     data, doc, fake = run_scan(fake_perf, fleet_lab, creds_for, no_realtime={"rollup-only"}, refused={"refused"})
     rows = rows_by_name(doc)
-    assert [r["name"] for r in doc["vms"]] == [
-        "limited", "ring-b", "ring-a", "contended", "legacy",
+    assert [r["name"] for r in doc["vms"]] == [  # severity first (critical, warning, info, none), then class
+        "limited", "ring-b", "contended", "ring-a", "legacy",
         "dropping-nocpu", "refused", "stopped", "quiet", "rollup-only"]
     assert {n: r["class"] for n, r in rows.items()} == {
         "limited": "cpu-and-drops", "ring-b": "ring-suspect", "ring-a": "ring-suspect",
@@ -94,7 +94,7 @@ def test_classes_numbers_and_ranking(fleet_lab, creds_for, fake_perf):
     rollup = rows["rollup-only"]
     assert (rollup["source"], rollup["ready_worst_pct"]) == ("vcenter-historical", 0.2)
     assert any("300 s rollup" in n for n in rollup["notes"])
-    assert doc["counts"] == {"cpu-and-drops": 1, "ring-suspect": 2, "cpu-limit": 0, "cpu-contention": 1,
+    assert doc["counts"] == {"ring-exhaustion": 0, "cpu-and-drops": 1, "ring-suspect": 2, "cpu-limit": 0, "cpu-contention": 1,
                              "emulated-nic": 1, "no-data": 3, "healthy": 2}
     # one refused entity cost only its own figures: its batch was retried one VM at a time
     assert data["vcenters"][0]["perf_errors"] == 1

@@ -71,14 +71,16 @@ def document(vms=FLEET, failed=False, **kw):
 
 
 def test_snapshot_errors_name_the_file_and_field(tmp_path):
+    """What is not a snapshot is refused naming the file; damage inside a VM record is that VM's note
+    (tests/fleet/test_damaged_snapshot.py)."""
     bad = snapshot([vm("a", "vm-1")])
-    bad["vms"][0]["num_cpu"] = "two"
-    with pytest.raises(ParseError, match=r"x\.json: vms\[0\]\.num_cpu: expected int"):
+    bad["vcenters"] = "vc1"
+    with pytest.raises(ParseError, match=r"x\.json: vcenters: expected a list"):
         snapshot_from_dict(bad, "x.json")
     short = snapshot([vm("a", "vm-1")])
     short["vms"][0]["perf"]["series"][0]["values"].pop()
-    with pytest.raises(ParseError, match="a: series cpu.ready.summation"):
-        snapshot_from_dict(short, "x.json")
+    (read,) = snapshot_from_dict(short, "x.json").vms
+    assert any("a: perf.series[0]: 14 values for 15 timestamps" in n for n in read.damage)
     path = tmp_path / "broken.json"
     path.write_text('{"schema": "esxdiag.fleet_snapshot/1", ')
     assert main(["scan", "--snapshot", str(path), "--format", "json"]) == 2
@@ -121,12 +123,18 @@ def test_score_drops_weight_is_live():
 
 def test_html_is_escaped_offline_and_complete():
     html = render_fleet_html(document(failed=True))
-    assert "<script" not in html and "&lt;script&gt;" in html
+    # two script elements, both ours: the data (JSON, every < > & as \u escapes) and the table's code
+    assert re.findall(r"<script[^>]*>", html) == ['<script type="application/json" id="fleet-data">', "<script>"]
+    assert '<script>alert("x")</script>' not in html and "&lt;script&gt;" in html
+    assert "\\u003cscript\\u003ealert" in html
+    data = html.split('id="fleet-data">', 1)[1].split("</script>", 1)[0]
+    assert "<" not in data and ">" not in data and "&" not in data
+    assert any(HOSTILE in row for row in json.loads(data)["rows"])  # the name itself, intact once decoded
     assert not re.search(r"(src|href)=\"(https?:)?//", html)
-    assert "Not scanned: vc2:443" in html and "<svg" in html
+    assert "script-src 'sha256-" in html and "Not scanned: vc2:443" in html and "<svg" in html
     for klass in ("cpu-and-drops", "ring-suspect", "emulated-nic", "no-data", "healthy"):
         assert f'id="class-{klass}"' in html
-    assert html.index("VMs per class") < html.index("Top suspects") < html.index("VMs by class")
+    assert html.index("VMs per class") < html.index("Top suspects") < html.index("All VMs")
     assert "Per cluster" in html and "Per host" in html
 
 

@@ -55,7 +55,8 @@ def test_deep_groups_by_host_one_connection_each_and_folds_verdicts(three_host_l
             "--deep-host-ssh", f"esx0.lab.local={host_login}", "--deep-host-ssh", f"esx1.lab.local={host_login}",
             "--deep-host-ssh", f"esx2.lab.local={sshd.user}@127.0.0.1:{live.closed_port()}",
             "--deep-guests", "--guest-ssh", f"{sshd.user}@:{sshd.port}",
-            "--ssh-key", str(sshd.key_file), "--known-hosts", str(sshd.known_hosts), "--deep-dir", "deep"]
+            "--ssh-key", str(sshd.key_file), "--known-hosts", str(sshd.known_hosts), "--deep-dir", "deep",
+            "--fail-on", "critical"]
     for vm in (*ON_ESX0, "iperf-test2", "legacy-e1000"):
         argv += ["--deep-vm", vm]
     started = time.time()
@@ -75,12 +76,20 @@ def test_deep_groups_by_host_one_connection_each_and_folds_verdicts(three_host_l
     assert rows["iperf-test1"]["deep"]["verdicts"] == ["raise-ring1"]
     assert (tmp_path / rows["iperf-test1"]["deep"]["report"]).is_file()
     assert rows["legacy-e1000"]["deep"]["error"]  # its host was not reached: said, not hidden
+    # the proof folds back: iperf-test1 is confirmed ring exhaustion and ranks first, whatever vcsim's
+    # random counters made of the other VMs; --fail-on says who tripped it
+    first = report["vms"][0]
+    assert (first["name"], first["class"], first["severity"], first["confirmed"]) == (
+        "iperf-test1", "ring-exhaustion", "critical", True)
+    assert (rows["iperf-cpu-limited"]["class"], rows["iperf-cpu-limited"]["confirmed"]) == ("cpu-limit", True)
+    assert "--fail-on critical:" in done.stderr and "  iperf-test1 (" in done.stderr
 
     # one SSH connection per host: esx0 and esx1 (both served by the lab sshd) -> two connections
     host_commands = [c for c in sshd.commands() if c["time"] >= started and c["target"] == "esxi"]
     assert len({c["client"] for c in host_commands}) == 2
     assert sum(c["command"].startswith("net-stats -l") for c in host_commands) == 2
-    assert sum(c["command"].startswith("esxtop") for c in host_commands) == 2
+    assert sum(c["command"].startswith("esxtop -b -d 1 -n 3") for c in host_commands) == 2  # one window each
+    assert sum(c["command"] == "esxtop -b -d 2 -n 1" for c in host_commands) == 2  # and one preflight probe
 
     # every suspect on esx0 was sampled in the same window: one esxtop between the two samples
     bundle = Bundle.load(tmp_path / report["deep"]["hosts"][[h["host"] for h in report["deep"]["hosts"]].index(

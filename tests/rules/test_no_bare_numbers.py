@@ -12,12 +12,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-MODULES = sorted((ROOT / "esxdiag" / "rules").glob("*.py")) + [ROOT / "esxdiag" / "fleet" / "rules.py"]
+MODULES = sorted((ROOT / "esxdiag" / "rules").glob("*.py")) + [ROOT / "esxdiag" / "fleet" / name
+                                                            for name in ("rules.py", "figures.py", "confirm.py")]
 
 ALLOWED = {  # (module, expression) -> why the number is not a domain judgment
     ("nic.py", "t['ring.host_guest_tolerance_pct'] / 100"): "percent to a fraction",
     ("tcp.py", "100.0 * retrans.delta"): "a fraction to percent",
-    ("fleet/rules.py", "drops / packets * 1000"): "the unit: drops per 1,000 packets received",
+    ("fleet/figures.py", "drops / packets * 1000"): "the unit: drops per 1,000 packets received",
     ("fleet/rules.py", "max(t['ring.drops_per_s_critical'], 1e-09)"): "no division by zero when the threshold is 0",
     ("remediation.py", "(target - current) * q * kb_per_entry / 1024"): "KB to MB",
     ("remediation.py", "c * 2"): "PowerShell escapes a quote by doubling it",
@@ -56,7 +57,7 @@ def bare_numbers(source: str) -> list[str]:
 
 
 def _name(path: Path) -> str:
-    return "fleet/rules.py" if path.parent.name == "fleet" else path.name
+    return f"fleet/{path.name}" if path.parent.name == "fleet" else path.name
 
 
 @pytest.mark.parametrize("path", MODULES, ids=_name)
