@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sys
 from pathlib import Path
 
@@ -12,6 +13,8 @@ from esxdiag.bundle import create_unique, remove_if_empty, slug, stamp
 from esxdiag.cli.output import add_report_options, emit, fail_on_code
 from esxdiag.collectors.credentials import DEFAULT_CONFIG
 from esxdiag.collectors.live import LiveOptions, collect, parse_ssh
+from esxdiag.collectors.sampler import SamplerOptions
+from esxdiag.collectors.terminal import terminal_prompt
 from esxdiag.config import load_thresholds
 from esxdiag.engine import analyze
 from esxdiag.errors import EXIT_COLLECTION, EXIT_INTERRUPTED, EXIT_OK, EsxdiagError
@@ -116,15 +119,16 @@ def _options(args: argparse.Namespace, output: Path):
             parse_ssh(text, "root", "example.invalid")
         except ValueError as exc:
             raise EsxdiagError(f"{flag}: {exc}") from None
-    return LiveOptions(
-        vm=args.vm[0], output=output, window_s=args.window, esxtop_delay_s=args.esxtop_delay,
-        vcenter=args.vcenter, username=args.user, insecure=args.insecure, thumbprint=args.thumbprint,
-        config=args.config, host_ssh=args.host_ssh, guest_ssh=args.guest_ssh, guest_os=args.guest_os,
-        ssh_key=args.ssh_key, known_hosts=args.known_hosts, accept_new_host_keys=args.accept_new_host_keys,
-        command_timeout_s=args.command_timeout, vcenter_timeout_s=args.vcenter_timeout,
+    sampling = SamplerOptions(
+        window_s=args.window, esxtop_delay_s=args.esxtop_delay, host_ssh=args.host_ssh, guest_ssh=args.guest_ssh,
+        guest_os=args.guest_os, ssh_key=args.ssh_key, known_hosts=args.known_hosts,
+        accept_new_host_keys=args.accept_new_host_keys, command_timeout_s=args.command_timeout,
+        vcenter_timeout_s=args.vcenter_timeout,
         output_cap_bytes=int(args.output_cap * (1 << 20)) if args.output_cap else None,
-        no_host_ssh=args.no_host_ssh, no_guest=args.no_guest,
-    )
+        no_host_ssh=args.no_host_ssh, no_guest=args.no_guest, insecure_flag=args.insecure,
+        env=dict(os.environ), prompt=terminal_prompt)
+    return LiveOptions(vm=args.vm[0], output=output, sampling=sampling, vcenter=args.vcenter, username=args.user,
+                       insecure=args.insecure, thumbprint=args.thumbprint, config=args.config)
 
 
 def default_bundle(vm: str, parent: Path = Path(".")) -> Path:
