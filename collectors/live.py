@@ -27,7 +27,7 @@ class LiveOptions:
     vm: str
     output: Path
     sampling: SamplerOptions = field(
-        default_factory=lambda: SamplerOptions(env=dict(os.environ), prompt=terminal_prompt))
+        default_factory=lambda: SamplerOptions(env=dict(os.environ), prompt=terminal_prompt()))
     vcenter: str | None = None
     username: str | None = None
     insecure: bool | None = None

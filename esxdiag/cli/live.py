@@ -126,7 +126,7 @@ def _options(args: argparse.Namespace, output: Path):
         vcenter_timeout_s=args.vcenter_timeout,
         output_cap_bytes=int(args.output_cap * (1 << 20)) if args.output_cap else None,
         no_host_ssh=args.no_host_ssh, no_guest=args.no_guest, insecure_flag=args.insecure,
-        env=dict(os.environ), prompt=terminal_prompt)
+        env=dict(os.environ), prompt=terminal_prompt())
     return LiveOptions(vm=args.vm[0], output=output, sampling=sampling, vcenter=args.vcenter, username=args.user,
                        insecure=args.insecure, thumbprint=args.thumbprint, config=args.config)
 

@@ -84,6 +84,12 @@ def _taken(cwd: Path, stem: str, seconds: int = 180) -> None:
         (cwd / f"{stem}-{now + timedelta(seconds=s):%Y%m%dT%H%M%SZ}").mkdir(exist_ok=True)
 
 
+def _suffix(folder: Path) -> int:
+    """3 for esxdiag-...-20261125T102650Z-3; 1 for the plain name."""
+    last = folder.name.rsplit("-", 1)[1]
+    return int(last) if last.isdigit() and not last.endswith("Z") else 1
+
+
 def _together(argvs: list[list[str]], env: dict, cwd: Path) -> list[tuple[int, str, str]]:
     started = [subprocess.Popen([sys.executable, "-m", "esxdiag", *a], env=env, cwd=cwd, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True) for a in argvs]
@@ -99,7 +105,7 @@ def test_scans_started_together_get_their_own_folders_and_quiet_is_one_line(flee
     assert [code for code, _, _ in done] == [0, 0], done
     assert all(err == "" and out.count("\n") == 1 and out.startswith("report: ") for _, out, err in done), done
     folders = {Path(out.strip().removeprefix("report: ")).parent for _, out, _ in done}
-    assert len(folders) == 2 and all(f.name.rsplit("-", 1)[1] in ("2", "3") for f in folders)
+    assert len(folders) == 2 and all(_suffix(f) >= 2 for f in folders)  # the plain names were taken
     for folder in folders:
         assert sorted(p.name for p in folder.iterdir()) == ["fleet-report.html", "snapshot.json"]
         assert len(json.loads((folder / "snapshot.json").read_text())["vms"]) == 10
@@ -115,7 +121,9 @@ def test_per_vm_runs_started_together_get_their_own_bundle_folders(fleet_lab, tm
     bundles = [Path(next(line for line in out.splitlines() if line.startswith("bundle: ")).removeprefix("bundle: "))
                for _, out, _ in done]
     assert len(set(bundles)) == 3, done
-    assert sorted(b.name.rsplit("-", 1)[1] for b in bundles) == ["2", "3", "4"]
+    # the plain name of each second was taken; runs that met in one second took -2, -3 ... (which
+    # exact suffix depends on whether the busy machine started them in the same second)
+    assert all(_suffix(b) >= 2 for b in bundles), bundles
     for bundle in bundles:
         manifest = json.loads((bundle / "manifest.json").read_text())
         assert manifest["subject"]["vms"] == ["ring-a"]
