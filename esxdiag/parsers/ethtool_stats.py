@@ -242,12 +242,43 @@ def _marker_queue(section: str, value: int, seen: list[int], n: int, warnings: l
     return value
 
 
+def _cut_queue(entries, device, generation, warnings) -> tuple[str, int] | None:
+    """The last queue when the capture stops inside it: no global ``tx timeout count`` line after
+    it, and its labels are a strict prefix of what the queue before it in the same section printed
+    (or, for the only rx queue of an unfiltered capture, of the generation's table)."""
+    if _GLOBAL in device or not entries or entries[-1][0] not in ("tx", "rx"):
+        return None
+    labels: dict[tuple[str, int | None], list[str]] = {}
+    for section, queue, level, label, _ in entries:
+        if level > 0 or label not in ("Tx Queue#", "Rx Queue#"):
+            labels.setdefault((section, queue), []).append(label)
+    last = (entries[-1][0], entries[-1][1])
+    if last[1] is None:
+        return None
+    before = [key for key in labels if key[0] == last[0] and key != last]
+    reference = labels[before[-1]] if before else None
+    tx_labels = [labels[key] for key in labels if key[0] == "tx"]
+    if reference is None and last[0] == "rx" and tx_labels:  # the generation may be in the cut part
+        tables = [GENERATIONS[generation]] if generation in GENERATIONS else GENERATIONS.values()
+        reference = next((list(rx[1:]) for tx, rx in tables if all(t == list(tx[1:]) for t in tx_labels)), None)
+    got = labels.get(last, [])
+    if reference is None or len(got) >= len(reference) or reference[:len(got)] != got:
+        return None
+    missing = reference[len(got):]
+    warnings.append(f"{last[0]} queue {last[1]} stops after {len(got)} of its {len(reference)} counters "
+                    f"({', '.join(missing[:3])}{', ...' if len(missing) > 3 else ''} missing, no "
+                    f"'{_GLOBAL}' line): the capture was cut; that queue is left out of the totals and rates")
+    return last
+
+
 def _assemble(queues, device, entries, warnings, generation, marked) -> EthtoolStats:
-    rx = tuple(RxQueueStats(q, c.get("pkts rx OOB", c.get(_OOB_OLD)), c.get("drv dropped rx total"),
-                            c.get("rx buf alloc fail"), dict(c))
-               for (s, q), c in sorted(queues.items()) if s == "rx")
-    tx = tuple(TxQueueStats(q, c.get("drv dropped tx total"), c.get("ring full"), dict(c))
-               for (s, q), c in sorted(queues.items()) if s == "tx")
+    cut = _cut_queue(entries, device, generation, warnings) if marked else None
+    typed = {key: ({} if key == cut else c) for key, c in queues.items()}  # a cut queue: counters kept, not used
+    rx = tuple(RxQueueStats(q, t.get("pkts rx OOB", t.get(_OOB_OLD)), t.get("drv dropped rx total"),
+                            t.get("rx buf alloc fail"), dict(queues[(s, q)]))
+               for (s, q), t in sorted(typed.items()) if s == "rx")
+    tx = tuple(TxQueueStats(q, t.get("drv dropped tx total"), t.get("ring full"), dict(queues[(s, q)]))
+               for (s, q), t in sorted(typed.items()) if s == "tx")
     if tx and rx and len(tx) != len(rx):
         warnings.append(f"ntx ({len(tx)}) != nrx ({len(rx)}): kernels 2.6.37-4.x fill rx values looping over "
                         "num_tx_queues, so rx counters may be misaligned")
