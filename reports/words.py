@@ -27,8 +27,8 @@ def spec_title(spec: str) -> str:
 
 
 def held_words(coverage) -> list[str]:
-    """What a (partial) bundle holds: the collected captures' kinds, in coverage order."""
-    return list(dict.fromkeys(spec_title(c.spec) for c in coverage if c.status == "collected" and c.spec != "-"))
+    """What a (partial) bundle holds: the kinds of the captures read (wholly or in part), in coverage order."""
+    return list(dict.fromkeys(spec_title(c.spec) for c in coverage if c.used and c.spec != "-"))
 
 
 def source_words(path: str | None) -> str | None:

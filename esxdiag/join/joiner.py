@@ -229,7 +229,7 @@ class Joiner:
             return []
         reading = self.r.first("esxcfg_vswitch", target_id)
         switch = reading and (reading.record.by_name(port.switch) or reading.record.by_client(port.client))
-        if not switch or switch.mtu <= 3050:
+        if not switch or switch.mtu is None or switch.mtu <= 3050:
             return []
         kind = "distributed switch" if switch.distributed else "vSwitch"
         return [f"guest MTU unknown; the {kind} {switch.name} carries MTU {switch.mtu} (esxcfg-vswitch -l): if the "

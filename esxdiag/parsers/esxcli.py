@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 
 from esxdiag.errors import NoData, ParseError
-from esxdiag.parsers.cuts import drop_cut_line
+from esxdiag.parsers.cuts import Skipped, drop_cut_line
 from esxdiag.parsers.numbers import count, is_count
 from esxdiag.parsers.registry import first_line, parser
 
@@ -27,6 +27,7 @@ class EsxcliVm:
 @dataclass(frozen=True)
 class EsxcliVmList:
     vms: tuple[EsxcliVm, ...]
+    warnings: tuple[str, ...] = ()
 
 
 _VM_LIST_SAMPLE = """\
@@ -54,17 +55,22 @@ def parse_vm_list(text: str) -> EsxcliVmList:
     if header != wanted:
         raise ParseError(f"header {header} is not {wanted}: not esxcli network vm list", line=ruler_at)
     vms: list[EsxcliVm] = []
+    warnings: list[str] = []
+    skipped = Skipped(warnings)
     for number, line in enumerate(lines[ruler_at + 1:], ruler_at + 2):
-        if not line.strip():
+        if not line.strip() or skipped.cut_mark(number, line):
             continue
         world, name, num_ports, networks = _slice(line, starts)
         if not is_count(world) or not is_count(num_ports) or not name:
-            raise ParseError(f"row does not line up with the ruler columns: {line.strip()[:70]!r}", line=number)
+            skipped.line(ParseError(f"row does not line up with the ruler columns: {line.strip()[:70]!r}",
+                                    line=number))
+            continue
         vms.append(EsxcliVm(int(world), name, int(num_ports),
                             tuple(n.strip() for n in networks.split(", ") if n.strip())))
+    skipped.check(len(vms))
     if not vms:
         raise NoData("esxcli network vm list: no powered-on VMs with network ports")
-    return EsxcliVmList(tuple(vms))
+    return EsxcliVmList(tuple(vms), tuple(warnings))
 
 
 def _slice(line: str, starts: list[int]) -> list[str]:
@@ -89,6 +95,7 @@ class EsxcliPort:
 @dataclass(frozen=True)
 class EsxcliVmPorts:
     ports: tuple[EsxcliPort, ...]
+    warnings: tuple[str, ...] = ()
 
 
 _VM_PORTS_SAMPLE = """\
@@ -109,13 +116,19 @@ _VM_PORTS_SAMPLE = """\
 def parse_vm_ports(text: str) -> EsxcliVmPorts:
     blocks: list[tuple[int, dict[str, str]]] = []
     current: dict[str, str] | None = None
+    warnings: list[str] = []
+    skipped = Skipped(warnings)
     for number, line in enumerate(text.splitlines(), 1):
+        if skipped.cut_mark(number, line):  # the lines after it may still belong to the same port
+            continue
         if not line.strip():
             current = None
             continue
         pair = _key_value(line)
         if pair is None:
-            raise ParseError(f"expected 'Key: value': {line.strip()[:70]!r}", line=number)
+            skipped.line(ParseError(f"expected 'Key: value': {line.strip()[:70]!r}", line=number),
+                         started=bool(blocks))
+            continue
         key, value = pair
         if current is None or (key == "Port ID" and "Port ID" in current):
             current = {}
@@ -123,9 +136,10 @@ def parse_vm_ports(text: str) -> EsxcliVmPorts:
         if key in current:
             raise ParseError(f"key {key!r} repeated within one port record", line=number)
         current[key] = value
+    skipped.check(sum(len(fields) for _, fields in blocks))
     if not blocks:
         raise NoData("esxcli network vm port list printed no ports")
-    return EsxcliVmPorts(tuple(_port(fields, number) for number, fields in blocks))
+    return EsxcliVmPorts(tuple(_port(fields, number) for number, fields in blocks), tuple(warnings))
 
 
 def _key_value(line: str) -> tuple[str, str] | None:
@@ -182,19 +196,25 @@ def parse_nic_stats(text: str) -> EsxcliNicStats:
     name: str | None = None
     counters: dict[str, int] = {}
     text, warnings = drop_cut_line(text)
+    skipped = Skipped(warnings)
     for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
+        if not line.strip() or skipped.cut_mark(number, line):
             continue
         if not counters and name is None and (title := _NIC_TITLE.match(line.strip())):
             name = title["name"]
             continue
         pair = _key_value(line)
-        if pair is None or not pair[1].isdigit():
-            raise ParseError(f"expected 'Counter name: <integer>': {line.strip()[:70]!r}", line=number)
+        if pair is None:
+            skipped.line(ParseError(f"expected 'Counter name: <integer>': {line.strip()[:70]!r}", line=number),
+                         started=bool(counters) or name is not None)
+            continue
         key, value = pair
+        if not value.lstrip("-").isdigit():  # the line's shape, a bad value: an error, not a skip
+            raise ParseError(f"expected 'Counter name: <integer>': {line.strip()[:70]!r}", line=number)
         if key in counters:
             raise ParseError(f"counter {key!r} repeated", line=number)
         counters[key] = count(value, f"counter {key[:60]!r}", number)
+    skipped.check(len(counters) + (name is not None))
     if not counters:
         raise NoData(f"no NIC counters{f' for {name}' if name else ''}")
     return EsxcliNicStats(name, counters, tuple(warnings))

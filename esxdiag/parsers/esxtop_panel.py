@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 
 from esxdiag.errors import NoData, ParseError
+from esxdiag.parsers.cuts import Skipped
 from esxdiag.parsers.registry import parser
 
 
@@ -26,6 +27,7 @@ class CpuPanelGroup:
 @dataclass(frozen=True)
 class CpuPanel:
     groups: tuple[CpuPanelGroup, ...]
+    warnings: tuple[str, ...] = ()
 
 
 _ID = re.compile(r"[0-9]{1,12}")
@@ -54,11 +56,15 @@ def parse_cpu_panel(text: str) -> CpuPanel:
         raise ParseError("no esxtop CPU panel header (ID GID NAME NWLD %USED ...)")
     labels = lines[start].split()[4:]
     groups = []
-    for line in lines[start + 1 :]:
+    warnings: list[str] = []  # lines above the header are esxtop's own summary (uptime, PCPU USED): not read
+    skipped = Skipped(warnings)
+    for number, line in enumerate(lines[start + 1 :], start + 2):
+        if not line.strip() or skipped.cut_mark(number, line):
+            continue
         row = _row(line, len(labels))
-        if row is None:
-            if line.strip() and groups:
-                break
+        if row is None:  # another screen's line, or a row cut short
+            skipped.line(ParseError(f"not a CPU panel row (ID GID NAME NWLD and {len(labels)} values): "
+                                    f"{line.strip()[:80]!r}", line=number))
             continue
         ident, gid, name, nwld, numbers = row
         values = dict(zip(labels, numbers))
@@ -66,9 +72,10 @@ def parse_cpu_panel(text: str) -> CpuPanel:
             ident, gid, name, nwld, values, values.get("%RDY"), values.get("%CSTP"), values.get("%MLMTD"),
             values.get("%SWPWT"), values.get("%USED"),
         ))
+    skipped.check(len(groups))
     if not groups:
         raise NoData("esxtop CPU panel header without rows")
-    return CpuPanel(tuple(groups))
+    return CpuPanel(tuple(groups), tuple(warnings))
 
 
 def _row(line: str, columns: int) -> tuple[int, int, str, int, list[float]] | None:

@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from esxdiag.errors import NoData, ParseError
-from esxdiag.parsers.cuts import drop_cut_line
+from esxdiag.parsers.cuts import Skipped, drop_cut_line
 from esxdiag.parsers.numbers import count
 from esxdiag.parsers.registry import lines, parser
 from esxdiag.parsers.repeats import Agreeing
@@ -136,7 +136,9 @@ def parse_stats(text: str) -> EthtoolStats:
     text, warnings = drop_cut_line(text)
     lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
     _reject_stats_input(lines, warnings)
-    stats = _stat_lines(lines)
+    skipped = Skipped(warnings)
+    stats = _stat_lines(lines, skipped)
+    skipped.check(len(stats))
     labels = {m["label"].strip() for _, m in stats}
     if not stats or not (labels & (_TX_LABELS | _RX_LABELS | {"Tx Queue#", "Rx Queue#", _GLOBAL})
                          or any(line.strip() == _HEADER for _, line in lines)):
@@ -144,7 +146,7 @@ def parse_stats(text: str) -> EthtoolStats:
                          line=lines[0][0])
     base = min(len(m["lead"].expandtabs()) for _, m in stats)
     varied = len({len(m["lead"].expandtabs()) for _, m in stats}) > 1
-    elided = any(line.strip() in ("...", "\u2026") for _, line in lines)
+    elided = bool(skipped.marks)
     entries: list[tuple[str, int | None, int, str, int]] = []
     queues: dict[tuple[str, int], Agreeing] = {}
     device: dict[str, int] = {}
@@ -198,8 +200,9 @@ def parse_stats(text: str) -> EthtoolStats:
     return _assemble(queues, device, entries, warnings, _generation(labels, marked, oob_lead), marked)
 
 
-def _stat_lines(lines: list[tuple[int, str]]) -> list[tuple[int, re.Match]]:
-    """The ``label: N`` lines; the header, elisions ('...') and nothing else may sit between them."""
+def _stat_lines(lines: list[tuple[int, str]], skipped: Skipped) -> list[tuple[int, re.Match]]:
+    """The ``label: N`` lines; the header and cut marks ('...') sit between them, any other line is
+    skipped with a warning once the capture has shown it is ethtool -S."""
     stats, headers = [], []
     for n, line in lines:
         body = line.strip()
@@ -210,9 +213,19 @@ def _stat_lines(lines: list[tuple[int, str]]) -> list[tuple[int, re.Match]]:
                                  "in one capture? Save each sample in its own file", line=n)
         elif m := _STAT_LINE.match(line):
             stats.append((n, m))
-        elif body not in ("...", "\u2026"):
-            raise ParseError(f"not ethtool -S output: not a 'label: <non-negative integer>' line: {body[:80]!r}", line=n)
+        elif _bad_number(body):  # a counter line whose value is damaged: an error, not a skip
+            count(body.rpartition(":")[2], f"counter {body.rpartition(':')[0].strip()[:60]!r}", n)
+        elif not skipped.cut_mark(n, line):
+            skipped.line(ParseError(f"not ethtool -S output: not a 'label: <non-negative integer>' line: "
+                                    f"{body[:80]!r}", line=n), started=bool(stats or headers))
     return stats
+
+
+def _bad_number(body: str) -> bool:
+    """``label: -5``, ``label: 1e3``: the shape of a counter line with a value that is not a count."""
+    label, sep, value = body.rpartition(":")
+    value = value.strip()
+    return bool(sep and label.strip() and value) and (value[0] in "+-" or value[0].isdigit())
 
 
 def _reject_stats_input(lines: list[tuple[int, str]], warnings: list[str]) -> None:

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, field
 
 from esxdiag.errors import NoData, ParseError
+from esxdiag.parsers.cuts import Skipped
 from esxdiag.parsers.numbers import is_count
 from esxdiag.parsers.registry import all_lines, lines, parser
 
@@ -28,6 +29,7 @@ class IpLink:
 @dataclass(frozen=True)
 class IpLinks:
     links: tuple[IpLink, ...]
+    warnings: tuple[str, ...] = ()
 
 
 _HEAD = re.compile(r"^(?P<index>[0-9]{1,9}):\s+(?P<name>[^:@\s]+)(?:@(?P<peer>[^:\s]+))?:\s+<(?P<flags>[^>]*)>(?P<rest>.*)$")
@@ -55,18 +57,21 @@ def parse_ip_link(text: str) -> IpLinks:
     """``ip -o link show`` (one line per link, continuation shown as ``\\``); the multi-line
     form without ``-o`` is accepted too."""
     records: list[tuple[int, list[str]]] = []  # parts joined once: += on a str is quadratic
+    warnings: list[str] = []
+    skipped = Skipped(warnings)
     for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
+        if not line.strip() or skipped.cut_mark(n, line):
             continue
         if line[0].isspace() and records:
             records[-1][1].append(line.strip())
         elif _HEAD.match(line):
             records.append((n, [line]))
         else:
-            raise ParseError(f"not an 'ip link' line: {line.strip()[:80]!r}", line=n)
+            skipped.line(ParseError(f"not an 'ip link' line: {line.strip()[:80]!r}", line=n), started=bool(records))
+    skipped.check(len(records))
     if not records:
         raise NoData("empty ip link output")
-    return IpLinks(tuple(_link(n, " ".join(parts)) for n, parts in records))
+    return IpLinks(tuple(_link(n, " ".join(parts)) for n, parts in records), tuple(warnings))
 
 
 def _link(n: int, line: str) -> IpLink:
@@ -125,6 +130,7 @@ class PersistHit:
 @dataclass(frozen=True)
 class RingPersistence:
     hits: tuple[PersistHit, ...]
+    warnings: tuple[str, ...] = ()
 
     @property
     def persistent(self) -> bool:
@@ -155,14 +161,19 @@ def parse_ring_persistence(text: str) -> RingPersistence:
     empty output is a real answer - grep found nothing, i.e. nothing makes ring sizes
     persistent - so it returns ``hits=()`` instead of raising NoData."""
     hits = []
+    warnings: list[str] = []
+    skipped = Skipped(warnings)
     for n, raw in enumerate(text.splitlines(), 1):
-        if not raw.strip() or raw.startswith("grep: "):
+        if not raw.strip() or raw.startswith("grep: ") or skipped.cut_mark(n, raw):
             continue
         m = _GREP_LINE.match(raw)
         if not m:
-            raise ParseError(f"not a grep 'file:line:text' line: {raw.strip()[:80]!r}", line=n)
+            skipped.line(ParseError(f"not a grep 'file:line:text' line: {raw.strip()[:80]!r}", line=n),
+                         started=bool(hits))
+            continue
         hits.append(_hit(m["file"], int(m["line"]), m["text"]))
-    return RingPersistence(tuple(hits))
+    skipped.check(len(hits))
+    return RingPersistence(tuple(hits), tuple(warnings))
 
 
 def _hit(file: str, line: int, text: str) -> PersistHit:

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 
 from esxdiag.errors import NoData, ParseError
+from esxdiag.parsers.cuts import Skipped
 from esxdiag.parsers.jsontext import load_json
 from esxdiag.parsers.numbers import is_count, json_count
 from esxdiag.parsers.registry import first_line, parser
@@ -90,12 +91,22 @@ def parse_net_stats_list(text: str) -> NetStatsList:
         raise NoData("net-stats -l listed no ports (header only)")
     ports: list[NetStatsPort] = []
     seen: dict[int, int] = {}
+    skipped = Skipped(warnings)
     for number, line in rows:
-        port = _row(line, number)
+        if skipped.cut_mark(number, line):
+            continue
+        try:
+            port = _row(line, number)
+        except ParseError as exc:  # a line of another shape; a bad MAC or number in a row stays an error
+            if not exc.why.startswith("expected 6 columns") and line.split()[0].lstrip("-").isdigit():
+                raise
+            skipped.line(exc)
+            continue
         if port.port in seen:
             raise ParseError(f"port {port.port} listed twice (first on line {seen[port.port]})", line=number)
         seen[port.port] = number
         ports.append(port)
+    skipped.check(len(ports))
     return NetStatsList(tuple(ports), tuple(warnings))
 
 

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from esxdiag.errors import NoData, ParseError
+from esxdiag.parsers.cuts import Skipped
 from esxdiag.parsers.jsontext import load_json
 from esxdiag.parsers.numbers import count
 from esxdiag.parsers.repeats import Agreeing
@@ -49,8 +50,16 @@ def read_records(text: str) -> Records:
         records.source = "csv"
         records.items = _csv_records(lines, records.warnings)
     else:
-        records.items = _list_records(lines, records.warnings)
+        skipped = Skipped(records.warnings)
+        records.items = _list_records(lines, skipped, _leading_lines(text))
+        skipped.check(sum(len(item) for item in records.items))
     return records
+
+
+def _leading_lines(text: str) -> int:
+    """Blank lines before the first printed one (Format-List starts with two): line numbers count them."""
+    body = text.lstrip("\ufeff")
+    return body[: len(body) - len(body.lstrip())].count("\n")
 
 
 class _Record(Agreeing):
@@ -107,21 +116,26 @@ def _json_value(value) -> Value:
     return str(value)
 
 
-def _list_records(lines: list[str], warnings: list[str]) -> list[dict[str, Value]]:
+def _list_records(lines: list[str], skipped: Skipped, offset: int) -> list[dict[str, Value]]:
     records: list[dict[str, Value]] = []
-    current = _Record(warnings, "line 1")
+    warnings = skipped.warnings
+    current = _Record(warnings, f"line {offset + 1}")
     last: tuple[str, list[str]] | None = None  # property and its value's lines (a long value wraps)
 
     def close_property() -> None:
         if last is not None:
             current.set(last[0], _list_value(" ".join(last[1])))
 
-    for n, line in enumerate(lines, 1):
+    for n, line in enumerate(lines, offset + 1):
         if not line.strip():
             close_property()
             if current:
                 records.append(dict(current))
             current, last = _Record(warnings, f"line {n + 1}"), None
+            continue
+        if skipped.cut_mark(n, line):
+            close_property()
+            last = None
             continue
         if line[0].isspace() and last is not None:  # a long value wrapped by the console
             last[1].append(line.strip())
@@ -130,7 +144,9 @@ def _list_records(lines: list[str], warnings: list[str]) -> list[dict[str, Value
         if not sep and line.rstrip().endswith(" :"):
             key, sep, value = line.rstrip()[:-2], " :", ""
         if not sep:
-            raise ParseError(f"not a Format-List 'Property : value' line: {line.strip()[:80]!r}", line=n)
+            skipped.line(ParseError(f"not a Format-List 'Property : value' line: {line.strip()[:80]!r}", line=n),
+                         started=bool(records or current or last))
+            continue
         close_property()
         last = (key.strip(), [value.strip()] if value.strip() else [])
     close_property()
