@@ -58,7 +58,11 @@ class Skipped:
         return len(self.errors) + len(self.marks)
 
     def cut_mark(self, number: int, line: str) -> bool:
-        """Skip ``line`` with a warning when it is a cut mark (True), else False."""
+        """Skip ``line`` with a warning when it is a cut mark or terminal junk (True), else False."""
+        if is_terminal_junk(line):
+            self.marks.append(number)
+            self.warnings.append(junk_warning(number, line))
+            return True
         if not is_cut_mark(line):
             return False
         self.marks.append(number)
@@ -82,3 +86,30 @@ class Skipped:
         first = self.errors[0]
         more = f" ({len(self) - 1} more line(s) not readable, {kept} read)" if len(self) > 1 else ""
         raise ParseError(first.why + more, line=first.line)
+
+
+# ---------------------------------------------------------------- terminal junk before the data
+
+# What a terminal or shell prints around a command run over SSH: curses' complaints about TERM, a
+# shell prompt with the command after it, the host's login banner. Bounded patterns, one line each.
+_TERMINAL_JUNK = re.compile(
+    r"no termcap entry for an? .{1,60} terminal\.?|TERM environment variable not set\.?|"
+    r"'?[\w.+-]{1,40}'?: unknown terminal type\.?|Error opening terminal: [\w.+-]{1,40}\.?|"
+    r"(?:tput|stty|tset): .{1,120}|"
+    r"\[[\w.@-]{1,80}:[^\]\n]{0,120}\][#$]? .{0,400}|~ [#$] .{0,400}|[\w.-]{1,40}@[\w.-]{1,80}:[^\s#$]{0,120}[#$] .{0,400}|"
+    r"PS [A-Za-z]:\\[^>\n]{0,200}> .{0,400}|"
+    r"The time and date of this login have been sent to the system logs\.|"
+    r"WARNING:\s+All commands run on the ESXi shell are logged.{0,200}|"
+    r"VMware offers (?:supported, )?powerful system administration tools\..{0,200}|"
+    r"(?:Please see|Please refer to) .{0,120}(?:vmware|VMware).{0,200}|Last login: .{1,200}|"
+    r"Welcome to VMware ESXi.{0,200}|Using username \".{1,80}\"\.|Keyboard-interactive authentication.{0,80}")
+
+
+def is_terminal_junk(line: str) -> bool:
+    """A line the terminal, the shell or the login banner printed, not the command."""
+    stripped = line.strip()
+    return len(stripped) <= 600 and _TERMINAL_JUNK.fullmatch(stripped) is not None
+
+
+def junk_warning(number: int, line: str) -> str:
+    return f"line {number}: terminal output skipped (not the command's): {line.strip()[:80]!r}"

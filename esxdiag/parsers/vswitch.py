@@ -155,7 +155,7 @@ def _line(line: str, number: int, table: str | None, switches: list[dict]) -> st
         switches[-1]["portgroups"].append(PortGroup(name, vlan, used, uplinks))
     elif table == "dvport":
         parts = line.split(None, 2)
-        if len(parts) < 2 or not parts[0].isdigit() or parts[1] not in ("0", "1"):
+        if len(parts) < 2 or parts[1] not in ("0", "1"):  # an N-VDS's DVPort IDs are names and UUIDs
             raise ParseError(f"not a DVPort row (id, in use, client): {line[:80]!r}", line=number)
         switches[-1]["dvports"].append(DVPort(parts[0], parts[1] == "1", parts[2] if len(parts) > 2 else None))
     else:

@@ -122,3 +122,20 @@ def test_crafted_long_lines_are_read_without_backtracking():
     (dvs,) = parse_net_dvs("switch x (etherswitch)\n global properties:\n  com.vmware.common.alias = "
                            + ", propType = " * 50_000).switches
     assert dvs.name.startswith(", propType =")
+
+
+# ---------------------------------------------------------------- N-VDS (issue 19 point 2)
+
+def test_an_nvds_mtu_under_portset_mtu_and_uplinks_on_one_line():
+    record = parse_file("net-dvs", HOST.parent / "realworld" / "net_dvs_l_nvds_output_hidden.txt")
+    (nvds,) = record.switches
+    assert (nvds.name, nvds.switch_type, nvds.mtu) == ("nvds-overlay", "cswitch", 1600)
+    assert nvds.uplink_names == ("uplink1", "uplink2") and nvds.uplink_ports == ("uplink1", "uplink2")
+    uplink, vnic = nvds.ports
+    assert (uplink.port_num, vnic.port_num, vnic.statistics["pktsOutDropped"]) == (67108866, 67108873, 8381)
+    assert record.warnings[0].startswith("line 22: cut mark '//output hidden//'")
+
+
+def test_uplink_names_with_spaces_one_per_line_stay_whole():
+    (dvs,) = parse_text("net-dvs", SNEAKU).switches
+    assert dvs.uplink_names == ("Uplink 1",)
