@@ -113,17 +113,26 @@ def _windows(joiner, target: str, mac: str | None, out: dict[str, Any], missing:
     adapters = r.first("win_netadapter", target)
     name = None
     if adapters is not None:
-        for adapter in adapters.record.adapters:
-            if (mac and norm_mac(adapter.mac) == mac) or (not mac and adapter.name == adapter_hint):
+        listed = adapters.record.adapters
+        for adapter in listed:
+            if (mac and norm_mac(adapter.mac) == mac) or (not mac and adapter.name == adapter_hint) or (
+                    len(listed) == 1 and adapter.mac is None):  # a capture without MacAddress, one adapter
                 name, out["mtu"] = adapter.name, adapter.mtu
                 out["link_speed"], out["link_speed_source"] = adapter.link_speed, adapters.file
+                if adapter.mac is None and mac:
+                    out["notes"].append(f"Get-NetAdapter has no MacAddress: {adapter.name}, its only adapter, "
+                                        f"is taken as the vNIC {mac}")
     if name is None:
         missing.append(f"Windows adapter with MAC {mac} (Get-NetAdapter not collected or no match)")
         return
     out["interface"] = out["windows_adapter"] = name
     props = r.first("win_advprops", target)
     if props is not None:
-        mine = props.record.adapters.get(name, {})
+        mine = props.record.adapters.get(name)
+        if mine is None and list(props.record.adapters) == [""]:  # DisplayName/DisplayValue only: no Name
+            mine = props.record.adapters[""]
+            out["notes"].append(f"Get-NetAdapterAdvancedProperty names no adapter: its properties are taken as {name}'s")
+        mine = mine or {}
 
         def value(keyword):
             """RegistryValue (stable across languages); DisplayValue when the capture lost it

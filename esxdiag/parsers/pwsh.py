@@ -1,6 +1,7 @@
 """PowerShell object output as records: ``ConvertTo-Csv`` (with or without ``#TYPE``),
-``ConvertTo-Json`` (object or array) and ``Format-List``; the default table view is rejected
-because it truncates values. Empty strings become None.
+``ConvertTo-Json`` (object or array), ``Format-List`` and the default table view, read by its
+ruler (esxdiag.parsers.pwsh_table) unless a value was cut to the console width. Empty strings
+become None.
 
 Repeats are never "last one wins": a property printed twice in one record follows
 esxdiag.parsers.repeats (kept when both agree, left out when they differ, with a warning);
@@ -11,37 +12,43 @@ from __future__ import annotations
 
 import csv
 import json
-import re
 from dataclasses import dataclass, field
 
 from esxdiag.errors import NoData, ParseError
 from esxdiag.parsers.cuts import Skipped
 from esxdiag.parsers.jsontext import load_json
 from esxdiag.parsers.numbers import count
+from esxdiag.parsers.pwsh_table import is_table, read_table
 from esxdiag.parsers.repeats import Agreeing
 
 Value = str | tuple[str, ...] | None
-_RULER = re.compile(r"^\s*-{2,}(?:\s+-{2,})*\s*$")
 
 
 @dataclass
 class Records:
     items: list[dict[str, Value]]
-    source: str  # csv | json | list
+    source: str  # csv | json | list | table
     warnings: list[str] = field(default_factory=list)
 
 
-def read_records(text: str) -> Records:
+def read_records(text: str, command: str = "the command") -> Records:
+    """``command``: the cmdlet that printed ``text``, named in the re-capture advice."""
     body = text.lstrip("\ufeff").strip()
     if not body:
         raise NoData("empty PowerShell output")
     lines = body.splitlines()
-    ruler = next((n for n, line in enumerate(lines) if _RULER.match(line)), None)
-    if ruler is not None and ruler > 0 and " : " not in lines[ruler - 1]:
-        truncated = any("..." in line or "\u2026" in line for line in lines[ruler + 1:])
-        raise ParseError("default table output" + (" with truncated ('...') values" if truncated else "")
-                         + ": capture with '| Format-List *', '| ConvertTo-Csv -NoTypeInformation' or "
-                         "'| ConvertTo-Json'", line=ruler + 1)
+    ruler = is_table(lines)
+    if ruler is not None:  # the default table view: read by its ruler when no value was cut
+        rows = read_table(lines, ruler, _leading_lines(text), f"{command} | Format-List *")
+        if not rows:
+            raise NoData("PowerShell table with a header and no rows")
+        records = Records([], "table")
+        for n, row in enumerate(rows, 1):
+            record = _Record(records.warnings, f"row {n}")
+            for key, value in row.items():
+                record.set(key, _list_value(value) if value else None)
+            records.items.append(dict(record))
+        return records
     records = Records([], "list")
     if body[0] in "[{":
         records.source = "json"
