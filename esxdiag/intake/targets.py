@@ -67,8 +67,27 @@ def assign_targets(found: list[Found], notes: list[str]) -> list[dict[str, Any]]
             how = _port(item, host_ports.get(item.target, []), guest_macs)
             placed.setdefault(f"port {item.params['port']} on {item.params['portset']} ({how})", []).append(item.rel)
     notes += [f"{where}: {', '.join(sorted(files))}" for where, files in placed.items()]
+    _worlds(found, notes)
     _guest_vms_from_ports(targets, found, ports, notes)
     return targets
+
+
+def _worlds(found: list[Found], notes: list[str]) -> None:
+    """The VM world of each ``esxcli network vm port list -w WORLD`` capture: the number in its file
+    name that ``esxcli network vm list`` lists (or the only number there when no list was captured)."""
+    worlds = {str(vm.world_id): vm.name for _, rec in _record(found, "esxcli_vm_list") for vm in rec.vms}
+    for item in found:
+        if item.spec != "esxcli_vm_ports" or item.params.get("world"):
+            continue
+        numbers = [str(n) for n in names.port_numbers(item.rel)]
+        listed = [n for n in numbers if n in worlds] if worlds else numbers
+        if len(listed) != 1:
+            hint = f" (World IDs: {', '.join(sorted(worlds)[:6])}{' ...' if len(worlds) > 6 else ''})" if worlds else ""
+            raise IntakeError(f"{item.rel}: which VM's port list is this? put its World ID (esxcli network vm list) "
+                              f"in the file name, e.g. esxcli-vm-ports-{next(iter(sorted(worlds)), 'WORLDID')}.txt{hint}")
+        item.params["world"] = listed[0]
+        notes.append(f"{item.rel}: the ports of world {listed[0]}"
+                     + (f" (VM {worlds[listed[0]]}, esxcli network vm list)" if listed[0] in worlds else ""))
 
 
 def _place_guest(group: str, items: list[Found], vm_by_mac: dict[str, str], same_vm: dict[str, str],

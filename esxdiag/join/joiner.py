@@ -10,7 +10,7 @@ from esxdiag.bundle import Bundle
 from esxdiag.join.cpu import cpu_from_esxtop, cpu_from_perf
 from esxdiag.join.facts import VmFacts, VnicFacts
 from esxdiag.join.guest import guest_side, guest_vnics
-from esxdiag.join.host import host_side, port_drop_symptoms
+from esxdiag.join.host import esxcli_port_list, host_side, port_drop_symptoms
 from esxdiag.join.readings import Reading, Readings
 from esxdiag.specs import ESXI, LINUX, WINDOWS
 from esxdiag.join.windowing import counter, window_seconds
@@ -36,7 +36,7 @@ class Joiner:
         out = []
         for target in self.bundle.targets:
             if target.kind == ESXI:
-                reading = self.r.first("net_stats_list", target.id)
+                reading = self.r.first("net_stats_list", target.id) or esxcli_port_list(self, target.id)
                 if reading:
                     out.append((target.id, reading))
         return out

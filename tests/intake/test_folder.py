@@ -187,3 +187,34 @@ def test_rx_queue_status_without_queue_numbers(seed_folder, kit):
     (seed_folder / "ring-status-2.txt").write_text((seed_folder / "ring-status.txt").read_text())
     proc = kit.run("analyze", seed_folder)
     assert proc.returncode == 2 and "name the rx queue in each file name" in proc.stderr
+
+
+# ---------------------------------------------------------------- issue 19 point 4: coverage states
+
+def test_a_capture_no_join_asked_for_that_does_not_parse_is_unparsed_never_read(seed_folder, kit):
+    (seed_folder / "vswitch.txt").write_text("Switch Name      Num Ports   Used Ports  Configured Ports  MTU     Uplinks\n"
+                                             "vSwitch0 nonsense\nmore nonsense here\nand more\n")
+    (seed_folder / "uplink-vmnic0.txt").write_text(
+        (kit.ROOT / "tests" / "fixtures" / "realworld" / "esxcli_nic_stats_vmnic0_cut_mark.txt").read_text())
+    doc = kit.analyze(seed_folder)
+    by_file = {c["file"]: c for c in doc["coverage"] if c["file"]}
+    assert by_file["vswitch.txt"]["status"] == "unparsed" and "(line 2)" in by_file["vswitch.txt"]["why"]
+    assert by_file["uplink-vmnic0.txt"]["status"] == "partial"
+    assert by_file["uplink-vmnic0.txt"]["warnings"][0].startswith("line 14: cut mark '...'")
+    assert by_file["esxtop.csv"]["status"] == "partial"  # its warning: no Vcpu instances
+    assert by_file["rxSummary-before.txt"]["status"] == "read"
+    assert not {c["status"] for c in doc["coverage"]} - {"read", "partial", "unparsed", "not-collected"}
+
+
+def test_esxcli_vm_list_and_the_port_list_of_one_vm_find_that_vm(tmp_path, kit):
+    folder = tmp_path / "host"
+    folder.mkdir()
+    shutil.copy(kit.ROOT / "tests" / "fixtures" / "host" / "esxcli_vm_list_rayd62.txt", folder / "vm-list.txt")
+    shutil.copy(kit.ROOT / "tests" / "fixtures" / "host" / "esxcli_vm_port_list_rayd62_2178744.txt",
+                folder / "ports-2178744.txt")
+    doc = kit.analyze(folder)
+    (vm,) = doc["vms"]
+    assert vm["name"] == "Site1_GW" and [n["port"] for n in vm["vnics"]] == [33554578, 33554579]
+    assert [n["mac"] for n in vm["vnics"]] == ["00:0c:29:47:03:dc", "00:0c:29:47:03:d2"]
+    assert "No VM found" not in " ".join(doc["notes"])
+    assert "ports-2178744.txt: the ports of world 2178744 (VM Site1_GW" in " ".join(doc["notes"])
