@@ -41,6 +41,7 @@ World ID  Name               Num Ports  Networks
 @parser("esxcli-vm-list", about="esxcli network vm list: VM world IDs, port counts and networks",
         sniff=first_line(r"^\s*World ID\s+Name\s+Num Ports\s+Networks"), sample=_VM_LIST_SAMPLE)
 def parse_vm_list(text: str) -> EsxcliVmList:
+    text, warnings = drop_cut_line(text)
     lines = text.splitlines()
     ruler_at = next((i for i, line in enumerate(lines) if _RULER.match(line)), None)
     if ruler_at is None:
@@ -55,7 +56,6 @@ def parse_vm_list(text: str) -> EsxcliVmList:
     if header != wanted:
         raise ParseError(f"header {header} is not {wanted}: not esxcli network vm list", line=ruler_at)
     vms: list[EsxcliVm] = []
-    warnings: list[str] = []
     skipped = Skipped(warnings)
     for number, line in enumerate(lines[ruler_at + 1:], ruler_at + 2):
         if not line.strip() or skipped.cut_mark(number, line):
@@ -98,6 +98,8 @@ class EsxcliVmPorts:
     warnings: tuple[str, ...] = ()
 
 
+PORT_KEYS = ("Port ID", "vSwitch", "Portgroup", "DVPort ID", "MAC Address", "IP Address", "Team Uplink",
+             "Uplink Port ID", "Active Filters")  # formats.md 3.4, in their printed order
 _VM_PORTS_SAMPLE = """\
    Port ID: 33554578
    vSwitch: vSwitch0
@@ -116,7 +118,7 @@ _VM_PORTS_SAMPLE = """\
 def parse_vm_ports(text: str) -> EsxcliVmPorts:
     blocks: list[tuple[int, dict[str, str]]] = []
     current: dict[str, str] | None = None
-    warnings: list[str] = []
+    text, warnings = drop_cut_line(text)
     skipped = Skipped(warnings)
     for number, line in enumerate(text.splitlines(), 1):
         if skipped.cut_mark(number, line):  # the lines after it may still belong to the same port
@@ -139,6 +141,12 @@ def parse_vm_ports(text: str) -> EsxcliVmPorts:
     skipped.check(sum(len(fields) for _, fields in blocks))
     if not blocks:
         raise NoData("esxcli network vm port list printed no ports")
+    line, last = blocks[-1]
+    printed = {key for _, fields in blocks[:-1] for key in fields} or set(PORT_KEYS)  # what the others hold
+    missing = [key for key in PORT_KEYS if key in printed and key not in last]
+    if missing and list(last)[-1] in PORT_KEYS[:-1]:  # it stops on a key esxcli prints others after
+        warnings.append(f"the last port record (line {line}) stops without {', '.join(missing[:3])}"
+                        f"{' ...' if len(missing) > 3 else ''}: the capture may be cut")
     return EsxcliVmPorts(tuple(_port(fields, number) for number, fields in blocks), tuple(warnings))
 
 
@@ -177,17 +185,16 @@ class EsxcliNicStats:
     warnings: tuple[str, ...] = ()
 
 
-_NIC_STATS_SAMPLE = """\
-NIC statistics for vmnic9
-   Packets received: 0
-   Packets sent: 0
-   Bytes received: 5271156
-   Bytes sent: 39259722
-   Receive packets dropped: 0
-   Transmit packets dropped: 0
-   Total receive errors: 0
-   Receive missed errors: 0
-"""
+# the counters in the order esxcli prints them (formats.md 3.5): a whole output ends with the last
+NIC_STATS_KEYS = (
+    "Packets received", "Packets sent", "Bytes received", "Bytes sent", "Receive packets dropped",
+    "Transmit packets dropped", "Multicast packets received", "Broadcast packets received", "Multicast packets sent",
+    "Broadcast packets sent", "Total receive errors", "Receive length errors", "Receive over errors",
+    "Receive CRC errors", "Receive frame errors", "Receive FIFO errors", "Receive missed errors",
+    "Total transmit errors", "Transmit aborted errors", "Transmit carrier errors", "Transmit FIFO errors",
+    "Transmit heartbeat errors", "Transmit window errors")
+_NIC_STATS_SAMPLE = "NIC statistics for vmnic9\n" + "".join(
+    f"   {key}: {value}\n" for key, value in zip(NIC_STATS_KEYS, (0, 0, 5271156, 39259722) + (0,) * 19))
 
 
 @parser("esxcli-nic-stats", about="esxcli network nic stats get -n VMNIC: physical uplink counters",
@@ -217,4 +224,9 @@ def parse_nic_stats(text: str) -> EsxcliNicStats:
     skipped.check(len(counters) + (name is not None))
     if not counters:
         raise NoData(f"no NIC counters{f' for {name}' if name else ''}")
+    last = list(counters)[-1]
+    if name is not None and last in NIC_STATS_KEYS[:-1]:  # a whole output (its title line) ends with the last key
+        after = NIC_STATS_KEYS[NIC_STATS_KEYS.index(last) + 1:]
+        warnings.append(f"the counters stop after {last!r} ({', '.join(after[:2])}{' ...' if len(after) > 2 else ''} "
+                        "missing): the capture may be cut")
     return EsxcliNicStats(name, counters, tuple(warnings))

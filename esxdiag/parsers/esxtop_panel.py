@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from esxdiag.errors import NoData, ParseError
-from esxdiag.parsers.cuts import Skipped
+from esxdiag.parsers.cuts import Skipped, drop_cut_line
 from esxdiag.parsers.registry import parser
 
 
@@ -50,13 +50,14 @@ _SAMPLE = """\
 def parse_cpu_panel(text: str) -> CpuPanel:
     """The interactive esxtop CPU screen as pasted: ``ID GID NAME NWLD %USED ... %SWPWT`` then one
     row per group; NAME may contain spaces, so a row is anchored on the numbers at both ends."""
+    text, warnings = drop_cut_line(text)
     lines = text.splitlines()
     start = next((n for n, line in enumerate(lines) if _PANEL_HEADER.fullmatch(line.rstrip())), None)
     if start is None:
         raise ParseError("no esxtop CPU panel header (ID GID NAME NWLD %USED ...)")
     labels = lines[start].split()[4:]
     groups = []
-    warnings: list[str] = []  # lines above the header are esxtop's own summary (uptime, PCPU USED): not read
+    # lines above the header are esxtop's own summary (uptime, PCPU USED): not read
     skipped = Skipped(warnings)
     for number, line in enumerate(lines[start + 1 :], start + 2):
         if not line.strip() or skipped.cut_mark(number, line):

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 
 from esxdiag.errors import NoData, ParseError
-from esxdiag.parsers.cuts import Skipped
+from esxdiag.parsers.cuts import Skipped, drop_cut_line
 from esxdiag.parsers.jsontext import load_json
 from esxdiag.parsers.numbers import count, json_count
 from esxdiag.parsers.registry import first_line, parser
@@ -66,7 +66,7 @@ def parse_rings(text: str) -> EthtoolRings:
         raise NoData("empty ethtool -g output")
     if stripped[0] in "[{":
         return _rings_json(stripped)
-    warnings: list[str] = []
+    text, warnings = drop_cut_line(text)
     sections = {"max": Agreeing(warnings), "current": Agreeing(warnings)}
     extra: dict[str, str] = {}
     where = None
@@ -98,6 +98,11 @@ def parse_rings(text: str) -> EthtoolRings:
     skipped.check(read)
     if not all("rx" in s or "rx" in s.ambiguous for s in sections.values()):
         raise ParseError("no 'Pre-set maximums:' and 'Current hardware settings:' RX lines: not ethtool -g output")
+    cut = [key for key, field in _RING_KEYS.items() if field in sections["max"] and field not in sections["current"]
+           and field not in sections["current"].ambiguous]
+    if cut:
+        warnings.append(f"'Current hardware settings:' has no {', '.join(cut)} line where 'Pre-set maximums:' has "
+                        "one: the capture may be cut")
     netlink = bool(extra) or any(v is None for s in sections.values() for v in s.values())
     return EthtoolRings(RingSet(**_fill(sections["max"])), RingSet(**_fill(sections["current"])), extra,
                         "netlink" if netlink else "ioctl", tuple(warnings))
@@ -163,7 +168,7 @@ supports-priv-flags: no
 def parse_driver(text: str) -> EthtoolDriver:
     """``ethtool -i``. Debian 7's in-tree driver prints no ``version:`` line: version is None."""
     fields: dict[str, str] = {}
-    warnings: list[str] = []
+    text, warnings = drop_cut_line(text)
     skipped = Skipped(warnings)
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip() or skipped.cut_mark(n, line):

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 
 from esxdiag.errors import NoData, ParseError
-from esxdiag.parsers.cuts import Skipped
+from esxdiag.parsers.cuts import Skipped, drop_cut_line
 from esxdiag.parsers.numbers import count, is_count
 from esxdiag.parsers.registry import all_lines, lines, parser
 
@@ -68,7 +68,7 @@ def parse_ip_link(text: str) -> IpLinks:
     ``ip -s [-s] link`` (RX/TX bytes, packets, errors, dropped, missed per interface) and
     ``ip address`` (its inet/inet6 addresses) are read too."""
     records: list[tuple[int, list[tuple[int, str]]]] = []  # (line, parts): joined once, += on a str is quadratic
-    warnings: list[str] = []
+    text, warnings = drop_cut_line(text)
     skipped = Skipped(warnings)
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip() or skipped.cut_mark(n, line):
@@ -221,7 +221,7 @@ def parse_ring_persistence(text: str) -> RingPersistence:
     empty output is a real answer - grep found nothing, i.e. nothing makes ring sizes
     persistent - so it returns ``hits=()`` instead of raising NoData."""
     hits = []
-    warnings: list[str] = []
+    text, warnings = drop_cut_line(text)
     skipped = Skipped(warnings)
     for n, raw in enumerate(text.splitlines(), 1):
         if not raw.strip() or raw.startswith("grep: ") or skipped.cut_mark(n, raw):

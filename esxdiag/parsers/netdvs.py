@@ -33,7 +33,7 @@ import re
 from dataclasses import dataclass, field
 
 from esxdiag.errors import NoData, ParseError
-from esxdiag.parsers.cuts import Skipped
+from esxdiag.parsers.cuts import Skipped, drop_cut_line
 from esxdiag.parsers.numbers import count
 from esxdiag.parsers.registry import first_line, parser
 
@@ -160,7 +160,7 @@ def parse_net_dvs(text: str) -> NetDvsList:
     port: dict | None = None
     prop: tuple[str, str | None, list[tuple[int, str]], int] | None = None  # open property: name, value, items, line
     closed = True  # the open property ended with its propType line
-    warnings: list[str] = []
+    text, warnings = drop_cut_line(text)
     skipped, read = Skipped(warnings), 0
 
     def flush() -> None:

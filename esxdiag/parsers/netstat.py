@@ -195,9 +195,13 @@ def _netstat_s(text: str) -> NetstatCounters:
              else texts for field, (_, texts) in _FIELDS.items()}
     names = {f: tuple(k.removeprefix(": ") for k in keys) for f, keys in names.items()}
     record = _typed(counters, names, "netstat", tuple(notes))
-    if "TcpExt" in seen_sections and not elided:
+    if "TcpExt" in seen_sections and section == "TcpExt" and not elided:
+        notes.append("TcpExt is the last section (net-tools prints IpExt after it): the capture may be cut "
+                     "there, so a TcpExt counter it does not show is unknown, not 0")
+        record = dataclasses.replace(record, warnings=tuple(notes))
+    elif "TcpExt" in seen_sections and not elided:
         # net-tools prints TcpExt counters only when non-zero (opt_number / unknown entries in
-        # statistics.c printval), so inside a whole TcpExt section a missing counter is 0
+        # statistics.c printval), so inside a whole TcpExt section (IpExt follows) a missing counter is 0
         zeros = {f: 0 for f in _TCPEXT_FIELDS if getattr(record, f) is None and not ambiguous & set(names[f])}
         record = dataclasses.replace(record, **zeros)
     if all(getattr(record, f) is None for f in _FIELDS):

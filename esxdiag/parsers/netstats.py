@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from esxdiag.errors import NoData, ParseError
-from esxdiag.parsers.cuts import Skipped
+from esxdiag.parsers.cuts import Skipped, drop_cut_line
 from esxdiag.parsers.jsontext import load_json
 from esxdiag.parsers.numbers import is_count, json_count
 from esxdiag.parsers.registry import first_line, parser
@@ -75,10 +75,12 @@ PortNum          Type SubType SwitchName       MACAddress         ClientName
         sniff=first_line(r"^\s*PortNum\s+Type\s+SubType\s+SwitchName\s+MACAddress\s+ClientName"),
         sample=_LIST_SAMPLE)
 def parse_net_stats_list(text: str) -> NetStatsList:
+    text, warnings = drop_cut_line(text)
     rows = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
     if not rows:
+        if warnings:
+            raise ParseError(warnings[0])
         raise NoData("empty net-stats -l output")
-    warnings: list[str] = []
     if tuple(rows[0][1].split()) == HEADER:
         rows = rows[1:]
     else:
@@ -182,7 +184,7 @@ def parse_net_stats_json(text: str) -> NetStatsSample:
 
 
 def _check_counts(value: object, where: str) -> None:
-    """Integers in a port (sizes, counts, ids) are never negative."""
+    """Numbers in a port (sizes, counts, ids, rates, percentages) are never negative."""
     if isinstance(value, dict):
         for key, item in value.items():
             _check_counts(item, f"{where}.{key}")
@@ -191,6 +193,8 @@ def _check_counts(value: object, where: str) -> None:
             _check_counts(item, where)
     elif isinstance(value, int) and not isinstance(value, bool) and not json_count(value):
         raise ParseError(f"{where} is {value}: not a non-negative integer")
+    elif isinstance(value, float) and value < 0:
+        raise ParseError(f"{where} is {value}: a rate or percentage is never negative")
 
 
 def _object(pairs: list[tuple[str, object]], duplicates: list[str]) -> dict:

@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass, field
 
 from esxdiag.errors import NoData, ParseError
-from esxdiag.parsers.cuts import Skipped
+from esxdiag.parsers.cuts import Skipped, drop_cut_line
 from esxdiag.parsers.jsontext import load_json
 from esxdiag.parsers.numbers import count
 from esxdiag.parsers.pwsh_table import is_table, read_table
@@ -32,9 +32,15 @@ class Records:
 
 
 def read_records(text: str, command: str = "the command") -> Records:
-    """``command``: the cmdlet that printed ``text``, named in the re-capture advice."""
+    """``command``: the cmdlet that printed ``text``, named in the re-capture advice. A last line
+    without a line end (a capture cut short) is not read, with a warning; JSON shows a cut itself."""
+    cut: list[str] = []
+    if text.lstrip("\ufeff \t\r\n")[:1] not in ("[", "{"):
+        text, cut = drop_cut_line(text)
     body = text.lstrip("\ufeff").strip()
     if not body:
+        if cut:
+            raise ParseError(cut[0])
         raise NoData("empty PowerShell output")
     lines = body.splitlines()
     ruler = is_table(lines)
@@ -42,14 +48,14 @@ def read_records(text: str, command: str = "the command") -> Records:
         rows = read_table(lines, ruler, _leading_lines(text), f"{command} | Format-List *")
         if not rows:
             raise NoData("PowerShell table with a header and no rows")
-        records = Records([], "table")
+        records = Records([], "table", cut)
         for n, row in enumerate(rows, 1):
             record = _Record(records.warnings, f"row {n}")
             for key, value in row.items():
                 record.set(key, _list_value(value) if value else None)
             records.items.append(dict(record))
         return records
-    records = Records([], "list")
+    records = Records([], "list", cut)
     if body[0] in "[{":
         records.source = "json"
         records.items = _json_records(body, records.warnings)

@@ -264,7 +264,7 @@ def parse_clientstats(text: str) -> ClientStats:
 def parse_ls(text: str) -> VsishListing:
     entries: list[str] = []
     directories: list[str] = []
-    warnings: list[str] = []
+    text, warnings = drop_cut_line(text)
     skipped = Skipped(warnings)
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()

@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass
 
 from esxdiag.errors import NoData, ParseError
-from esxdiag.parsers.cuts import Skipped
+from esxdiag.parsers.cuts import Skipped, drop_cut_line
 from esxdiag.parsers.numbers import is_count
 from esxdiag.parsers.registry import first_line, parser
 
@@ -115,7 +115,7 @@ Compute_VDS      1536        10          512               1500    vmnic0
         sample=_SAMPLE)
 def parse_vswitch_list(text: str) -> VSwitchList:
     switches: list[dict] = []
-    warnings: list[str] = []
+    text, warnings = drop_cut_line(text)
     skipped, read = Skipped(warnings), 0
     table = None  # which header the rows below belong to
     for number, raw in enumerate(text.splitlines(), 1):

@@ -9,7 +9,6 @@ import re
 from dataclasses import dataclass
 
 from esxdiag.errors import ParseError
-from esxdiag.parsers.cuts import drop_cut_line
 from esxdiag.parsers.pwsh import Value, counter, need, raw_text, read_records, unique
 from esxdiag.parsers.registry import parser, win
 
@@ -235,10 +234,7 @@ _STATS_TABLE = win("ReceivedBytes", "ReceivedUnicastPackets", "SentBytes")  # th
 @parser("win-stats", about="Get-NetAdapterStatistics | Format-List *: received discarded packets and errors",
         sniff=lambda head: win("ReceivedDiscardedPackets")(head) or _STATS_TABLE(head), sample=_STATS_SAMPLE)
 def parse_stats(text: str) -> WinStats:
-    is_json = text.lstrip("\ufeff \t\r\n")[:1] in ("[", "{")  # a cut JSON text fails to decode anyway
-    text, cut = (text, []) if is_json else drop_cut_line(text)
-    found = read_records(text, "Get-NetAdapterStatistics")
-    found.warnings[:0] = cut
+    found = read_records(text, "Get-NetAdapterStatistics")  # a last line without a line end is not read
     need(found.items, ("Name",), "Get-NetAdapterStatistics")
     if not any(k in r for r in found.items for k in _STAT_KEYS):
         raise ParseError("no ReceivedBytes/ReceivedDiscardedPackets/... property: not Get-NetAdapterStatistics "

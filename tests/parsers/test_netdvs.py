@@ -115,12 +115,12 @@ def test_crafted_long_lines_are_read_without_backtracking():
     """Lines a regex would backtrack on (many `` (`` or spaces): string operations read them once
     (the fuzz suite, tests/fuzz, bounds the time per input)."""
     with pytest.raises(ParseError, match="expected a 'switch ID"):
-        parse_net_dvs("switch " + " (a" * 200_000)
+        parse_net_dvs("switch " + " (a" * 200_000 + "\n")
     (dvs,) = parse_net_dvs("switch x (etherswitch)\n global properties:\n  com.vmware.common.alias = "
-                           + " " * 400_000 + "x").switches
+                           + " " * 400_000 + "x\n").switches
     assert dvs.name == "x"
     (dvs,) = parse_net_dvs("switch x (etherswitch)\n global properties:\n  com.vmware.common.alias = "
-                           + ", propType = " * 50_000).switches
+                           + ", propType = " * 50_000 + "\n").switches
     assert dvs.name.startswith(", propType =")
 
 
