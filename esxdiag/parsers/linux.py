@@ -150,10 +150,15 @@ def _stats_and_addresses(name: str, parts: list[tuple[int, str]], warnings: list
         if label is not None:
             names = [_STAT_NAMES.get(word, word) for word in part[len(label):].split()]
             values = parts[i + 1][1].split() if i + 1 < len(parts) else []
-            if len(values) != len(names) or not all(v.isdigit() for v in values):
+            if len(values) != len(names):
                 warnings.append(f"line {n}: {name} {label} header without its counter line under it (capture cut?): "
                                 f"its {_STATS[label].replace('_', ' ')} counters are not read")
                 i += 1
+                continue
+            if not all(v.isascii() and v.isdigit() for v in values):
+                warnings.append(f"line {parts[i + 1][0]}: {name} {label} counters {' '.join(values)[:60]!r} are not "
+                                "all non-negative integers: not read")
+                i += 2
                 continue
             stats[_STATS[label]] = {k: count(v, f"{name} {label} {k}", parts[i + 1][0]) for k, v in zip(names, values)}
             i += 2

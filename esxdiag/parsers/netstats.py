@@ -17,6 +17,7 @@ _MAC = re.compile(r"^[0-9A-Fa-f]{2}([:-])[0-9A-Fa-f]{2}(\1[0-9A-Fa-f]{2}){4}$")
 _VNIC_SUFFIX = re.compile(r"^(?P<vm>.+)\.eth(?P<n>[0-9]{1,9})$")
 # keys whose values are names, never booleans, even when a VM or device is called "true"
 _NAME_KEYS = frozenset({"name", "switch", "devname", "mac", "hostname"})
+_INTEGER_KEYS = frozenset({"id", "ring1sz", "ring2sz"})  # printed as integers; the rest are often rates (0.0)
 
 
 @dataclass(frozen=True)
@@ -193,6 +194,8 @@ def _check_counts(value: object, where: str) -> None:
             _check_counts(item, where)
     elif isinstance(value, int) and not isinstance(value, bool) and not json_count(value):
         raise ParseError(f"{where} is {value}: not a non-negative integer")
+    elif isinstance(value, float) and where.rpartition(".")[2] in _INTEGER_KEYS:
+        raise ParseError(f"{where} is {value}: a size or count is an integer")
     elif isinstance(value, float) and value < 0:
         raise ParseError(f"{where} is {value}: a rate or percentage is never negative")
 

@@ -186,6 +186,10 @@ def _check_repeat(key: str, first_seen: dict[str, int], number: int) -> None:
 
 
 def _require_any(node: VsishNode, keys: tuple[str, ...], what: str) -> None:
+    """One of the node's own counters is there; none of them is printed with a value that is not a count."""
+    for key in keys:
+        if key in node.texts:
+            raise ParseError(f"counter {key!r} is {node.texts[key][:40]!r}: not a non-negative integer")
     if not any(k in node.counters for k in keys):
         shown = node.title or ", ".join(list(node.counters)[:3])
         raise ParseError(f"not {what}: none of {', '.join(repr(k) for k in keys)} in {shown!r}")
