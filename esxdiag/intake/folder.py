@@ -53,7 +53,7 @@ def infer(folder: Path, workdir: Path | None, archives: tuple[Path, ...] = ()) -
     if not found:
         raise IntakeError(f"{archives[0] if archives else folder}: no manifest.json and no recognisable captures"
                           + (f" ({'; '.join(f'{w}: {y}' for w, y in skipped[:5])})" if skipped else "")
-                          + " - see docs/bundle-format.md")
+                          + " - see `esxdiag help bundle-format`")
     targets = assign_targets(found, notes)
     window_s = order_samples(found, notes)
     manifest = {

@@ -68,8 +68,10 @@ def test_bundle_check_names_missing_files_and_misspelt_params(seed_folder, kit):
 def test_bundle_check_warns_when_a_file_holds_another_kind(seed_folder, kit):
     assert kit.run("bundle", "init", seed_folder).returncode == 0
     shutil.copy(seed_folder / "ethtool-g.txt", seed_folder / "ethtool-S-after.txt")
-    proc = kit.run("bundle", "check", seed_folder)
-    assert proc.returncode == 0 and "looks like ethtool-rings output, not ethtool-stats" in proc.stdout
+    proc = kit.run("bundle", "check", seed_folder)  # issue 19: it is parsed too, and does not parse: exit 2
+    assert proc.returncode == 2 and "looks like ethtool-rings output, not ethtool-stats" in proc.stdout
+    assert "defect: captures[" in proc.stdout and "ethtool-S-after.txt: not readable: this is ethtool -g/-i output" \
+        in proc.stdout
 
 
 def test_port_number_in_the_name_wins_and_unknown_port_is_an_error_naming_the_file(seed_folder, kit):
@@ -218,3 +220,52 @@ def test_esxcli_vm_list_and_the_port_list_of_one_vm_find_that_vm(tmp_path, kit):
     assert [n["mac"] for n in vm["vnics"]] == ["00:0c:29:47:03:dc", "00:0c:29:47:03:d2"]
     assert "No VM found" not in " ".join(doc["notes"])
     assert "ports-2178744.txt: the ports of world 2178744 (VM Site1_GW" in " ".join(doc["notes"])
+
+
+# ---------------------------------------------------------------- issue 19 point 5: bundle check
+
+def test_bundle_check_parses_every_capture_and_lists_every_defect_at_once(seed_folder, kit):
+    assert kit.run("bundle", "init", seed_folder).returncode == 0
+    (seed_folder / "rxSummary-before.txt").write_text("garbage\nmore garbage\n")
+    (seed_folder / "ethtool-g.txt").write_text("Ring parameters for eth0:\nnot a ring line\nnor this\n")
+    (seed_folder / "clientStats-after.txt").unlink()
+    proc = kit.run("bundle", "check", seed_folder)
+    assert proc.returncode == 2, proc.stdout
+    defects = [line for line in proc.stdout.splitlines() if line.startswith("defect: ")]
+    assert len(defects) == 3, proc.stdout
+    assert any("clientStats-after.txt is listed but missing" in d for d in defects)
+    assert any("(vsish-rxsummary) rxSummary-before.txt: not readable: "
+               "not a vsish 'label:value' line: 'garbage'" in d and "(line 1)" in d for d in defects)
+    assert any("(ethtool-rings) ethtool-g.txt: not readable:" in d for d in defects)
+    assert "3 defects" in proc.stdout and "esxdiag help bundle-format" in proc.stdout
+
+
+def test_bundle_check_lists_partial_captures_without_failing(seed_folder, kit):
+    shutil.copy(kit.ROOT / "tests" / "fixtures" / "realworld" / "esxcli_nic_stats_vmnic0_cut_mark.txt",
+                seed_folder / "uplink-vmnic0.txt")
+    assert kit.run("bundle", "init", seed_folder).returncode == 0
+    proc = kit.run("bundle", "check", seed_folder)
+    assert proc.returncode == 0, proc.stdout
+    assert "partial: " in proc.stdout and "uplink-vmnic0.txt: line 14: cut mark '...'" in proc.stdout
+
+
+def test_bundle_check_points_a_folder_without_a_manifest_at_bundle_init(seed_folder, kit):
+    proc = kit.run("bundle", "check", seed_folder)
+    assert proc.returncode == 2
+    assert f"no manifest.json: `esxdiag analyze {seed_folder}` reads it as a folder of captures" in proc.stdout
+    assert f"run `esxdiag bundle init {seed_folder}`" in proc.stdout
+    assert not (seed_folder / "manifest.json").exists() and not (seed_folder / ".esxdiag-derived").exists()
+
+
+def test_the_documentation_messages_cite_is_installed_with_the_package(kit, tmp_path):
+    from importlib import resources
+
+    for topic in ("bundle-format", "report-schema", "fleet-scan", "parsers"):
+        assert resources.files("esxdiag.docs").joinpath(f"{topic}.md").is_file(), topic
+    proc = kit.run("help", "bundle-format", cwd=tmp_path)  # not from the source tree
+    assert proc.returncode == 0 and proc.stdout.startswith("# Bundle format")
+    cited = [p for p in (kit.ROOT / "esxdiag").rglob("*.py") if "docs/bundle-format.md" in p.read_text()
+             and "raise" in p.read_text().split("docs/bundle-format.md")[0][-400:]]
+    assert not cited, cited
+    missing = kit.run("analyze", tmp_path)
+    assert missing.returncode == 2 and "esxdiag help bundle-format" in missing.stderr
