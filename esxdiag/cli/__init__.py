@@ -34,8 +34,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except EsxdiagError as exc:
-        print(f"esxdiag: {safe_text(exc.one_line())}", file=sys.stderr)
+    except EsxdiagError as exc:  # one line; a list of questions (esxdiag.intake.found.Questions) one per line
+        for n, line in enumerate(exc.one_line().split("\n")):
+            print(f"{'esxdiag: ' if n == 0 else ''}{safe_text(line)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("esxdiag: interrupted", file=sys.stderr)

@@ -60,7 +60,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     bundle = Bundle.load(args.dir)  # field defects raise: exit 2 naming the field
     defects, warnings, partial = [], [], []
     for index, cap in enumerate(bundle.captures):
-        where = f"captures[{index}] ({cap.spec})"
+        where = f"captures[{index}] ({kind_words(cap.spec)})"
         if cap.file is None:
             continue
         path = cap.path

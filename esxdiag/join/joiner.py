@@ -192,7 +192,7 @@ class Joiner:
             missing.append("host port list (net-stats -l): " + (
                 f"could not be collected ({failed.error_kind}: {failed.error})" if failed
                 else "host captures were not collected"))
-        guest_facts = guest_side(self, guest, mac, missing, vmxnet3, nic.get("guest_interface"))
+        guest_facts = guest_side(self, guest, mac, missing, vmxnet3, nic.get("guest_interface"), vnic_count == 1)
         symptoms = port_drop_symptoms(self.esxtop_for(vm), self.perf_for(vm), port, nic, vnic_count)
         notes = list(host["notes"]) + list(guest_facts["notes"]) + self._switch_mtu_note(target_id, port, guest_facts)
         ring1, ring2, size_source = ring_sizes(host, notes)

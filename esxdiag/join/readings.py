@@ -13,7 +13,7 @@ from typing import Any
 
 from esxdiag.bundle import Bundle, Capture
 from esxdiag.errors import NoData, ParseError
-from esxdiag.parsers import parse_file
+from esxdiag.parsers import PARSERS, parse_file
 from esxdiag.result import CoverageItem
 from esxdiag.specs import SPECS
 
@@ -31,11 +31,14 @@ class Reading:
 
 
 def describe(cap: Capture) -> str:
+    """The capture's name (its `esxdiag parse` kind when the spec is that kind's name, the spec
+    otherwise: one spelling per name), parameters, sample and what it holds."""
     spec = SPECS[cap.spec]
-    label = spec.about or cap.spec
+    name = spec.parser if spec.parser.replace("-", "_") == cap.spec else cap.spec
+    label = spec.about or PARSERS[spec.parser].about
     params = ", ".join(f"{k} {v}" for k, v in sorted(cap.params.items()))
     when = {0: " (window start)", 1: " (window end)"}.get(cap.sample, f" (sample {cap.sample})" if cap.sample else "")
-    return f"{cap.spec}{' ' + params if params else ''}{when}: {label}"
+    return f"{name}{' ' + params if params else ''}{when}: {label}"
 
 
 class Readings:

@@ -78,7 +78,9 @@ def test_port_number_in_the_name_wins_and_unknown_port_is_an_error_naming_the_fi
     for name in ("ethtool-P.txt", "ip-o-link.txt"):  # no guest MAC: two vmxnet3 ports fit
         (seed_folder / name).unlink()
     proc = kit.run("analyze", seed_folder, "--format", "json")
-    assert proc.returncode == 2 and "which port" in proc.stderr and "33554465 (iperf-test2)" in proc.stderr
+    assert proc.returncode == 2 and "which vNIC port is this vsish-rxsummary capture of" in proc.stderr
+    assert "rename it to rxSummary-after-33554464.txt (iperf-test1) or rxSummary-after-33554465.txt (iperf-test2)" \
+        in proc.stderr
     for name in ("rxSummary", "clientStats"):
         for when in ("before", "after"):
             (seed_folder / f"{name}-{when}.txt").rename(seed_folder / f"{name}-33554464-{when}.txt")
@@ -105,7 +107,8 @@ def test_same_mtime_and_no_name_hint_is_an_error(seed_folder, kit):
     for name in ("rx a.txt", "rx b.txt"):
         os.utime(seed_folder / name, (1_500_000_000, 1_500_000_000))
     proc = kit.run("analyze", seed_folder)
-    assert proc.returncode == 2 and "rx a.txt, rx b.txt: cannot tell which was taken first" in proc.stderr
+    assert proc.returncode == 2 and "rx a.txt, rx b.txt: which vsish-rxsummary capture was taken first?" in proc.stderr
+    assert "rx a.txt -> rx a-before.txt, rx b.txt -> rx b-after.txt" in proc.stderr
 
 
 def test_trailing_numbers_and_s0_s1_order_samples(seed_folder, kit):
@@ -117,7 +120,7 @@ def test_trailing_numbers_and_s0_s1_order_samples(seed_folder, kit):
     nic = kit.vnic(doc, "iperf-test1")
     assert nic["metrics"]["ring1_full"]["delta"] == 1417 and nic["metrics"]["guest_oob"]["delta"] == 2074
     notes = " ".join(doc["notes"])
-    assert "file names (s0/s1) for vsish_rxsummary" in notes and "file names (trailing 1/2) for ethtool_stats" in notes
+    assert "file names (s0/s1) for vsish-rxsummary" in notes and "file names (trailing 1/2) for ethtool-stats" in notes
 
 
 def test_unknown_and_ambiguous_files_are_named(seed_folder, kit):
@@ -269,3 +272,84 @@ def test_the_documentation_messages_cite_is_installed_with_the_package(kit, tmp_
     assert not cited, cited
     missing = kit.run("analyze", tmp_path)
     assert missing.returncode == 2 and "esxdiag help bundle-format" in missing.stderr
+
+
+# ---------------------------------------------------------------- issue 19 point 6: every question at once
+
+def _natural_without_guest_macs(folder):
+    """The seed folder under the names of the issue, without ip -o link / ethtool -P (no guest MAC)."""
+    for name in ("ethtool-P.txt", "ip-o-link.txt"):
+        (folder / name).unlink()
+    for old, new in (("rxSummary-before.txt", "before-rxsummary.txt"), ("rxSummary-after.txt", "after-rxsummary.txt"),
+                     ("clientStats-before.txt", "clientstats-before.txt"),
+                     ("clientStats-after.txt", "clientstats-after.txt")):
+        (folder / old).rename(folder / new)
+
+
+def test_one_run_lists_every_file_it_cannot_place_with_the_rename_that_fixes_it(seed_folder, kit):
+    _natural_without_guest_macs(seed_folder)
+    proc = kit.run("analyze", seed_folder)
+    assert proc.returncode == 2
+    lines = proc.stderr.splitlines()
+    assert lines[0].startswith(f"esxdiag: {seed_folder}: 7 file(s) cannot be placed without guessing")
+    asked = sorted(line.strip().split(":")[0] for line in lines[1:])
+    assert asked == ["after-rxsummary.txt", "before-rxsummary.txt", "clientstats-after.txt", "clientstats-before.txt",
+                     "rxqueue0-status.txt", "rxqueue1-status.txt", "rxqueues-ls.txt"]
+    clientstats = next(line for line in lines if line.strip().startswith("clientstats-after.txt"))
+    assert "vsish-clientstats capture" in clientstats and "rxSummary" not in clientstats  # the hint fits the kind
+    assert "rename it to clientstats-after-33554464.txt (iperf-test1) or clientstats-after-33554465.txt" in clientstats
+    assert "vsish_" not in proc.stderr  # one spelling: the kind `esxdiag parse` takes
+    for line in lines[1:]:  # do what each line says (the first port): one rerun
+        name, rename = line.strip().split(":")[0], line.split("rename it to ")[1].split(" (")[0]
+        (seed_folder / name).rename(seed_folder / rename)
+    doc = kit.analyze(seed_folder)
+    nic = kit.vnic(doc, "iperf-test1")
+    assert nic["ring_verdict"] == "raise-ring1" and nic["guest_interface"] == "eth0"
+    commands = [c for r in nic["verdict"]["remediation"] for c in r["commands"]]
+    assert "ethtool -G eth0 rx 4096" in commands and not any("<iface>" in c for c in commands)
+    assert "the only interface the guest's ethtool captures are of" in json.dumps(doc["vms"][0]["findings"])
+
+
+def test_interface_and_order_questions_come_in_the_same_run(seed_folder, kit):
+    (seed_folder / "ip-o-link.txt").write_text(
+        "1: lo: <LOOPBACK,UP> mtu 65536 qdisc noqueue state UNKNOWN\\    link/loopback 00:00:00:00:00:00\n"
+        "2: eth0: <BROADCAST,UP> mtu 1500 qdisc mq state UP\\    link/ether 00:50:56:a6:55:f4 brd ff:ff:ff:ff:ff:ff\n"
+        "3: eth1: <BROADCAST,UP> mtu 1500 qdisc mq state UP\\    link/ether 00:50:56:a6:77:01 brd ff:ff:ff:ff:ff:ff\n")
+    (seed_folder / "ethtool-S-before.txt").rename(seed_folder / "stats a.txt")
+    (seed_folder / "ethtool-S-after.txt").rename(seed_folder / "stats b.txt")
+    for name in ("stats a.txt", "stats b.txt", "rxSummary-before.txt", "rxSummary-after.txt"):
+        os.utime(seed_folder / name, (1_500_000_000, 1_500_000_000))
+    (seed_folder / "rxSummary-before.txt").rename(seed_folder / "rx a.txt")
+    (seed_folder / "rxSummary-after.txt").rename(seed_folder / "rx b.txt")
+    proc = kit.run("analyze", seed_folder)
+    assert proc.returncode == 2
+    assert "stats a.txt: which interface is this ethtool-stats capture of? the guest has eth0, eth1: rename it to " \
+           "stats a-eth0.txt or stats a-eth1.txt" in proc.stderr
+    assert "rx a.txt, rx b.txt: which vsish-rxsummary capture was taken first?" in proc.stderr
+
+
+def test_a_guest_capture_is_tied_to_its_vnic_by_ip_when_its_mac_differs(seed_folder, kit):
+    """The guest's interface shows a MAC the host does not know (set inside the guest); the host's
+    esxcli port list gives the vNIC's IP, which the guest's ip address holds."""
+    for name in ("ethtool-P.txt", "ip-o-link.txt", "net-stats-l.txt"):
+        (seed_folder / name).unlink()
+    (seed_folder / "ip-addr.txt").write_text(
+        "2: ens192: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc mq state UP group default qlen 1000\n"
+        "    link/ether 02:aa:bb:cc:dd:ee brd ff:ff:ff:ff:ff:ff\n"
+        "    inet 10.20.0.15/24 brd 10.20.0.255 scope global ens192\n"
+        "       valid_lft forever preferred_lft forever\n")
+    (seed_folder / "ports-5572767.txt").write_text(
+        "   Port ID: 33554464\n   vSwitch: vSwitch0\n   Portgroup: VM Network\n   DVPort ID:\n"
+        "   MAC Address: 00:50:56:a6:55:f4\n   IP Address: 10.20.0.15\n   Team Uplink: vmnic0\n"
+        "   Uplink Port ID: 33554434\n   Active Filters:\n")
+    (seed_folder / "vm-list.txt").write_text("World ID  Name         Num Ports  Networks\n"
+                                             "--------  -----------  ---------  ----------\n"
+                                             " 5572767  iperf-test1          1  VM Network\n")
+    for path in seed_folder.glob("ethtool-*"):
+        path.write_text(path.read_text().replace("eth0", "ens192"))
+    for name in ("ethtool-S-before.txt", "ethtool-S-after.txt", "ethtool-g.txt", "ethtool-i.txt"):
+        (seed_folder / name).rename(seed_folder / name.replace(".txt", "-ens192.txt"))
+    doc = kit.analyze(seed_folder)
+    nic = kit.vnic(doc, "iperf-test1")
+    assert nic["guest_interface"] == "ens192" and nic["metrics"]["guest_oob"]["delta"] == 2074
+    assert "it holds 10.20.0.15, an IP address of the vNIC 00:50:56:a6:55:f4" in json.dumps(doc["vms"][0]["findings"])

@@ -86,4 +86,4 @@ def test_two_sosreports_alone_are_a_window_timed_by_their_dates(tmp_path, kit):
     nic = kit.vnic(doc, "iperf-test1")
     assert nic["guest_interface"] == "eth0"
     assert nic["metrics"]["guest_oob"]["delta"] == 2074 and nic["metrics"]["guest_oob"]["seconds"] == 60.0
-    assert "ethtool_rings: the latest of" in " ".join(doc["notes"])
+    assert "ethtool-rings: the latest of" in " ".join(doc["notes"])
