@@ -121,14 +121,15 @@ def _check_loose(folder: Path) -> int:
             manifest = infer(folder, workdir=Path(work)).manifest
         except IntakeError as exc:
             print(f"defect: {exc.one_line()}")
-            print(f"{folder}: no manifest.json, and its captures cannot all be placed: answer the above (rename "
-                  f"the files, or edit the manifest `esxdiag bundle init {folder}` writes); the bundle format: "
-                  "esxdiag help bundle-format")
+            print(f"{folder}: no manifest.json, and its captures cannot all be placed: rename the files as said "
+                  f"above, then run `esxdiag bundle init {folder}` (or write manifest.json by hand: "
+                  "esxdiag help bundle-format)")
             return EXIT_BAD_INPUT
     unused = manifest.get("unused_files") or ()
     for item in unused:
         print(f"warning: {item['file']}: not used ({item['why']})")
     print(f"{folder}: no manifest.json: `esxdiag analyze {folder}` reads it as a folder of captures "
-          f"({len(manifest['captures'])} captures and {len(manifest['targets'])} target(s) inferred); run `esxdiag bundle "
-          f"init {folder}` to write that manifest for review, then `esxdiag bundle check {folder}` again")
+          f"({len(manifest['captures'])} captures and {len(manifest['targets'])} target(s) inferred); "
+          f"run `esxdiag bundle init {folder}` to write that manifest for review, then `esxdiag bundle check "
+          f"{folder}` again")
     return EXIT_BAD_INPUT

@@ -33,8 +33,8 @@ class Questions(IntakeError):
 
     def __init__(self, folder: str, asked: list[str]):
         self.asked = asked
-        head = (f"{folder}: {len(asked)} file(s) cannot be placed without guessing; rename them as said (or run "
-                "`esxdiag bundle init` on a folder that can be placed and edit its manifest):")
+        head = (f"{folder}: {len(asked)} file(s) cannot be placed without guessing; rename each as said (or write "
+                "manifest.json by hand: esxdiag help bundle-format), then run again:")
         super().__init__("\n".join([head] + [f"  {question}" for question in asked]))
 
     def one_line(self) -> str:

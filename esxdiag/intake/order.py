@@ -63,7 +63,8 @@ def _keep_latest(found: list[Found], items: list[Found], names_list: str, notes:
     stated = [parse_time(i.ended) for i in items]
     if not all(stated) or len(set(stated)) != len(items):
         hint = ("name the rx queue in each file name: " + ", ".join(
-                    f"{i.rel} -> {renamed(i.rel, f'rxqueue{n}')}" for n, i in enumerate(sorted(items, key=lambda i: i.rel)))
+                    f"{i.rel} -> {renamed(i.rel, f'rxqueue{n}')}"
+                    for n, i in enumerate(sorted(items, key=lambda i: i.rel)))
                 if items[0].spec == "vsish_rxqueue_status" else
                 "one per machine: put each machine's captures in its own sub-folder")
         raise IntakeError(f"{names_list}: the same {kind(items[0].spec)} capture more than once ({hint})")

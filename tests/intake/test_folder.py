@@ -353,3 +353,10 @@ def test_a_guest_capture_is_tied_to_its_vnic_by_ip_when_its_mac_differs(seed_fol
     nic = kit.vnic(doc, "iperf-test1")
     assert nic["guest_interface"] == "ens192" and nic["metrics"]["guest_oob"]["delta"] == 2074
     assert "it holds 10.20.0.15, an IP address of the vNIC 00:50:56:a6:55:f4" in json.dumps(doc["vms"][0]["findings"])
+
+
+def test_bundle_check_on_a_folder_that_cannot_be_placed_lists_every_question(seed_folder, kit):
+    _natural_without_guest_macs(seed_folder)
+    proc = kit.run("bundle", "check", seed_folder)
+    assert proc.returncode == 2 and proc.stdout.startswith("defect: ")
+    assert proc.stdout.count("rename it to ") == 7 and f"then run `esxdiag bundle init {seed_folder}`" in proc.stdout
