@@ -59,7 +59,7 @@ def read_manifest(mpath: Path) -> Any:
         if not mpath.is_file():
             if mpath.exists() or mpath.is_symlink():
                 raise BundleError(f"{mpath}: not a regular file")
-            raise BundleError(f"{mpath}: missing (a bundle needs a manifest.json; see docs/bundle-format.md)")
+            raise BundleError(f"{mpath}: missing (a bundle needs a manifest.json: `esxdiag bundle init DIR` infers one for a folder of captures; `esxdiag help bundle-format` shows the format)")
         if not inside(mpath, mpath.parent):
             raise BundleError(f"{mpath}: a symlink out of the bundle")
         if mpath.stat().st_size > MANIFEST_MAX_BYTES:

@@ -31,7 +31,7 @@ def analyze(bundle_root: str | Path, thresholds: dict[str, float], bundle: Bundl
     bundle = bundle or Bundle.load(bundle_root)
     readings, facts = gathered or gather(bundle)
     coverage = readings.coverage()
-    held = list(dict.fromkeys(SPECS[c.spec].title for c in coverage if c.status == "collected" and c.spec in SPECS))
+    held = list(dict.fromkeys(SPECS[c.spec].title for c in coverage if c.used and c.spec in SPECS))
     vms = tuple(_vm_result(vm, thresholds, _failures(bundle, vm.name), held) for vm in facts)
     coverage += [item for vm in facts for item in _missing(vm)]
     coverage += [CoverageItem(f"{u['file']} (file not used)", "-", None, "unparsed", u["why"], u["file"])

@@ -7,6 +7,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 SCHEMA_VERSION = 1
+# A capture in the coverage: read (parsed, nothing skipped), partial (parsed with warnings: lines skipped,
+# values dropped or doubted), unparsed (why, line), no-data (ran, nothing to report), failed (not
+# captured), not-collected (an input the analysis wanted and no capture holds)
+COVERAGE_STATUSES = ("read", "partial", "unparsed", "no-data", "failed", "not-collected")
+USED_STATUSES = ("read", "partial")
 SEVERITIES = ("critical", "warning", "info")
 VERDICTS = (
     "raise-ring1", "raise-ring2", "cpu-limit-first", "cpu-contention-first", "at-max",
@@ -96,11 +101,16 @@ class CoverageItem:
     what: str  # human label: "vsish rxSummary, port 33554464 (start)"
     spec: str
     target: str | None
-    status: str  # collected, failed, not-collected, unparsed
+    status: str  # one of COVERAGE_STATUSES
     why: str | None = None
     file: str | None = None
     error_kind: str | None = None
-    warnings: tuple[str, ...] = ()  # what the parser dropped or doubted in a collected capture
+    warnings: tuple[str, ...] = ()  # what the parser skipped, dropped or doubted in a capture it read
+
+    @property
+    def used(self) -> bool:
+        """The capture was parsed and its records went into the analysis (wholly or in part)."""
+        return self.status in USED_STATUSES
 
 
 @dataclass(frozen=True)

@@ -165,9 +165,10 @@ def render_html(result: AnalysisResult, bundle_root: pathlib.Path | None = None,
             "charts": vm_charts(vm, result.thresholds),
             "vnics": [vnic_view(vm, vnic) for vnic in vm.vnics],
         })
-    gaps = [item for item in result.coverage if item.status != "collected"]
+    gaps = [item for item in result.coverage if not item.used]
     counts = {s: sum(1 for f in result.all_findings() if f.severity == s) for s in SEVERITIES}
     return env.get_template("report.html.j2").render(
         result=result, vms=vms, gaps=gaps, counts=counts, worst=result.worst_severity(),
         failed=(text.failed_headline(result) or "").removeprefix("RUN FAILED: "),  # the badge says it
-        collected=len(result.coverage) - len(gaps))
+        collected=len(result.coverage) - len(gaps),
+        partial=sum(1 for item in result.coverage if item.status == "partial"))

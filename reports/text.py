@@ -283,16 +283,18 @@ def render_text(result: AnalysisResult, width: int = 100, color: bool = False) -
     counts = Counter(f.severity for f in result.all_findings())
     out.lines.append("")
     out.line("Findings: " + ", ".join(f"{fmt(counts.get(s, 0))} {s}" for s in SEVERITIES))
-    gaps = [c for c in result.coverage if c.status != "collected"]
+    gaps = [c for c in result.coverage if not c.used]
     for gap in gaps:
         kind = f" ({gap.error_kind})" if gap.error_kind else ""
         target = f" on {gap.target}" if gap.target else ""
-        out.line(f"not collected: {gap.what}{target}: {gap.status}{kind}: {gap.why or 'no reason recorded'}")
+        head = "not collected" if gap.status in ("failed", "not-collected") else "not used"
+        out.line(f"{head}: {gap.what}{target}: {gap.status}{kind}: {gap.why or 'no reason recorded'}")
     for item in result.coverage:
         for warning in item.warnings:
             out.line(f"capture warning: {item.file or item.what}: {warning}")
-    collected = len(result.coverage) - len(gaps)
-    out.line(f"Coverage: {fmt(collected)} of {fmt(len(result.coverage))} inputs collected.")
+    partial = sum(1 for c in result.coverage if c.status == "partial")
+    out.line(f"Coverage: {fmt(len(result.coverage) - len(gaps))} of {fmt(len(result.coverage))} inputs read"
+             + (f" ({fmt(partial)} partial: lines skipped or values doubted, see the warnings)." if partial else "."))
     for note in result.notes:
         out.line(f"note: {note}")
     return "\n".join(out.lines) + "\n"

@@ -21,8 +21,8 @@ _VCPU = re.compile(r"^vmx-vcpu-(\d+)(?::.*)?$")
 
 
 def held_words(coverage) -> list[str]:
-    """What a (partial) bundle holds: the collected captures' kinds, in coverage order."""
-    return list(dict.fromkeys(SPECS[c.spec].title for c in coverage if c.status == "collected" and c.spec in SPECS))
+    """What a (partial) bundle holds: the kinds of the captures read (wholly or in part), in coverage order."""
+    return list(dict.fromkeys(SPECS[c.spec].title for c in coverage if c.used and c.spec in SPECS))
 
 
 def source_words(path: str | None) -> str | None:

@@ -9,12 +9,12 @@ import os
 import sys
 
 from esxdiag import __version__
-from esxdiag.cli import analyze, bundle, diff, live, scan
+from esxdiag.cli import analyze, bundle, diff, docs, live, scan
 from esxdiag.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, EsxdiagError
 from esxdiag.terminal import safe_text
 
 EXIT_INTERNAL = 70
-COMMANDS = (analyze, bundle, diff, live, scan)  # the order of `esxdiag --help`
+COMMANDS = (analyze, bundle, diff, live, scan, docs)  # the order of `esxdiag --help`
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,8 +34,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except EsxdiagError as exc:
-        print(f"esxdiag: {safe_text(exc.one_line())}", file=sys.stderr)
+    except EsxdiagError as exc:  # one line; a list of questions (esxdiag.intake.found.Questions) one per line
+        for n, line in enumerate(exc.one_line().split("\n")):
+            print(f"{'esxdiag: ' if n == 0 else ''}{safe_text(line)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("esxdiag: interrupted", file=sys.stderr)

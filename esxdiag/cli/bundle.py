@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import tempfile
 from pathlib import Path
 
 from esxdiag.bundle import MANIFEST, Bundle
 from esxdiag.errors import EXIT_BAD_INPUT, EXIT_OK, BundleError
 from esxdiag.intake.folder import infer
+from esxdiag.intake.found import IntakeError
+from esxdiag.join.readings import Readings
 from esxdiag.intake.sniff import sniff_file
 from esxdiag.specs import SPECS
 
@@ -22,7 +25,8 @@ def register(sub) -> None:
     init.add_argument("--force", action="store_true", help="replace an existing manifest.json")
     init.add_argument("--window", type=float, metavar="SECONDS", help="the window length, when it cannot be inferred")
     init.set_defaults(func=cmd_init)
-    check = bsub.add_parser("check", help="validate a bundle: fields, params, files; exit 2 on defects")
+    check = bsub.add_parser("check", help="validate a bundle: fields, params, files, and every capture parsed as "
+                            "analyze parses it; exit 2 listing every defect")
     check.add_argument("dir")
     check.set_defaults(func=cmd_check)
 
@@ -48,10 +52,15 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    """Every defect at once: the manifest's fields (a BundleError names the first), then each capture
+    listed and parsed with the code `analyze` uses; exit 2 when one is missing or unparseable."""
+    folder = Path(args.dir)
+    if folder.is_dir() and not (folder / MANIFEST).exists() and not (folder / MANIFEST).is_symlink():
+        return _check_loose(folder)
     bundle = Bundle.load(args.dir)  # field defects raise: exit 2 naming the field
-    defects, warnings = [], []
+    defects, warnings, partial = [], [], []
     for index, cap in enumerate(bundle.captures):
-        where = f"captures[{index}] ({cap.spec})"
+        where = f"captures[{index}] ({kind_words(cap.spec)})"
         if cap.file is None:
             continue
         path = cap.path
@@ -66,13 +75,61 @@ def cmd_check(args: argparse.Namespace) -> int:
     ids = {t.id for t in bundle.targets}
     defects += [f"captures[{i}]: target {c.target!r} is not in targets" for i, c in enumerate(bundle.captures)
                 if c.target not in ids]
+    _parse_every_capture(bundle, defects, warnings, partial)
     if bundle.window_s is None and not any(c.time for c in bundle.captures if c.sample is not None):
         warnings.append("no window_s and no capture times: rates per second cannot be computed")
-    for line in defects:
-        print(f"defect: {line}")
-    for line in warnings:
-        print(f"warning: {line}")
+    for kind, lines in (("defect", defects), ("warning", warnings), ("partial", partial)):
+        for line in lines:
+            print(f"{kind}: {line}")
     where = Path(args.dir) / MANIFEST
     print(f"{where}: {'DEFECTS' if defects else 'ok'} ({len(bundle.captures)} captures, {len(bundle.targets)} targets"
-          f", {len(defects)} defects, {len(warnings)} warnings)")
+          f", {len(defects)} defects, {len(warnings)} warnings, {len(partial)} partial captures)")
+    if defects:
+        print("the bundle format and what each spec holds: esxdiag help bundle-format")
     return EXIT_BAD_INPUT if defects else EXIT_OK
+
+
+def _parse_every_capture(bundle: Bundle, defects: list[str], warnings: list[str], partial: list[str]) -> None:
+    """Each capture through the readers `analyze` uses (esxdiag.join.readings): unparseable is a
+    defect naming file, line and why; no data a warning; read with warnings is listed as partial."""
+    index = {id(cap): i for i, cap in enumerate(bundle.captures)}
+    items = Readings(bundle).coverage()
+    for cap, item in zip(bundle.captures, items):
+        if not cap.file or cap.path is None or not cap.path.is_file():
+            continue
+        where = f"captures[{index[id(cap)]}] ({kind_words(cap.spec)}) {cap.file}"
+        if item.status == "unparsed":
+            defects.append(f"{where}: not readable: {item.why}")
+        elif item.status == "no-data":
+            warnings.append(f"{where}: no data: {item.why}")
+        elif item.status == "partial":
+            more = f" (and {len(item.warnings) - 1} more)" if len(item.warnings) > 1 else ""
+            partial.append(f"{where}: {item.warnings[0]}{more}")
+
+
+def kind_words(spec: str) -> str:
+    """A spec as the user sees it: the `esxdiag parse` kind, with the manifest's spec name beside it."""
+    kind = SPECS[spec].parser if spec in SPECS else spec
+    return kind if kind.replace("-", "_") == spec else f"{kind}, manifest spec {spec}"
+
+
+def _check_loose(folder: Path) -> int:
+    """A folder without manifest.json: what `bundle init` would infer (or every question it has),
+    and the command that writes the manifest."""
+    with tempfile.TemporaryDirectory(prefix="esxdiag-check-") as work:
+        try:
+            manifest = infer(folder, workdir=Path(work)).manifest
+        except IntakeError as exc:
+            print(f"defect: {exc.one_line()}")
+            print(f"{folder}: no manifest.json, and its captures cannot all be placed: rename the files as said "
+                  f"above, then run `esxdiag bundle init {folder}` (or write manifest.json by hand: "
+                  "esxdiag help bundle-format)")
+            return EXIT_BAD_INPUT
+    unused = manifest.get("unused_files") or ()
+    for item in unused:
+        print(f"warning: {item['file']}: not used ({item['why']})")
+    print(f"{folder}: no manifest.json: `esxdiag analyze {folder}` reads it as a folder of captures "
+          f"({len(manifest['captures'])} captures and {len(manifest['targets'])} target(s) inferred); "
+          f"run `esxdiag bundle init {folder}` to write that manifest for review, then `esxdiag bundle check "
+          f"{folder}` again")
+    return EXIT_BAD_INPUT

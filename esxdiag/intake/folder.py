@@ -9,7 +9,7 @@ from pathlib import Path
 
 from esxdiag.bundle import FORMAT_VERSION, MANIFEST, inside, slug
 from esxdiag.intake import sosreport, vmsupport
-from esxdiag.intake.found import Found, IntakeError, read_head
+from esxdiag.intake.found import Found, IntakeError, Questions, read_head
 from esxdiag.intake.order import order_samples
 from esxdiag.intake.sniff import netstat_spec, sniff_file, text_spec
 from esxdiag.intake.targets import assign_targets
@@ -53,9 +53,12 @@ def infer(folder: Path, workdir: Path | None, archives: tuple[Path, ...] = ()) -
     if not found:
         raise IntakeError(f"{archives[0] if archives else folder}: no manifest.json and no recognisable captures"
                           + (f" ({'; '.join(f'{w}: {y}' for w, y in skipped[:5])})" if skipped else "")
-                          + " - see docs/bundle-format.md")
-    targets = assign_targets(found, notes)
-    window_s = order_samples(found, notes)
+                          + " - see `esxdiag help bundle-format`")
+    asked: list[str] = []
+    targets = assign_targets(found, notes, asked)
+    window_s = order_samples(found, notes, asked)
+    if asked:  # every file that cannot be placed, in one run
+        raise Questions(str(archives[0] if archives else folder), asked)
     manifest = {
         "format_version": FORMAT_VERSION,
         "tool": "inferred by esxdiag from the folder's contents (review before relying on it)",

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from esxdiag.errors import BundleError
+from esxdiag.specs import SPECS
 
 
 @dataclass
@@ -25,6 +26,34 @@ class Found:
 
 class IntakeError(BundleError):
     """The folder cannot be turned into a bundle without guessing: the message says what to rename or add."""
+
+
+class Questions(IntakeError):
+    """Every file of a folder that cannot be placed, each with what fixes it, asked in one run."""
+
+    def __init__(self, folder: str, asked: list[str]):
+        self.asked = asked
+        head = (f"{folder}: {len(asked)} file(s) cannot be placed without guessing; rename each as said (or write "
+                "manifest.json by hand: esxdiag help bundle-format), then run again:")
+        super().__init__("\n".join([head] + [f"  {question}" for question in asked]))
+
+    def one_line(self) -> str:
+        return "\n".join(" ".join(line.split()) if n == 0 else "  " + " ".join(line.split())
+                         for n, line in enumerate(str(self).splitlines()))
+
+
+def kind(spec: str) -> str:
+    """The name a user types: the `esxdiag parse` kind of a spec (vsish_rxsummary -> vsish-rxsummary)."""
+    return SPECS[spec].parser if spec in SPECS else spec
+
+
+def renamed(rel: str, insert: str) -> str:
+    """``rel`` with ``-insert`` before its extension: after-rxsummary.txt -> after-rxsummary-33554464.txt."""
+    head, slash, name = rel.rpartition("/")
+    stem, dot, ext = name.rpartition(".")
+    if not dot or not stem:
+        stem, ext = name, ""
+    return f"{head}{slash}{stem}-{insert}{'.' + ext if ext else ''}"
 
 
 def under(prefix: str, rest: str) -> str:

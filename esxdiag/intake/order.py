@@ -12,14 +12,16 @@ from statistics import median
 
 from esxdiag.bundle import parse_time
 from esxdiag.intake import names
-from esxdiag.intake.found import Found, IntakeError
+from esxdiag.intake.found import Found, IntakeError, kind, renamed
 from esxdiag.parsers.pdh import parse_stamp
 from esxdiag.specs import SPECS
 
 _TAIL = 8 * 2**20
 
 
-def order_samples(found: list[Found], notes: list[str]) -> float | None:
+def order_samples(found: list[Found], notes: list[str], asked: list[str]) -> float | None:
+    """Sample numbers and the window length; a set whose order or choice cannot be told adds its
+    question to ``asked``."""
     sets: dict[tuple, list[Found]] = {}
     for item in found:
         sets.setdefault((item.target, item.spec, tuple(sorted(item.params.items()))), []).append(item)
@@ -27,16 +29,22 @@ def order_samples(found: list[Found], notes: list[str]) -> float | None:
     mtime_pairs: list[float] = []
     stated_pairs: list[float] = []
     for (_, spec, _), items in sorted(sets.items(), key=lambda kv: str(kv[0])):
-        if len(items) == 1:
-            continue
+        if len(items) == 1 or any(p not in i.params for i in items for p in SPECS[spec].params):
+            continue  # one capture; or captures not placed yet, whose question is already asked
         names_list = ", ".join(sorted(i.rel for i in items))
         if not SPECS[spec].sampled:
-            _keep_latest(found, items, names_list, notes)
+            try:
+                _keep_latest(found, items, names_list, notes)
+            except IntakeError as exc:
+                asked.append(str(exc))
             continue
         method, ordered = _order(items)
         if method is None:
-            raise IntakeError(f"{names_list}: cannot tell which was taken first (same name pattern, no time in "
-                              "them, same modification time): add -before/-after to the names")
+            renames = ", ".join(f"{i.rel} -> {renamed(i.rel, word)}" for i, word in
+                                zip(sorted(items, key=lambda i: i.rel), ("before", "after", "s2", "s3", "s4")))
+            asked.append(f"{names_list}: which {kind(spec)} capture was taken first? (same name pattern, no time in "
+                         f"them, same modification time): rename them in the order they were taken, e.g. {renames}")
+            continue
         for n, item in enumerate(ordered):
             item.sample = n
         used.setdefault(method, []).append(spec)
@@ -46,7 +54,7 @@ def order_samples(found: list[Found], notes: list[str]) -> float | None:
         if first and last and last > first:
             stated_pairs.append((last - first).total_seconds())
     for method, specs in used.items():
-        notes.append(f"sample order inferred from {method} for {', '.join(sorted(set(specs)))}")
+        notes.append(f"sample order inferred from {method} for {', '.join(sorted({kind(s) for s in specs}))}")
     return _window(found, stated_pairs, mtime_pairs, notes)
 
 
@@ -54,15 +62,17 @@ def _keep_latest(found: list[Found], items: list[Found], names_list: str, notes:
     """A one-shot capture taken twice (two sosreports of one guest): the latest, if their times say so."""
     stated = [parse_time(i.ended) for i in items]
     if not all(stated) or len(set(stated)) != len(items):
-        hint = ("name the rx queue in each file name (rxqueue0-status.txt, rxqueue1-status.txt)"
+        hint = ("name the rx queue in each file name: " + ", ".join(
+                    f"{i.rel} -> {renamed(i.rel, f'rxqueue{n}')}"
+                    for n, i in enumerate(sorted(items, key=lambda i: i.rel)))
                 if items[0].spec == "vsish_rxqueue_status" else
                 "one per machine: put each machine's captures in its own sub-folder")
-        raise IntakeError(f"{names_list}: the same {items[0].spec} capture more than once ({hint})")
+        raise IntakeError(f"{names_list}: the same {kind(items[0].spec)} capture more than once ({hint})")
     latest = max(zip(stated, items), key=lambda p: p[0])[1]
     for item in items:
         if item is not latest:
             found.remove(item)
-    notes.append(f"{items[0].spec}: the latest of {names_list} is used ({latest.rel})")
+    notes.append(f"{kind(items[0].spec)}: the latest of {names_list} is used ({latest.rel})")
 
 
 def _order(items: list[Found]) -> tuple[str | None, list[Found]]:

@@ -8,9 +8,9 @@ from typing import Any
 from esxdiag.bundle import slug
 from esxdiag.errors import EsxdiagError
 from esxdiag.intake import names
-from esxdiag.intake.found import Found, IntakeError
+from esxdiag.intake.found import Found, IntakeError, kind, renamed
 from esxdiag.parsers import parse_file
-from esxdiag.parsers.netstats import norm_mac
+from esxdiag.parsers.netstats import NetStatsPort, norm_mac
 from esxdiag.specs import ESXI, LINUX, SPECS, VCENTER, WINDOWS
 
 _IFACE_SPECS = {name for name, spec in SPECS.items() if "iface" in spec.params}
@@ -28,11 +28,14 @@ def _record(items: list[Found], spec: str) -> list[tuple[Found, Any]]:
     return out
 
 
-def assign_targets(found: list[Found], notes: list[str]) -> list[dict[str, Any]]:
+def assign_targets(found: list[Found], notes: list[str], asked: list[str]) -> list[dict[str, Any]]:
+    """Targets for the found captures; a capture that cannot be placed adds its question to ``asked``
+    (and is left out), so one run asks them all."""
     groups: dict[str, list[Found]] = {}
     for item in found:
         groups.setdefault(item.group, []).append(item)
-    ports = [(p, item) for item, rec in _record(found, "net_stats_list") for p in rec.ports]
+    _worlds(found, notes, asked)
+    ports = [(p, item) for item, rec in _record(found, "net_stats_list") for p in rec.ports] or _esxcli_ports(found)
     vm_by_mac = {p.mac: p.vm for p, _ in ports if p.kind == "vnic" and p.vm}
     for item, inv in _record(found, "vsphere_vm"):
         vm_by_mac.update({norm_mac(v.mac): inv.name for v in inv.vnics if v.mac})
@@ -43,7 +46,7 @@ def assign_targets(found: list[Found], notes: list[str]) -> list[dict[str, Any]]
         suffix = f"-{slug(group)}" if group else ""
         guest_items = [i for i in items if SPECS[i.spec].target in (LINUX, WINDOWS)]
         if guest_items:
-            guest_macs |= _place_guest(group, guest_items, vm_by_mac, same_vm, targets, notes)
+            guest_macs |= _place_guest(group, guest_items, vm_by_mac, same_vm, targets, notes, asked)
         if any(SPECS[i.spec].target == ESXI for i in items):
             targets.append({"id": f"esxi{suffix}", "kind": ESXI, "address": None, "vm": None})
             for item in items:
@@ -64,15 +67,55 @@ def assign_targets(found: list[Found], notes: list[str]) -> list[dict[str, Any]]
         if item.spec in _PORT_SPECS:
             if item.target not in host_ports and len(host_ports) == 1:  # vsish outputs beside a vm-support bundle
                 item.target = next(iter(host_ports))
-            how = _port(item, host_ports.get(item.target, []), guest_macs)
+            try:
+                how = _port(item, host_ports.get(item.target, []), guest_macs)
+            except IntakeError as exc:
+                asked.append(str(exc))
+                continue
             placed.setdefault(f"port {item.params['port']} on {item.params['portset']} ({how})", []).append(item.rel)
     notes += [f"{where}: {', '.join(sorted(files))}" for where, files in placed.items()]
     _guest_vms_from_ports(targets, found, ports, notes)
     return targets
 
 
+def _esxcli_ports(found: list[Found]) -> list[tuple[NetStatsPort, Found]]:
+    """Host ports from esxcli network vm port list captures (their world named by _worlds), for a
+    folder without net-stats -l: the same ports the analysis joins on (esxdiag.join.host)."""
+    worlds = {str(vm.world_id): vm.name for _, rec in _record(found, "esxcli_vm_list") for vm in rec.vms}
+    out = []
+    for item, rec in _record(found, "esxcli_vm_ports"):
+        world = item.params.get("world")
+        vm = worlds.get(world or "", f"world {world}" if world else None)
+        for index, port in enumerate(rec.ports):
+            if vm and norm_mac(port.mac):
+                client = f"{vm}.eth{index}" if index else vm
+                out.append((NetStatsPort(port.port_id, 5, 9, port.vswitch, norm_mac(port.mac), client, "vnic", vm,
+                                         index), item))
+    return out
+
+
+def _worlds(found: list[Found], notes: list[str], asked: list[str]) -> None:
+    """The VM world of each ``esxcli network vm port list -w WORLD`` capture: the number in its file
+    name that ``esxcli network vm list`` lists (or the only number there when no list was captured)."""
+    worlds = {str(vm.world_id): vm.name for _, rec in _record(found, "esxcli_vm_list") for vm in rec.vms}
+    for item in found:
+        if item.spec != "esxcli_vm_ports" or item.params.get("world"):
+            continue
+        numbers = [str(n) for n in names.port_numbers(item.rel)]
+        listed = [n for n in numbers if n in worlds] if worlds else numbers
+        if len(listed) != 1:
+            choices = " or ".join(f"{renamed(item.rel, w)} ({worlds[w]})" for w in sorted(worlds)[:3]) \
+                or renamed(item.rel, "WORLDID")
+            asked.append(f"{item.rel}: which VM's port list (esxcli-vm-ports) is this? rename it with its World ID "
+                         f"from esxcli network vm list: {choices}{' ...' if len(worlds) > 3 else ''}")
+            continue
+        item.params["world"] = listed[0]
+        notes.append(f"{item.rel}: the ports of world {listed[0]}"
+                     + (f" (VM {worlds[listed[0]]}, esxcli network vm list)" if listed[0] in worlds else ""))
+
+
 def _place_guest(group: str, items: list[Found], vm_by_mac: dict[str, str], same_vm: dict[str, str],
-                 targets: list[dict[str, Any]], notes: list[str]) -> set[str]:
+                 targets: list[dict[str, Any]], notes: list[str], asked: list[str]) -> set[str]:
     """The guest target of one group's guest captures (its VM from its MACs); returns the MACs."""
     where = group or "the folder"
     windows = any(SPECS[i.spec].target == WINDOWS for i in items)
@@ -95,7 +138,7 @@ def _place_guest(group: str, items: list[Found], vm_by_mac: dict[str, str], same
         item.target = guest_id
         if windows and item.spec == "nproc":
             item.spec = "win_cpu"
-    _ifaces(items, macs)
+    _ifaces(items, macs, asked)
     return set(macs.values())
 
 
@@ -135,7 +178,7 @@ def _guest_macs(items: list[Found]) -> dict[str, str]:
     return {k: v for k, v in macs.items() if v}
 
 
-def _ifaces(items: list[Found], macs: dict[str, str]) -> None:
+def _ifaces(items: list[Found], macs: dict[str, str], asked: list[str]) -> None:
     known = set(macs)
     for item in items:
         if item.spec == "ethtool_rings" and item.head.startswith("Ring parameters for "):
@@ -151,9 +194,11 @@ def _ifaces(items: list[Found], macs: dict[str, str]) -> None:
         if len(named) != 1 and len(known) == 1:
             named = list(known)
         if len(named) != 1:
-            raise IntakeError(f"{item.rel}: which interface is this {item.spec} capture of? "
-                              f"{'candidates: ' + ', '.join(sorted(known)) if known else 'no ip -o link in the folder'}"
-                              " - put the interface name in the file name (e.g. ethtool-S-eth0-before.txt)")
+            rename = " or ".join(renamed(item.rel, i) for i in sorted(known)) or renamed(item.rel, "eth0")
+            asked.append(f"{item.rel}: which interface is this {kind(item.spec)} capture of? "
+                         f"{'the guest has ' + ', '.join(sorted(known)) if known else 'no ip -o link in the folder'}: "
+                         f"rename it to {rename}")
+            continue
         item.params["iface"] = named[0]
 
 
@@ -168,16 +213,20 @@ def _port(item: Found, ports: list, guest_macs: set[str]) -> str:
         number = named[0]
     else:
         vmxnet3 = [p for p in ports if p.kind == "vnic" and p.subtype == 9]
-        fits = [p for p in vmxnet3 if p.mac in guest_macs] if guest_macs else vmxnet3
+        fits = [p for p in vmxnet3 if p.mac in guest_macs] or vmxnet3  # a guest MAC the host does not know: all
         if len(fits) != 1:
-            listed = ", ".join(f"{p.port} ({p.client})" for p in fits or vmxnet3) or "none (no net-stats -l)"
-            raise IntakeError(f"{item.rel}: which port is this {item.spec} capture of? vmxnet3 ports: {listed} "
-                              "- put the port number in the file name (e.g. rxSummary-33554464-before.txt)")
+            candidates = fits or vmxnet3
+            rename = " or ".join(f"{renamed(item.rel, str(p.port))} ({p.client})" for p in candidates[:4]) or \
+                f"{renamed(item.rel, 'PORT')} (the PortNum net-stats -l prints for the vNIC)"
+            raise IntakeError(f"{item.rel}: which vNIC port is this {kind(item.spec)} capture of? "
+                              f"{'no net-stats -l in the folder' if not ports else 'more than one vmxnet3 port fits' if fits else 'no vmxnet3 port in net-stats -l'}: "
+                              f"rename it to {rename}{' ...' if len(candidates) > 4 else ''}")
         number, portset = fits[0].port, fits[0].switch
         how = f"the only vmxnet3 port {'with a guest MAC ' if guest_macs else ''}in net-stats -l"
     if not portset:
-        raise IntakeError(f"{item.rel}: port {number} is not in a net-stats -l capture and the file name "
-                          "names no vSwitch / DvsPortset-N")
+        raise IntakeError(f"{item.rel}: port {number} is not in a net-stats -l capture and the file name names no "
+                          f"vSwitch / DvsPortset-N: add net-stats -l to the folder, or rename it to "
+                          f"{renamed(item.rel, 'vSwitch0')} (its portset)")
     item.params.update({"portset": portset, "port": str(number)})
     if item.spec == "vsish_rxqueue_status":
         queue = names.queue_number(item.rel)

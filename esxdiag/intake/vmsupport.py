@@ -67,6 +67,6 @@ def captures(tree: Path, prefix: str, derive: Derive, notes: list[str]) -> list[
             out.append(Found(rel, path, spec, prefix, origin="vm-support FRAG pieces, joined in order"))
     if (tree / VSI_DUMP).exists() or any(commands.glob("vsi_traverse_-s.txt.FRAG-*")):
         notes.append(f"{prefix or 'the folder'}: the VSI dump is not text: extract rxSummary, clientStats and rx queue status "
-                     "with `vsish -c` on an ESXi host (docs/bundle-format.md) and put the outputs in this folder")
+                     "with `vsish -c` on an ESXi host (`esxdiag help bundle-format`) and put the outputs in this folder")
     notes.append(f"{prefix or 'the folder'}: ESXi vm-support bundle read ({len(out)} captures)")
     return out

@@ -13,7 +13,7 @@ _VMXNET3_DRIVERS = {"vmxnet3": "vmxnet3", "e1000": "e1000", "e1000e": "e1000e"}
 
 
 def guest_side(joiner, guest, mac: str | None, missing: list[str], vmxnet3: bool = True,
-               iface_hint: str | None = None) -> dict[str, Any]:
+               iface_hint: str | None = None, only_vnic: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {
         "interface": None, "oob": None, "discards": None, "ring1_size": None, "ring2_size": None,
         "ring_size_source": None, "ring1_max": None, "ring2_max": None, "rx_queues": None,
@@ -28,10 +28,46 @@ def guest_side(joiner, guest, mac: str | None, missing: list[str], vmxnet3: bool
                        "ring settings and persistence")
         return out
     if guest.kind == LINUX:
+        iface_hint = iface_hint or _linux_interface(joiner, guest.id, mac, out, only_vnic)
         _linux(joiner, guest.id, mac, out, missing if vmxnet3 else [], iface_hint)
     elif guest.kind == WINDOWS:
         _windows(joiner, guest.id, mac, out, missing, iface_hint)
     return out
+
+
+def _linux_interface(joiner, target: str, mac: str | None, out: dict[str, Any], only_vnic: bool) -> str | None:
+    """The guest interface of a vNIC whose MAC no guest capture shows: the interface holding one of the
+    vNIC's IP addresses (the vCenter inventory's guest NICs, esxcli network vm port list) in the guest's
+    ``ip address`` capture; else, for a VM with one vNIC, the one interface the guest's ethtool captures
+    are of. Each says how it was tied."""
+    links = joiner.r.first("ip_link", target)
+    if mac is None or links is not None and any(norm_mac(link.mac) == mac for link in links.record.links):
+        return None
+    ips = _vnic_ips(joiner, mac)
+    for link in links.record.links if links is not None else ():
+        if ips & set(link.addresses):
+            out["notes"].append(f"guest interface {link.name}: it holds {sorted(ips & set(link.addresses))[0]}, an IP "
+                                f"address of the vNIC {mac} (no guest capture shows the MAC)")
+            return link.name
+    named = {cap.params.get("iface") for spec in ("ethtool_stats", "ethtool_rings", "ethtool_driver")
+             for cap in joiner.bundle.find(spec, target)} - {None}
+    if only_vnic and len(named) == 1:
+        iface = named.pop()
+        out["notes"].append(f"guest interface {iface}: the only interface the guest's ethtool captures are of, and the "
+                            f"VM has one vNIC (no guest capture shows the MAC {mac}: capture ip -o link or ethtool -P "
+                            "to be sure)")
+        return iface
+    return None
+
+
+def _vnic_ips(joiner, mac: str) -> set[str]:
+    """The vNIC's IP addresses as the host and vCenter see them (0.0.0.0 is printed for unknown)."""
+    ips = {ip for reading in joiner.inventories().values() for nic in reading.record.guest_nics
+           if norm_mac(nic.mac) == mac for ip in nic.ip_addresses}
+    for cap in joiner.bundle.find("esxcli_vm_ports"):
+        reading = joiner.r.read(cap)
+        ips |= {p.ip for p in (reading.record.ports if reading else ()) if p.ip and norm_mac(p.mac) == mac}
+    return ips - {"0.0.0.0", ""}
 
 
 def _linux(joiner, target: str, mac: str | None, out: dict[str, Any], missing: list[str],
@@ -41,7 +77,7 @@ def _linux(joiner, target: str, mac: str | None, out: dict[str, Any], missing: l
     links = r.first("ip_link", target)
     if links is not None:
         for link in links.record.links:
-            if (mac and norm_mac(link.mac) == mac) or (not mac and link.name == iface_hint):
+            if (mac and norm_mac(link.mac) == mac) or link.name == iface_hint:
                 iface, out["mtu"] = link.name, link.mtu
     if iface is None:
         for cap in joiner.bundle.find("ethtool_permaddr", target):
@@ -117,17 +153,26 @@ def _windows(joiner, target: str, mac: str | None, out: dict[str, Any], missing:
     adapters = r.first("win_netadapter", target)
     name = None
     if adapters is not None:
-        for adapter in adapters.record.adapters:
-            if (mac and norm_mac(adapter.mac) == mac) or (not mac and adapter.name == adapter_hint):
+        listed = adapters.record.adapters
+        for adapter in listed:
+            if (mac and norm_mac(adapter.mac) == mac) or (not mac and adapter.name == adapter_hint) or (
+                    len(listed) == 1 and adapter.mac is None):  # a capture without MacAddress, one adapter
                 name, out["mtu"] = adapter.name, adapter.mtu
                 out["link_speed"], out["link_speed_source"] = adapter.link_speed, adapters.file
+                if adapter.mac is None and mac:
+                    out["notes"].append(f"Get-NetAdapter has no MacAddress: {adapter.name}, its only adapter, "
+                                        f"is taken as the vNIC {mac}")
     if name is None:
         missing.append(f"Windows adapter with MAC {mac} (Get-NetAdapter not collected or no match)")
         return
     out["interface"] = out["windows_adapter"] = name
     props = r.first("win_advprops", target)
     if props is not None:
-        mine = props.record.adapters.get(name, {})
+        mine = props.record.adapters.get(name)
+        if mine is None and list(props.record.adapters) == [""]:  # DisplayName/DisplayValue only: no Name
+            mine = props.record.adapters[""]
+            out["notes"].append(f"Get-NetAdapterAdvancedProperty names no adapter: its properties are taken as {name}'s")
+        mine = mine or {}
 
         def value(keyword):
             """RegistryValue (stable across languages); DisplayValue when the capture lost it

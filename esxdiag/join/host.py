@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from esxdiag.join.facts import DropSymptom
+from esxdiag.join.readings import Reading
+from esxdiag.parsers.netstats import NetStatsList, NetStatsPort, norm_mac
 from esxdiag.join.windowing import (RX_SUMMARY_LRO, RX_SUMMARY_OOB, RX_SUMMARY_RING1, RX_SUMMARY_RING2, counter,
                                sample_time, window_seconds)
 
@@ -72,6 +74,34 @@ def host_side(joiner, target_id: str | None, port, missing: list[str], vmxnet3: 
         out["ring1_size"], out["ring2_size"], out["ring_size_source"] = (
             end.record.ring1_size, end.record.ring2_size, end.file)
     return out
+
+
+def esxcli_port_list(joiner, target_id: str) -> Reading | None:
+    """A host port list from ``esxcli network vm port list -w WORLD`` captures when the host has no
+    net-stats -l: each port with its MAC and vSwitch, the VM named from ``esxcli network vm list``
+    (World ID -> Name), else ``world WORLD``. Standard vSwitches only give the portset name vsish
+    uses; a distributed switch's port list names the switch, not its DvsPortset-N."""
+    names = {}
+    listing = joiner.r.first("esxcli_vm_list", target_id)
+    if listing is not None:
+        names = {str(vm.world_id): vm.name for vm in listing.record.vms}
+    ports, first = [], None
+    for cap in joiner.bundle.find("esxcli_vm_ports", target_id):
+        reading = joiner.r.read(cap)
+        if reading is None:
+            continue
+        first = first or reading
+        world = cap.params.get("world")
+        vm = names.get(world or "", f"world {world}" if world else None)
+        for index, port in enumerate(reading.record.ports):
+            mac = norm_mac(port.mac)
+            if vm and mac:
+                client = f"{vm}.eth{index}" if index else vm
+                ports.append(NetStatsPort(port.port_id, 5, 0, port.vswitch, mac, client, "vnic", vm, index))
+    if not ports or first is None:
+        return None
+    return Reading(first.capture, NetStatsList(tuple(ports), ("host ports from esxcli network vm port list "
+                                                              "(no net-stats -l)",)))
 
 
 def port_drop_symptoms(esxtop, perf, port, nic: dict[str, Any], vnic_count: int) -> tuple[DropSymptom, ...]:

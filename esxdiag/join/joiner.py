@@ -10,7 +10,7 @@ from esxdiag.bundle import Bundle
 from esxdiag.join.cpu import cpu_from_esxtop, cpu_from_perf
 from esxdiag.join.facts import VmFacts, VnicFacts
 from esxdiag.join.guest import guest_side, guest_vnics
-from esxdiag.join.host import host_side, port_drop_symptoms
+from esxdiag.join.host import esxcli_port_list, host_side, port_drop_symptoms
 from esxdiag.join.readings import Reading, Readings
 from esxdiag.specs import ESXI, LINUX, WINDOWS
 from esxdiag.join.windowing import counter, window_seconds
@@ -36,7 +36,7 @@ class Joiner:
         out = []
         for target in self.bundle.targets:
             if target.kind == ESXI:
-                reading = self.r.first("net_stats_list", target.id)
+                reading = self.r.first("net_stats_list", target.id) or esxcli_port_list(self, target.id)
                 if reading:
                     out.append((target.id, reading))
         return out
@@ -192,7 +192,7 @@ class Joiner:
             missing.append("host port list (net-stats -l): " + (
                 f"could not be collected ({failed.error_kind}: {failed.error})" if failed
                 else "host captures were not collected"))
-        guest_facts = guest_side(self, guest, mac, missing, vmxnet3, nic.get("guest_interface"))
+        guest_facts = guest_side(self, guest, mac, missing, vmxnet3, nic.get("guest_interface"), vnic_count == 1)
         symptoms = port_drop_symptoms(self.esxtop_for(vm), self.perf_for(vm), port, nic, vnic_count)
         notes = list(host["notes"]) + list(guest_facts["notes"]) + self._switch_mtu_note(target_id, port, guest_facts)
         ring1, ring2, size_source = ring_sizes(host, notes)
@@ -229,7 +229,7 @@ class Joiner:
             return []
         reading = self.r.first("esxcfg_vswitch", target_id)
         switch = reading and (reading.record.by_name(port.switch) or reading.record.by_client(port.client))
-        if not switch or switch.mtu <= 3050:
+        if not switch or switch.mtu is None or switch.mtu <= 3050:
             return []
         kind = "distributed switch" if switch.distributed else "vSwitch"
         return [f"guest MTU unknown; the {kind} {switch.name} carries MTU {switch.mtu} (esxcfg-vswitch -l): if the "

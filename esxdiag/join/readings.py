@@ -13,7 +13,7 @@ from typing import Any
 
 from esxdiag.bundle import Bundle, Capture
 from esxdiag.errors import NoData, ParseError
-from esxdiag.parsers import parse_file
+from esxdiag.parsers import PARSERS, parse_file
 from esxdiag.result import CoverageItem
 from esxdiag.specs import SPECS
 
@@ -31,11 +31,14 @@ class Reading:
 
 
 def describe(cap: Capture) -> str:
+    """The capture's name (its `esxdiag parse` kind when the spec is that kind's name, the spec
+    otherwise: one spelling per name), parameters, sample and what it holds."""
     spec = SPECS[cap.spec]
-    label = spec.about or cap.spec
+    name = spec.parser if spec.parser.replace("-", "_") == cap.spec else cap.spec
+    label = spec.about or PARSERS[spec.parser].about
     params = ", ".join(f"{k} {v}" for k, v in sorted(cap.params.items()))
     when = {0: " (window start)", 1: " (window end)"}.get(cap.sample, f" (sample {cap.sample})" if cap.sample else "")
-    return f"{cap.spec}{' ' + params if params else ''}{when}: {label}"
+    return f"{name}{' ' + params if params else ''}{when}: {label}"
 
 
 class Readings:
@@ -45,6 +48,7 @@ class Readings:
         self.problems: dict[int, CoverageItem] = {}
         self._index = {id(cap): i for i, cap in enumerate(bundle.captures)}
         self.warnings: dict[int, dict[str, None]] = {}  # capture index -> parser warnings, in order
+        self.lines: dict[int, int | None] = {}  # capture index -> the line an unparsed capture failed at
 
     def read(self, cap: Capture, **options: Any) -> Reading | None:
         """Parsed record of one capture, or None (the reason lands in coverage)."""
@@ -70,6 +74,7 @@ class Readings:
                 where = f" (line {exc.line})" if exc.line else ""
                 self.problems[index] = CoverageItem(describe(cap), cap.spec, cap.target, "unparsed",
                                                     exc.why + where, cap.file, None)
+                self.lines[index] = exc.line
             except Exception as exc:  # a parser bug must not cost the other captures
                 logging.getLogger(__name__).debug("parser failed on %s", cap.file, exc_info=True)
                 self.problems[index] = CoverageItem(describe(cap), cap.spec, cap.target, "unparsed",
@@ -97,14 +102,17 @@ class Readings:
         return readings
 
     def coverage(self) -> list[CoverageItem]:
-        """Every capture in the manifest: collected, or why it could not be used."""
+        """Every capture in the manifest, each parsed (those no join asked for too, so a file that does
+        not parse is never listed as read): read, partial (with the parser's warnings), or why it
+        could not be used (unparsed with the line, no-data, failed)."""
+        tried = {index for index, _ in self._cache}
         items = []
         for index, cap in enumerate(self.bundle.captures):
-            if index not in self.problems and not cap.ok:
+            if index not in tried:
                 self.read(cap)
-            item = self.problems.get(index) or CoverageItem(describe(cap), cap.spec, cap.target,
-                                                            "collected", None, cap.file)
             found = list(self.warnings.get(index, ()))
+            item = self.problems.get(index) or CoverageItem(describe(cap), cap.spec, cap.target,
+                                                            "partial" if found else "read", None, cap.file)
             if found:
                 more = [f"... and {len(found) - MAX_WARNINGS} more warnings"] if len(found) > MAX_WARNINGS else []
                 item = replace(item, warnings=tuple(found[:MAX_WARNINGS] + more))

@@ -6,6 +6,10 @@ warning instead of reading it."""
 
 from __future__ import annotations
 
+import re
+
+from esxdiag.errors import ParseError
+
 
 def drop_cut_line(text: str, keep: tuple[str, ...] = ()) -> tuple[str, list[str]]:
     """(text without its last line when that line has no line end, warnings). A last line equal
@@ -19,3 +23,93 @@ def drop_cut_line(text: str, keep: tuple[str, ...] = ()) -> tuple[str, list[str]
     shown = last.strip()[:60]
     return head + "\n" if head else "", [f"line {number} has no line end (capture cut short?): "
                                           f"{shown!r} not used"]
+
+
+# ---------------------------------------------------------------- lines skipped around a cut
+
+# What authors put where they cut a paste: "...", "[snip]", "<output omitted>", "//output hidden//",
+# a pager's "--More--". Matched on the stripped line, case-insensitively; a bounded alternation.
+_CUT_MARK = re.compile(
+    r"(?:\.\s?){3,}|\u2026+|#\s*(?:\.{3}|\u2026)|--More--(?:\s*\(\d{1,3}%\))?|-{2,}\s*8<\s*-*|"
+    r"[\[<(]\s*(?:\.{3}|\u2026|snip(?:ped)?|(?:output|lines?|rest)\s+(?:omitted|truncated|hidden|removed|cut)"
+    r"|truncated|omitted)\s*[\]>)]|"
+    r"/{2}\s*output\s+(?:hidden|omitted|truncated)\s*/{2}|-{2,}\s*snip\s*-{2,}|snip", re.I)
+
+
+def is_cut_mark(line: str) -> bool:
+    """An author's cut mark on a line of its own (stripped): ``...``, ``[snip]``, ``--More--``."""
+    stripped = line.strip()
+    return len(stripped) <= 40 and _CUT_MARK.fullmatch(stripped) is not None
+
+
+class Skipped:
+    """The lines one parse could not read, each skipped with a warning naming its line and text: an
+    author's cut mark, or a line that is not of the kind (the parser's own ParseError for it). The
+    records around them are kept; ``check(kept)`` raises the first unreadable line's error when the
+    parse kept fewer lines than it skipped (then the capture is not of this kind, or mostly damage).
+    A bad value on a line of the right shape (a negative counter) is not skipped: it stays an error."""
+
+    def __init__(self, warnings: list[str]):
+        self.warnings = warnings  # the record's warnings list, shared
+        self.errors: list[ParseError] = []  # unreadable lines, in order
+        self.marks: list[int] = []  # lines holding a cut mark
+
+    def __len__(self) -> int:
+        return len(self.errors) + len(self.marks)
+
+    def cut_mark(self, number: int, line: str) -> bool:
+        """Skip ``line`` with a warning when it is a cut mark or terminal junk (True), else False."""
+        if is_terminal_junk(line):
+            self.marks.append(number)
+            self.warnings.append(junk_warning(number, line))
+            return True
+        if not is_cut_mark(line):
+            return False
+        self.marks.append(number)
+        self.warnings.append(f"line {number}: cut mark {line.strip()!r} skipped: what it hides is not in the "
+                             "capture (the lines around it are read)")
+        return True
+
+    def line(self, error: ParseError, started: bool = True) -> None:
+        """Skip the line ``error`` is about, with a warning quoting it; before the parse has read
+        anything (``started`` false) an unknown line says the capture is not of this kind: raised."""
+        if not started:
+            raise error
+        self.errors.append(error)
+        self.warnings.append(f"line {error.line}: skipped, {error.why}")
+
+    def check(self, kept: int) -> None:
+        if not len(self) or kept >= len(self):
+            return
+        if not self.errors:
+            raise ParseError(f"only cut marks and {kept} readable line(s): nothing usable", line=self.marks[0])
+        first = self.errors[0]
+        more = f" ({len(self) - 1} more line(s) not readable, {kept} read)" if len(self) > 1 else ""
+        raise ParseError(first.why + more, line=first.line)
+
+
+# ---------------------------------------------------------------- terminal junk before the data
+
+# What a terminal or shell prints around a command run over SSH: curses' complaints about TERM, a
+# shell prompt with the command after it, the host's login banner. Bounded patterns, one line each.
+_TERMINAL_JUNK = re.compile(
+    r"no termcap entry for an? .{1,60} terminal\.?|TERM environment variable not set\.?|"
+    r"'?[\w.+-]{1,40}'?: unknown terminal type\.?|Error opening terminal: [\w.+-]{1,40}\.?|"
+    r"(?:tput|stty|tset): .{1,120}|"
+    r"\[[\w.@-]{1,80}:[^\]\n]{0,120}\][#$]? .{0,400}|~ [#$] .{0,400}|[\w.-]{1,40}@[\w.-]{1,80}:[^\s#$]{0,120}[#$] .{0,400}|"
+    r"PS [A-Za-z]:\\[^>\n]{0,200}> .{0,400}|"
+    r"The time and date of this login have been sent to the system logs\.|"
+    r"WARNING:\s+All commands run on the ESXi shell are logged.{0,200}|"
+    r"VMware offers (?:supported, )?powerful system administration tools\..{0,200}|"
+    r"(?:Please see|Please refer to) .{0,120}(?:vmware|VMware).{0,200}|Last login: .{1,200}|"
+    r"Welcome to VMware ESXi.{0,200}|Using username \".{1,80}\"\.|Keyboard-interactive authentication.{0,80}")
+
+
+def is_terminal_junk(line: str) -> bool:
+    """A line the terminal, the shell or the login banner printed, not the command."""
+    stripped = line.strip()
+    return len(stripped) <= 600 and _TERMINAL_JUNK.fullmatch(stripped) is not None
+
+
+def junk_warning(number: int, line: str) -> str:
+    return f"line {number}: terminal output skipped (not the command's): {line.strip()[:80]!r}"

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 
 from esxdiag.errors import NoData, ParseError
-from esxdiag.parsers.cuts import drop_cut_line
+from esxdiag.parsers.cuts import Skipped, drop_cut_line
 from esxdiag.parsers.numbers import count, is_count
 from esxdiag.parsers.registry import first_line, parser
 
@@ -27,6 +27,7 @@ class EsxcliVm:
 @dataclass(frozen=True)
 class EsxcliVmList:
     vms: tuple[EsxcliVm, ...]
+    warnings: tuple[str, ...] = ()
 
 
 _VM_LIST_SAMPLE = """\
@@ -40,6 +41,7 @@ World ID  Name               Num Ports  Networks
 @parser("esxcli-vm-list", about="esxcli network vm list: VM world IDs, port counts and networks",
         sniff=first_line(r"^\s*World ID\s+Name\s+Num Ports\s+Networks"), sample=_VM_LIST_SAMPLE)
 def parse_vm_list(text: str) -> EsxcliVmList:
+    text, warnings = drop_cut_line(text)
     lines = text.splitlines()
     ruler_at = next((i for i, line in enumerate(lines) if _RULER.match(line)), None)
     if ruler_at is None:
@@ -54,17 +56,21 @@ def parse_vm_list(text: str) -> EsxcliVmList:
     if header != wanted:
         raise ParseError(f"header {header} is not {wanted}: not esxcli network vm list", line=ruler_at)
     vms: list[EsxcliVm] = []
+    skipped = Skipped(warnings)
     for number, line in enumerate(lines[ruler_at + 1:], ruler_at + 2):
-        if not line.strip():
+        if not line.strip() or skipped.cut_mark(number, line):
             continue
         world, name, num_ports, networks = _slice(line, starts)
         if not is_count(world) or not is_count(num_ports) or not name:
-            raise ParseError(f"row does not line up with the ruler columns: {line.strip()[:70]!r}", line=number)
+            skipped.line(ParseError(f"row does not line up with the ruler columns: {line.strip()[:70]!r}",
+                                    line=number))
+            continue
         vms.append(EsxcliVm(int(world), name, int(num_ports),
                             tuple(n.strip() for n in networks.split(", ") if n.strip())))
+    skipped.check(len(vms))
     if not vms:
         raise NoData("esxcli network vm list: no powered-on VMs with network ports")
-    return EsxcliVmList(tuple(vms))
+    return EsxcliVmList(tuple(vms), tuple(warnings))
 
 
 def _slice(line: str, starts: list[int]) -> list[str]:
@@ -89,8 +95,11 @@ class EsxcliPort:
 @dataclass(frozen=True)
 class EsxcliVmPorts:
     ports: tuple[EsxcliPort, ...]
+    warnings: tuple[str, ...] = ()
 
 
+PORT_KEYS = ("Port ID", "vSwitch", "Portgroup", "DVPort ID", "MAC Address", "IP Address", "Team Uplink",
+             "Uplink Port ID", "Active Filters")  # formats.md 3.4, in their printed order
 _VM_PORTS_SAMPLE = """\
    Port ID: 33554578
    vSwitch: vSwitch0
@@ -109,13 +118,19 @@ _VM_PORTS_SAMPLE = """\
 def parse_vm_ports(text: str) -> EsxcliVmPorts:
     blocks: list[tuple[int, dict[str, str]]] = []
     current: dict[str, str] | None = None
+    text, warnings = drop_cut_line(text)
+    skipped = Skipped(warnings)
     for number, line in enumerate(text.splitlines(), 1):
+        if skipped.cut_mark(number, line):  # the lines after it may still belong to the same port
+            continue
         if not line.strip():
             current = None
             continue
         pair = _key_value(line)
         if pair is None:
-            raise ParseError(f"expected 'Key: value': {line.strip()[:70]!r}", line=number)
+            skipped.line(ParseError(f"expected 'Key: value': {line.strip()[:70]!r}", line=number),
+                         started=bool(blocks))
+            continue
         key, value = pair
         if current is None or (key == "Port ID" and "Port ID" in current):
             current = {}
@@ -123,9 +138,16 @@ def parse_vm_ports(text: str) -> EsxcliVmPorts:
         if key in current:
             raise ParseError(f"key {key!r} repeated within one port record", line=number)
         current[key] = value
+    skipped.check(sum(len(fields) for _, fields in blocks))
     if not blocks:
         raise NoData("esxcli network vm port list printed no ports")
-    return EsxcliVmPorts(tuple(_port(fields, number) for number, fields in blocks))
+    line, last = blocks[-1]
+    printed = {key for _, fields in blocks[:-1] for key in fields} or set(PORT_KEYS)  # what the others hold
+    missing = [key for key in PORT_KEYS if key in printed and key not in last]
+    if missing and list(last)[-1] in PORT_KEYS[:-1]:  # it stops on a key esxcli prints others after
+        warnings.append(f"the last port record (line {line}) stops without {', '.join(missing[:3])}"
+                        f"{' ...' if len(missing) > 3 else ''}: the capture may be cut")
+    return EsxcliVmPorts(tuple(_port(fields, number) for number, fields in blocks), tuple(warnings))
 
 
 def _key_value(line: str) -> tuple[str, str] | None:
@@ -163,17 +185,16 @@ class EsxcliNicStats:
     warnings: tuple[str, ...] = ()
 
 
-_NIC_STATS_SAMPLE = """\
-NIC statistics for vmnic9
-   Packets received: 0
-   Packets sent: 0
-   Bytes received: 5271156
-   Bytes sent: 39259722
-   Receive packets dropped: 0
-   Transmit packets dropped: 0
-   Total receive errors: 0
-   Receive missed errors: 0
-"""
+# the counters in the order esxcli prints them (formats.md 3.5): a whole output ends with the last
+NIC_STATS_KEYS = (
+    "Packets received", "Packets sent", "Bytes received", "Bytes sent", "Receive packets dropped",
+    "Transmit packets dropped", "Multicast packets received", "Broadcast packets received", "Multicast packets sent",
+    "Broadcast packets sent", "Total receive errors", "Receive length errors", "Receive over errors",
+    "Receive CRC errors", "Receive frame errors", "Receive FIFO errors", "Receive missed errors",
+    "Total transmit errors", "Transmit aborted errors", "Transmit carrier errors", "Transmit FIFO errors",
+    "Transmit heartbeat errors", "Transmit window errors")
+_NIC_STATS_SAMPLE = "NIC statistics for vmnic9\n" + "".join(
+    f"   {key}: {value}\n" for key, value in zip(NIC_STATS_KEYS, (0, 0, 5271156, 39259722) + (0,) * 19))
 
 
 @parser("esxcli-nic-stats", about="esxcli network nic stats get -n VMNIC: physical uplink counters",
@@ -182,19 +203,30 @@ def parse_nic_stats(text: str) -> EsxcliNicStats:
     name: str | None = None
     counters: dict[str, int] = {}
     text, warnings = drop_cut_line(text)
+    skipped = Skipped(warnings)
     for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
+        if not line.strip() or skipped.cut_mark(number, line):
             continue
         if not counters and name is None and (title := _NIC_TITLE.match(line.strip())):
             name = title["name"]
             continue
         pair = _key_value(line)
-        if pair is None or not pair[1].isdigit():
-            raise ParseError(f"expected 'Counter name: <integer>': {line.strip()[:70]!r}", line=number)
+        if pair is None:
+            skipped.line(ParseError(f"expected 'Counter name: <integer>': {line.strip()[:70]!r}", line=number),
+                         started=bool(counters) or name is not None)
+            continue
         key, value = pair
+        if not value.lstrip("-").isdigit():  # the line's shape, a bad value: an error, not a skip
+            raise ParseError(f"expected 'Counter name: <integer>': {line.strip()[:70]!r}", line=number)
         if key in counters:
             raise ParseError(f"counter {key!r} repeated", line=number)
         counters[key] = count(value, f"counter {key[:60]!r}", number)
+    skipped.check(len(counters) + (name is not None))
     if not counters:
         raise NoData(f"no NIC counters{f' for {name}' if name else ''}")
+    last = list(counters)[-1]
+    if name is not None and last in NIC_STATS_KEYS[:-1]:  # a whole output (its title line) ends with the last key
+        after = NIC_STATS_KEYS[NIC_STATS_KEYS.index(last) + 1:]
+        warnings.append(f"the counters stop after {last!r} ({', '.join(after[:2])}{' ...' if len(after) > 2 else ''} "
+                        "missing): the capture may be cut")
     return EsxcliNicStats(name, counters, tuple(warnings))

@@ -34,6 +34,7 @@ from typing import Callable, Iterator, TextIO
 from esxdiag.errors import NoData, ParseError
 from esxdiag.parsers import esxtop_arrow
 from esxdiag.parsers.esxtop_arrow import TableRows
+from esxdiag.parsers.cuts import is_terminal_junk, junk_warning
 from esxdiag.parsers.esxtop_columns import VCPU_WORLD, Layout, read_layout
 from esxdiag.parsers.esxtop_panel import CpuPanel, CpuPanelGroup, parse_cpu_panel
 from esxdiag.parsers.esxtop_rows import Rows, Series, clean_series, read_csv_rows
@@ -121,13 +122,9 @@ def read_rows(stream: TextIO, vm: str | None, warnings: list[str], narrow: Calla
     the counters asked for), then the data rows of those columns: ``Rows`` of Python values, or,
     with ``as_table`` and when the pyarrow path can be taken, its table (``TableRows``, non-finite
     cells not yet cleaned). Warnings about the file are appended to ``warnings``."""
-    first_line = stream.readline()
+    first_line, junk = _header_line(stream, warnings)
     text_line = first_line[1:] if first_line.startswith("\ufeff") else first_line
-    if not text_line.strip():
-        raise NoData("empty file")
     head = _MARKER_LINE.match(text_line)
-    if head is None:
-        raise ParseError(f"not an esxtop batch CSV: does not start with a PDH-CSV marker: {text_line[:60]!r}", 1)
     quoted, delimiter = head.group(1) == '"', head.group(2) or ","
     if delimiter not in ",;":
         raise ParseError(f"not an esxtop batch CSV: unexpected separator {delimiter!r} after the marker", 1)
@@ -138,6 +135,7 @@ def read_rows(stream: TextIO, vm: str | None, warnings: list[str], narrow: Calla
     last_line = [text_line]  # the physical line that ended the latest row
 
     def lines() -> Iterator[str]:
+        yield from ("\n" for _ in range(junk))  # the skipped lines keep the line numbers of the file
         yield last_line[0]
         for line in stream:
             last_line[0] = line
@@ -145,7 +143,9 @@ def read_rows(stream: TextIO, vm: str | None, warnings: list[str], narrow: Calla
 
     reader = csv.reader(lines(), delimiter=delimiter)
     try:
-        layout = read_layout(next(reader), vm, warnings)
+        for _ in range(junk):
+            next(reader)
+        layout = _layout(reader, stream, vm, warnings)
         layout = narrow(layout) if narrow is not None else layout
         header_end = last_line[0].rstrip("\r\n")[-1:]
         rows = None
@@ -161,9 +161,50 @@ def read_rows(stream: TextIO, vm: str | None, warnings: list[str], narrow: Calla
     return layout, rows
 
 
+MAX_JUNK_LINES = 20  # terminal output before the header: a termcap complaint, a prompt, the login banner
+_NO_SAMPLES = ("header only: no samples (the capture holds esxtop's column header and no data row: esxtop "
+               "was stopped before its first sample, or the output was cut after the header)")
+
+
+def _header_line(stream: TextIO, warnings: list[str]) -> tuple[str, int]:
+    """The PDH-CSV header line and how many lines before it were skipped: what the terminal printed
+    before esxtop's output (``no termcap entry for a 'xterm-256color' terminal``, a prompt, the login
+    banner) is skipped with a warning naming it, at most MAX_JUNK_LINES lines."""
+    skipped: list[str] = []
+    while len(skipped) <= MAX_JUNK_LINES:
+        line = stream.readline()
+        text = line[1:] if line.startswith("\ufeff") else line
+        if _MARKER_LINE.match(text):
+            warnings.extend(junk_warning(n, junk) for n, junk in enumerate(skipped, 1) if junk.strip())
+            return line, len(skipped)
+        skipped.append(line)
+        if not line or not _junk(line, sum(1 for junk in skipped if junk.strip())):
+            break
+    if not any(junk.strip() for junk in skipped):
+        raise NoData("empty file")
+    number, first = next((n, junk) for n, junk in enumerate(skipped, 1) if junk.strip())
+    raise ParseError(f"not an esxtop batch CSV: does not start with a PDH-CSV marker: {first.strip()[:60]!r}", number)
+
+
+def _junk(line: str, printed: int) -> bool:
+    """Terminal output esxtop's header may follow: blank, a known terminal or shell line, or one of
+    the first three short lines (a login banner's)."""
+    return not line.strip() or is_terminal_junk(line) or (printed <= 3 and len(line) < 200 and "," not in line)
+
+
+def _layout(reader, stream: TextIO, vm: str | None, warnings: list[str]) -> Layout:
+    """The header's layout; a header with no row after it says so before a VM it does not name."""
+    try:
+        return read_layout(next(reader), vm, warnings)
+    except NoData:
+        if not stream.readline().strip():
+            raise NoData(_NO_SAMPLES) from None
+        raise
+
+
 def _record(layout: Layout, rows: Rows, vcpus_hint: int | None, warnings: list[str]) -> EsxtopRecord:
     if not rows.stamps:
-        raise NoData("header only: no samples")
+        raise NoData(_NO_SAMPLES)
     return EsxtopRecord(
         interval_s=sample_interval(rows.stamps, warnings),
         samples=len(rows.stamps),

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 
 from esxdiag.errors import NoData, ParseError
+from esxdiag.parsers.cuts import Skipped, drop_cut_line
 from esxdiag.parsers.registry import parser
 
 
@@ -26,6 +27,7 @@ class CpuPanelGroup:
 @dataclass(frozen=True)
 class CpuPanel:
     groups: tuple[CpuPanelGroup, ...]
+    warnings: tuple[str, ...] = ()
 
 
 _ID = re.compile(r"[0-9]{1,12}")
@@ -48,17 +50,22 @@ _SAMPLE = """\
 def parse_cpu_panel(text: str) -> CpuPanel:
     """The interactive esxtop CPU screen as pasted: ``ID GID NAME NWLD %USED ... %SWPWT`` then one
     row per group; NAME may contain spaces, so a row is anchored on the numbers at both ends."""
+    text, warnings = drop_cut_line(text)
     lines = text.splitlines()
     start = next((n for n, line in enumerate(lines) if _PANEL_HEADER.fullmatch(line.rstrip())), None)
     if start is None:
         raise ParseError("no esxtop CPU panel header (ID GID NAME NWLD %USED ...)")
     labels = lines[start].split()[4:]
     groups = []
-    for line in lines[start + 1 :]:
+    # lines above the header are esxtop's own summary (uptime, PCPU USED): not read
+    skipped = Skipped(warnings)
+    for number, line in enumerate(lines[start + 1 :], start + 2):
+        if not line.strip() or skipped.cut_mark(number, line):
+            continue
         row = _row(line, len(labels))
-        if row is None:
-            if line.strip() and groups:
-                break
+        if row is None:  # another screen's line, or a row cut short
+            skipped.line(ParseError(f"not a CPU panel row (ID GID NAME NWLD and {len(labels)} values): "
+                                    f"{line.strip()[:80]!r}", line=number))
             continue
         ident, gid, name, nwld, numbers = row
         values = dict(zip(labels, numbers))
@@ -66,9 +73,10 @@ def parse_cpu_panel(text: str) -> CpuPanel:
             ident, gid, name, nwld, values, values.get("%RDY"), values.get("%CSTP"), values.get("%MLMTD"),
             values.get("%SWPWT"), values.get("%USED"),
         ))
+    skipped.check(len(groups))
     if not groups:
         raise NoData("esxtop CPU panel header without rows")
-    return CpuPanel(tuple(groups))
+    return CpuPanel(tuple(groups), tuple(warnings))
 
 
 def _row(line: str, columns: int) -> tuple[int, int, str, int, list[float]] | None:

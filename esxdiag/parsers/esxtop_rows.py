@@ -84,14 +84,19 @@ def ends_mid_field(last_line: str, header_end: str) -> bool:
 
 
 def clean_series(rows: Rows, layout: Layout, warnings: list[str]) -> Rows:
-    """Non-finite cells (``nan``, ``inf``, a number too big for a float) are not data: None,
-    with a warning naming the column."""
+    """Non-finite cells (``nan``, ``inf``, a number too big for a float) and negative ones (every
+    counter esxdiag reads is a percentage, a rate or a count) are not data: None, with a warning
+    naming the column."""
     series = {}
     for column, values in rows.series.items():
         bad = sum(1 for v in values if v is not None and not math.isfinite(v))
         if bad:
             warnings.append(non_finite_warning(bad, layout.names[column]))
             values = tuple(v if v is None or math.isfinite(v) else None for v in values)
+        negative = sum(1 for v in values if v is not None and v < 0)
+        if negative:
+            warnings.append(f"{negative} negative value(s) in column '{layout.names[column]}': not used")
+            values = tuple(None if v is not None and v < 0 else v for v in values)
         series[column] = values
     return Rows(rows.stamps, series)
 

@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 
 from esxdiag.errors import NoData, ParseError
+from esxdiag.parsers.cuts import Skipped, drop_cut_line
 from esxdiag.parsers.jsontext import load_json
 from esxdiag.parsers.numbers import count, json_count
 from esxdiag.parsers.registry import first_line, parser
@@ -65,13 +66,14 @@ def parse_rings(text: str) -> EthtoolRings:
         raise NoData("empty ethtool -g output")
     if stripped[0] in "[{":
         return _rings_json(stripped)
-    warnings: list[str] = []
+    text, warnings = drop_cut_line(text)
     sections = {"max": Agreeing(warnings), "current": Agreeing(warnings)}
     extra: dict[str, str] = {}
     where = None
+    skipped, read = Skipped(warnings), 0
     for n, line in enumerate(text.splitlines(), 1):
         body = line.strip()
-        if not body or body.startswith("Ring parameters for"):
+        if not body or body.startswith("Ring parameters for") or skipped.cut_mark(n, line):
             continue
         if body.startswith(("Cannot get device ring settings", "netlink error")):
             raise NoData(f"ring sizes not available: {body}")
@@ -85,14 +87,22 @@ def parse_rings(text: str) -> EthtoolRings:
             continue
         key, sep, value = body.partition(":")
         if not sep or where is None:
-            raise ParseError(f"unexpected line {body!r}: not ethtool -g output", line=n)
-        key, value = key.strip(), value.strip()
+            skipped.line(ParseError(f"unexpected line {body[:80]!r}: not ethtool -g output", line=n),
+                         started=where is not None)
+            continue
+        key, value, read = key.strip(), value.strip(), read + 1
         if key in _RING_KEYS:
             sections[where].put(_RING_KEYS[key], _ring_value(value, n), f"line {n}", f"{where} {key}")
         else:
             extra[key if where == "current" else f"max {key}"] = value
+    skipped.check(read)
     if not all("rx" in s or "rx" in s.ambiguous for s in sections.values()):
         raise ParseError("no 'Pre-set maximums:' and 'Current hardware settings:' RX lines: not ethtool -g output")
+    cut = [key for key, field in _RING_KEYS.items() if field in sections["max"] and field not in sections["current"]
+           and field not in sections["current"].ambiguous]
+    if cut:
+        warnings.append(f"'Current hardware settings:' has no {', '.join(cut)} line where 'Pre-set maximums:' has "
+                        "one: the capture may be cut")
     netlink = bool(extra) or any(v is None for s in sections.values() for v in s.values())
     return EthtoolRings(RingSet(**_fill(sections["max"])), RingSet(**_fill(sections["current"])), extra,
                         "netlink" if netlink else "ioctl", tuple(warnings))
@@ -138,6 +148,7 @@ class EthtoolDriver:
     firmware_version: str | None
     bus_info: str | None
     fields: dict[str, str]
+    warnings: tuple[str, ...] = ()
 
 
 _DRIVER_SAMPLE = """\
@@ -157,13 +168,18 @@ supports-priv-flags: no
 def parse_driver(text: str) -> EthtoolDriver:
     """``ethtool -i``. Debian 7's in-tree driver prints no ``version:`` line: version is None."""
     fields: dict[str, str] = {}
+    text, warnings = drop_cut_line(text)
+    skipped = Skipped(warnings)
     for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
+        if not line.strip() or skipped.cut_mark(n, line):
             continue
         key, sep, value = line.partition(":")
         if not sep or " " in key.strip():
-            raise ParseError(f"unexpected line {line.strip()!r}: not ethtool -i output", line=n)
+            skipped.line(ParseError(f"unexpected line {line.strip()[:80]!r}: not ethtool -i output", line=n),
+                         started="driver" in fields)
+            continue
         fields[key.strip()] = value.strip()
+    skipped.check(len(fields))
     if not fields:
         raise NoData("empty ethtool -i output")
     if not fields.get("driver"):
@@ -171,7 +187,8 @@ def parse_driver(text: str) -> EthtoolDriver:
     version = fields.get("version") or None
     firmware = fields.get("firmware-version") or None
     return EthtoolDriver(fields["driver"], version, _version_tuple(version),
-                         None if firmware == "N/A" else firmware, fields.get("bus-info") or None, fields)
+                         None if firmware == "N/A" else firmware, fields.get("bus-info") or None, fields,
+                         tuple(warnings))
 
 
 def _version_tuple(version: str | None) -> tuple[int, ...] | None:

@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from esxdiag.errors import NoData, ParseError
-from esxdiag.parsers.cuts import drop_cut_line
+from esxdiag.parsers.cuts import Skipped, drop_cut_line
 from esxdiag.parsers.numbers import count
 from esxdiag.parsers.registry import lines, parser
 from esxdiag.parsers.repeats import Agreeing
@@ -136,7 +136,9 @@ def parse_stats(text: str) -> EthtoolStats:
     text, warnings = drop_cut_line(text)
     lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
     _reject_stats_input(lines, warnings)
-    stats = _stat_lines(lines)
+    skipped = Skipped(warnings)
+    stats = _stat_lines(lines, skipped)
+    skipped.check(len(stats))
     labels = {m["label"].strip() for _, m in stats}
     if not stats or not (labels & (_TX_LABELS | _RX_LABELS | {"Tx Queue#", "Rx Queue#", _GLOBAL})
                          or any(line.strip() == _HEADER for _, line in lines)):
@@ -144,7 +146,7 @@ def parse_stats(text: str) -> EthtoolStats:
                          line=lines[0][0])
     base = min(len(m["lead"].expandtabs()) for _, m in stats)
     varied = len({len(m["lead"].expandtabs()) for _, m in stats}) > 1
-    elided = any(line.strip() in ("...", "\u2026") for _, line in lines)
+    elided = bool(skipped.marks)
     entries: list[tuple[str, int | None, int, str, int]] = []
     queues: dict[tuple[str, int], Agreeing] = {}
     device: dict[str, int] = {}
@@ -198,8 +200,9 @@ def parse_stats(text: str) -> EthtoolStats:
     return _assemble(queues, device, entries, warnings, _generation(labels, marked, oob_lead), marked)
 
 
-def _stat_lines(lines: list[tuple[int, str]]) -> list[tuple[int, re.Match]]:
-    """The ``label: N`` lines; the header, elisions ('...') and nothing else may sit between them."""
+def _stat_lines(lines: list[tuple[int, str]], skipped: Skipped) -> list[tuple[int, re.Match]]:
+    """The ``label: N`` lines; the header and cut marks ('...') sit between them, any other line is
+    skipped with a warning once the capture has shown it is ethtool -S."""
     stats, headers = [], []
     for n, line in lines:
         body = line.strip()
@@ -210,9 +213,19 @@ def _stat_lines(lines: list[tuple[int, str]]) -> list[tuple[int, re.Match]]:
                                  "in one capture? Save each sample in its own file", line=n)
         elif m := _STAT_LINE.match(line):
             stats.append((n, m))
-        elif body not in ("...", "\u2026"):
-            raise ParseError(f"not ethtool -S output: not a 'label: <non-negative integer>' line: {body[:80]!r}", line=n)
+        elif _bad_number(body):  # a counter line whose value is damaged: an error, not a skip
+            count(body.rpartition(":")[2], f"counter {body.rpartition(':')[0].strip()[:60]!r}", n)
+        elif not skipped.cut_mark(n, line):
+            skipped.line(ParseError(f"not ethtool -S output: not a 'label: <non-negative integer>' line: "
+                                    f"{body[:80]!r}", line=n), started=bool(stats or headers))
     return stats
+
+
+def _bad_number(body: str) -> bool:
+    """``label: -5``, ``label: 1e3``: the shape of a counter line with a value that is not a count."""
+    label, sep, value = body.rpartition(":")
+    value = value.strip()
+    return bool(sep and label.strip() and value) and (value[0] in "+-" or value[0].isdigit())
 
 
 def _reject_stats_input(lines: list[tuple[int, str]], warnings: list[str]) -> None:
@@ -242,12 +255,43 @@ def _marker_queue(section: str, value: int, seen: list[int], n: int, warnings: l
     return value
 
 
+def _cut_queue(entries, device, generation, warnings) -> tuple[str, int] | None:
+    """The last queue when the capture stops inside it: no global ``tx timeout count`` line after
+    it, and its labels are a strict prefix of what the queue before it in the same section printed
+    (or, for the only rx queue of an unfiltered capture, of the generation's table)."""
+    if _GLOBAL in device or not entries or entries[-1][0] not in ("tx", "rx"):
+        return None
+    labels: dict[tuple[str, int | None], list[str]] = {}
+    for section, queue, level, label, _ in entries:
+        if level > 0 or label not in ("Tx Queue#", "Rx Queue#"):
+            labels.setdefault((section, queue), []).append(label)
+    last = (entries[-1][0], entries[-1][1])
+    if last[1] is None:
+        return None
+    before = [key for key in labels if key[0] == last[0] and key != last]
+    reference = labels[before[-1]] if before else None
+    tx_labels = [labels[key] for key in labels if key[0] == "tx"]
+    if reference is None and last[0] == "rx" and tx_labels:  # the generation may be in the cut part
+        tables = [GENERATIONS[generation]] if generation in GENERATIONS else GENERATIONS.values()
+        reference = next((list(rx[1:]) for tx, rx in tables if all(t == list(tx[1:]) for t in tx_labels)), None)
+    got = labels.get(last, [])
+    if reference is None or len(got) >= len(reference) or reference[:len(got)] != got:
+        return None
+    missing = reference[len(got):]
+    warnings.append(f"{last[0]} queue {last[1]} stops after {len(got)} of its {len(reference)} counters "
+                    f"({', '.join(missing[:3])}{', ...' if len(missing) > 3 else ''} missing, no "
+                    f"'{_GLOBAL}' line): the capture was cut; that queue is left out of the totals and rates")
+    return last
+
+
 def _assemble(queues, device, entries, warnings, generation, marked) -> EthtoolStats:
-    rx = tuple(RxQueueStats(q, c.get("pkts rx OOB", c.get(_OOB_OLD)), c.get("drv dropped rx total"),
-                            c.get("rx buf alloc fail"), dict(c))
-               for (s, q), c in sorted(queues.items()) if s == "rx")
-    tx = tuple(TxQueueStats(q, c.get("drv dropped tx total"), c.get("ring full"), dict(c))
-               for (s, q), c in sorted(queues.items()) if s == "tx")
+    cut = _cut_queue(entries, device, generation, warnings) if marked else None
+    typed = {key: ({} if key == cut else c) for key, c in queues.items()}  # a cut queue: counters kept, not used
+    rx = tuple(RxQueueStats(q, t.get("pkts rx OOB", t.get(_OOB_OLD)), t.get("drv dropped rx total"),
+                            t.get("rx buf alloc fail"), dict(queues[(s, q)]))
+               for (s, q), t in sorted(typed.items()) if s == "rx")
+    tx = tuple(TxQueueStats(q, t.get("drv dropped tx total"), t.get("ring full"), dict(queues[(s, q)]))
+               for (s, q), t in sorted(typed.items()) if s == "tx")
     if tx and rx and len(tx) != len(rx):
         warnings.append(f"ntx ({len(tx)}) != nrx ({len(rx)}): kernels 2.6.37-4.x fill rx values looping over "
                         "num_tx_queues, so rx counters may be misaligned")

@@ -6,7 +6,8 @@ import re
 from dataclasses import dataclass, field
 
 from esxdiag.errors import NoData, ParseError
-from esxdiag.parsers.numbers import is_count
+from esxdiag.parsers.cuts import Skipped, drop_cut_line
+from esxdiag.parsers.numbers import count, is_count
 from esxdiag.parsers.registry import all_lines, lines, parser
 
 
@@ -23,15 +24,26 @@ class IpLink:
     permaddr: str | None = None  # printed for bond/team members
     altnames: tuple[str, ...] = ()
     attributes: dict[str, str] = field(default_factory=dict)  # every "key value" pair of the header
+    stats: dict[str, dict[str, int]] = field(default_factory=dict)  # ip -s [-s] link: rx, tx, rx_errors, tx_errors
+    addresses: tuple[str, ...] = ()  # ip address: the inet / inet6 addresses (without the prefix length)
+
+    @property
+    def rx_missed(self) -> int | None:
+        """Missed receive frames: under RX in iproute2 5.x, under ``RX errors`` (-s -s) before."""
+        return self.stats.get("rx", {}).get("missed", self.stats.get("rx_errors", {}).get("missed"))
 
 
 @dataclass(frozen=True)
 class IpLinks:
     links: tuple[IpLink, ...]
+    warnings: tuple[str, ...] = ()
 
 
 _HEAD = re.compile(r"^(?P<index>[0-9]{1,9}):\s+(?P<name>[^:@\s]+)(?:@(?P<peer>[^:\s]+))?:\s+<(?P<flags>[^>]*)>(?P<rest>.*)$")
 _MAC = re.compile(r"^(?:[0-9a-f]{2}:){5}[0-9a-f]{2}$")
+# ip -s link: a header line, then the counters under it (iproute2 < 5.x: overrun; later: missed)
+_STATS = {"RX:": "rx", "TX:": "tx", "RX errors:": "rx_errors", "TX errors:": "tx_errors"}
+_STAT_NAMES = {"collsns": "collisions", "heartbt": "heartbeat", "crc": "crc"}
 
 
 _IP_LINK_SAMPLE = (  # one line per link: ip -o shows each line break as a backslash
@@ -46,33 +58,55 @@ def _sniff_ip_link(head: str) -> bool:
     found = lines(head)
     return bool(found) and all(re.match(r"^\d+: \S+: <[^>]*>", line) or line[0].isspace()
                                or re.match(r"^(link/|altname )", line) for line in found) \
-        and bool(re.match(r"^\d+: \S+: <", head))
+        and bool(re.match(r"^\d+: \S+: <", found[0]))
 
 
-@parser("ip-link", about="ip -o link show: interfaces with MTU, MAC and state",
-        sniff=_sniff_ip_link, sample=_IP_LINK_SAMPLE)
+@parser("ip-link", about="ip -o link show / ip -s link / ip address: interfaces with MTU, MAC, state, "
+        "addresses and RX/TX counters", sniff=_sniff_ip_link, sample=_IP_LINK_SAMPLE)
 def parse_ip_link(text: str) -> IpLinks:
-    """``ip -o link show`` (one line per link, continuation shown as ``\\``); the multi-line
-    form without ``-o`` is accepted too."""
-    records: list[tuple[int, list[str]]] = []  # parts joined once: += on a str is quadratic
+    """``ip -o link show`` (one line per link, continuation shown as ``\\``); the multi-line form,
+    ``ip -s [-s] link`` (RX/TX bytes, packets, errors, dropped, missed per interface) and
+    ``ip address`` (its inet/inet6 addresses) are read too."""
+    records: list[tuple[int, list[tuple[int, str]]]] = []  # (line, parts): joined once, += on a str is quadratic
+    text, warnings = drop_cut_line(text)
+    skipped = Skipped(warnings)
     for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
+        if not line.strip() or skipped.cut_mark(n, line):
             continue
         if line[0].isspace() and records:
-            records[-1][1].append(line.strip())
+            records[-1][1].append((n, line.strip()))
         elif _HEAD.match(line):
-            records.append((n, [line]))
+            head, *more = line.split("\\")  # ip -o: the line breaks became backslashes
+            records.append((n, [(n, head)] + [(n, part.strip()) for part in more if part.strip()]))
         else:
-            raise ParseError(f"not an 'ip link' line: {line.strip()[:80]!r}", line=n)
+            skipped.line(ParseError(f"not an 'ip link' line: {line.strip()[:80]!r}{_other_format(line)}", line=n),
+                         started=bool(records))
+    skipped.check(len(records))
     if not records:
         raise NoData("empty ip link output")
-    return IpLinks(tuple(_link(n, " ".join(parts)) for n, parts in records))
+    return IpLinks(tuple(_link(parts, warnings) for _, parts in records), tuple(warnings))
 
 
-def _link(n: int, line: str) -> IpLink:
-    m = _HEAD.match(line)
+def _other_format(line: str) -> str:
+    """What a first line that is not ``N: name: <FLAGS>`` is, when it is a known other format."""
+    body = line.strip()
+    if body.startswith(("[", "{")):
+        return " (ip -j JSON: capture 'ip -s link' or 'ip -o link' as text)"
+    if "Link encap:" in body or re.match(r"^\S+: flags=\d+<", body):
+        return " (ifconfig output: capture 'ip -s link' instead)"
+    if re.match(r"^\S+\s+(UP|DOWN|UNKNOWN|LOWERLAYERDOWN)\s", body):
+        return " (ip -br link: capture 'ip -s link' or 'ip -o link')"
+    if body.startswith("Kernel Interface table") or body.startswith("Iface "):
+        return " (netstat -i: capture 'ip -s link' instead)"
+    return ""
+
+
+def _link(parts: list[tuple[int, str]], warnings: list[str]) -> IpLink:
+    (n, head), rest = parts[0], parts[1:]
+    m = _HEAD.match(head)
     assert m is not None
-    tokens = m["rest"].replace("\\", " ").split()
+    stats, addresses, plain = _stats_and_addresses(m["name"], rest, warnings)
+    tokens = " ".join([m["rest"]] + plain).split()
     attrs: dict[str, str] = {}
     link_type = mac = permaddr = None
     altnames: list[str] = []
@@ -100,7 +134,43 @@ def _link(n: int, line: str) -> IpLink:
         raise ParseError(f"mtu {mtu!r} is not a number", line=n)
     return IpLink(int(m["index"]), m["name"], int(mtu) if mtu else None, mac, attrs.get("state"),
                   tuple(f for f in m["flags"].split(",") if f), m["peer"], link_type, permaddr,
-                  tuple(altnames), attrs)
+                  tuple(altnames), attrs, stats, tuple(addresses))
+
+
+def _stats_and_addresses(name: str, parts: list[tuple[int, str]], warnings: list[str]):
+    """The ``RX: bytes packets ...`` header + counter line pairs and the ``inet ADDR/LEN`` lines of one
+    link, and the other parts (link/ether, altname, ``-d`` details) for the attribute pairs."""
+    stats: dict[str, dict[str, int]] = {}
+    addresses: list[str] = []
+    plain: list[str] = []
+    i = 0
+    while i < len(parts):
+        n, part = parts[i]
+        label = next((k for k in _STATS if part.startswith(k + " ")), None)
+        if label is not None:
+            names = [_STAT_NAMES.get(word, word) for word in part[len(label):].split()]
+            values = parts[i + 1][1].split() if i + 1 < len(parts) else []
+            if len(values) != len(names):
+                warnings.append(f"line {n}: {name} {label} header without its counter line under it (capture cut?): "
+                                f"its {_STATS[label].replace('_', ' ')} counters are not read")
+                i += 1
+                continue
+            if not all(v.isascii() and v.isdigit() for v in values):
+                warnings.append(f"line {parts[i + 1][0]}: {name} {label} counters {' '.join(values)[:60]!r} are not "
+                                "all non-negative integers: not read")
+                i += 2
+                continue
+            stats[_STATS[label]] = {k: count(v, f"{name} {label} {k}", parts[i + 1][0]) for k, v in zip(names, values)}
+            i += 2
+        elif part.startswith(("inet ", "inet6 ")):
+            addresses.append(part.split()[1].split("/")[0])
+            i += 1
+        elif part.startswith("valid_lft "):  # the lifetimes under an inet line
+            i += 1
+        else:
+            plain.append(part)
+            i += 1
+    return stats, addresses, plain
 
 
 # ---------------------------------------------------------------- ring persistence
@@ -125,6 +195,7 @@ class PersistHit:
 @dataclass(frozen=True)
 class RingPersistence:
     hits: tuple[PersistHit, ...]
+    warnings: tuple[str, ...] = ()
 
     @property
     def persistent(self) -> bool:
@@ -155,14 +226,19 @@ def parse_ring_persistence(text: str) -> RingPersistence:
     empty output is a real answer - grep found nothing, i.e. nothing makes ring sizes
     persistent - so it returns ``hits=()`` instead of raising NoData."""
     hits = []
+    text, warnings = drop_cut_line(text)
+    skipped = Skipped(warnings)
     for n, raw in enumerate(text.splitlines(), 1):
-        if not raw.strip() or raw.startswith("grep: "):
+        if not raw.strip() or raw.startswith("grep: ") or skipped.cut_mark(n, raw):
             continue
         m = _GREP_LINE.match(raw)
         if not m:
-            raise ParseError(f"not a grep 'file:line:text' line: {raw.strip()[:80]!r}", line=n)
+            skipped.line(ParseError(f"not a grep 'file:line:text' line: {raw.strip()[:80]!r}", line=n),
+                         started=bool(hits))
+            continue
         hits.append(_hit(m["file"], int(m["line"]), m["text"]))
-    return RingPersistence(tuple(hits))
+    skipped.check(len(hits))
+    return RingPersistence(tuple(hits), tuple(warnings))
 
 
 def _hit(file: str, line: int, text: str) -> PersistHit:

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 
 from esxdiag.errors import NoData, ParseError
+from esxdiag.parsers.cuts import Skipped, drop_cut_line
 from esxdiag.parsers.numbers import count
 from esxdiag.parsers.registry import first_line, parser
 
@@ -27,6 +28,7 @@ _SECTIONS = ("global properties:", "host properties:")
 _STATISTICS = "com.vmware.common.port.statistics"
 _UPLINKS = {"com.vmware.common.uplinkPorts": "uplink_names", "com.vmware.common.host.uplinkPorts": "uplink_ports"}
 _WORD = re.compile(r"\w[\w.-]*")
+_MTU = ("com.vmware.etherswitch.mtu", "com.vmware.common.portset.mtu")  # a VDS's; an N-VDS's (NSX-T)
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,7 @@ class Dvs:
 @dataclass(frozen=True)
 class NetDvsList:
     switches: tuple[Dvs, ...]
+    warnings: tuple[str, ...] = ()
 
 
 
@@ -84,25 +87,27 @@ def _status(port: dict, value: str, number: int) -> None:
             port["port_num"] = count(word[7:], "portID", number)
 
 
-def _store(dvs: dict, port: dict | None, name: str, value: str | None, items: list[str], number: int) -> None:
+def _store(dvs: dict, port: dict | None, prop: tuple, skipped: Skipped) -> None:
+    name, value, items, number = prop  # items: (line, text) under the property
     if port is None:
         if name == "com.vmware.common.alias" and value is not None:
             dvs["name"] = value
-        elif name == "com.vmware.etherswitch.mtu" and value is not None:
+        elif name in _MTU and value is not None:
             dvs["mtu"] = count(value, "MTU", number)
-        elif name in _UPLINKS:
-            dvs[_UPLINKS[name]] = tuple(items)
+        elif name in _UPLINKS:  # one per line, or an N-VDS's "uplink1, uplink2" on one line
+            dvs[_UPLINKS[name]] = tuple(u.strip() for _, text in items for u in text.split(",") if u.strip())
     elif name == "com.vmware.common.port.portgroupid" and value:
         port["portgroup"] = value
     elif name == "com.vmware.common.port.volatile.status" and value is not None:
         _status(port, value, number)
     elif name == _STATISTICS:
         stats = port.setdefault("statistics", {})
-        for item in items:
+        for line, item in items:
             key, sep, amount = item.partition(" = ")
             if not sep or not key.isidentifier():
-                raise ParseError(f"not a 'counter = N' line in {_STATISTICS}: {item[:80]!r}", line=number)
-            stats[key] = count(amount, key, number)
+                skipped.line(ParseError(f"not a 'counter = N' line in {_STATISTICS}: {item[:80]!r}", line=line))
+                continue
+            stats[key] = count(amount, key, line)
 
 
 _SAMPLE = """\
@@ -137,19 +142,22 @@ _SWITCH_TITLE = first_line(r"^switch \S.* \(\w[\w.-]*\)\s*$")
 def parse_net_dvs(text: str) -> NetDvsList:
     switches: list[dict] = []
     port: dict | None = None
-    prop: tuple[str, str | None, list[str], int] | None = None  # open property: name, value, items, line
+    prop: tuple[str, str | None, list[tuple[int, str]], int] | None = None  # open property: name, value, items, line
     closed = True  # the open property ended with its propType line
+    text, warnings = drop_cut_line(text)
+    skipped, read = Skipped(warnings), 0
 
     def flush() -> None:
         nonlocal prop
         if prop is not None:
-            _store(switches[-1], port, *prop[:3], prop[3])
+            _store(switches[-1], port, prop, skipped)
             prop = None
 
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
-        if not line:
+        if not line or skipped.cut_mark(number, line):
             continue
+        read += 1
         if dvs := _switch(line):
             flush()
             switches.append(dvs)
@@ -174,12 +182,15 @@ def parse_net_dvs(text: str) -> NetDvsList:
             if _PROPTYPE.fullmatch(line):
                 closed = True
             else:
-                prop[2].append(line)
+                prop[2].append((number, line))
         else:
-            raise ParseError(f"not a net-dvs property, port or switch line: {line[:80]!r}", line=number)
+            read -= 1
+            skipped.line(ParseError(f"not a net-dvs property, port or switch line: {line[:80]!r}", line=number))
     if prop is not None and not closed and prop[0] == _STATISTICS:
         raise ParseError(f"cut short inside {_STATISTICS} (no closing propType line)", line=prop[3])
     flush()
+    skipped.check(read)
     if not switches:
         raise NoData("net-dvs -l listed no distributed switch")
-    return NetDvsList(tuple(Dvs(**{**s, "ports": tuple(DvsPort(**p) for p in s["ports"])}) for s in switches))
+    return NetDvsList(tuple(Dvs(**{**s, "ports": tuple(DvsPort(**p) for p in s["ports"])}) for s in switches),
+                      tuple(warnings))

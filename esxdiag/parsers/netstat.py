@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 
 from esxdiag.errors import NoData, ParseError
-from esxdiag.parsers.cuts import drop_cut_line
+from esxdiag.parsers.cuts import Skipped, drop_cut_line
 from esxdiag.parsers.jsontext import load_json
 from esxdiag.parsers.numbers import count, json_count
 from esxdiag.parsers.registry import parser
@@ -43,6 +43,7 @@ _TCPEXT_FIELDS = ("fast_retransmits", "lost_retransmit", "syn_retrans", "timeout
 _SECTION = re.compile(r"^([A-Za-z][A-Za-z0-9]*):\s*$")
 _KEY_VALUE = re.compile(r"^(?P<key>[A-Za-z][^:]*): (?P<value>[0-9]+)$")
 _NUMBER = re.compile(r"(?<![\w.-])[0-9]+(?![\w.])")
+_NEGATIVE = re.compile(r"(?<![\w.])-[0-9]+")
 _NSTAT_LINE = re.compile(r"^(?P<name>[A-Za-z][A-Za-z0-9_]*)\s+(?P<value>[0-9]+)(?:\s+-?[0-9]+(?:\.[0-9]+)?)?\s*$")
 
 
@@ -118,9 +119,12 @@ def _nstat_json(body: str) -> NetstatCounters:
 
 def _nstat_text(text: str) -> NetstatCounters:
     counters = Agreeing([])
+    skipped = Skipped(counters.warnings)
     headers: list[int] = []
     for n, line in enumerate(text.splitlines(), 1):
         stripped = line.strip()
+        if skipped.cut_mark(n, line):
+            continue
         if stripped == "#kernel":
             headers.append(n)
             if len(headers) > 1 and counters:
@@ -130,8 +134,13 @@ def _nstat_text(text: str) -> NetstatCounters:
             continue
         m = _NSTAT_LINE.match(stripped)
         if not m:
-            raise ParseError(f"not an nstat 'Name value rate' line: {stripped[:80]!r}", line=n)
+            error = ParseError(f"not an nstat 'Name value rate' line: {stripped[:80]!r}", line=n)
+            if stripped.split()[-1][:1] in "-+" or len(stripped.split()) in (2, 3):  # damaged value: not skipped
+                raise error
+            skipped.line(error, started=bool(counters or counters.ambiguous))
+            continue
         counters.put(m["name"], count(m["value"], f"counter {m['name'][:60]!r}", n), f"line {n}")
+    skipped.check(len(counters) + len(counters.ambiguous))
     if not counters and not counters.ambiguous:
         raise NoData("nstat printed only its header (no counters; use -a -z)")
     return _typed(dict(counters), _nstat_fields(), "nstat", tuple(counters.warnings))
@@ -140,14 +149,11 @@ def _nstat_text(text: str) -> NetstatCounters:
 def _netstat_s(text: str) -> NetstatCounters:
     text, notes = _one_netstat_output(text)
     counters = Agreeing(notes)
+    skipped = Skipped(notes)
     seen_sections: set[str] = set()
-    elided = False
     section, heading, saw_section = "", "", False
     for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        if set(line.strip()) <= {".", "\u2026"}:  # an elision in a paste
-            elided = True
+        if not line.strip() or skipped.cut_mark(n, line):  # an elision in a paste
             continue
         if line.startswith("error parsing /proc"):  # netstat's own warning; the rest is still valid
             notes.append(f"line {n}: {line.strip()}")
@@ -170,12 +176,18 @@ def _netstat_s(text: str) -> NetstatCounters:
         elif body.endswith(":"):  # histogram heading ("ICMP input histogram:")
             heading = body[:-1]
             continue
+        elif negative := _NEGATIVE.search(body):  # a counter printed negative: damage, an error
+            raise ParseError(f"counter in {body[:60]!r}: {negative.group()!r} is not a non-negative integer", line=n)
         else:
-            raise ParseError(f"line has no counter value: {body!r}", line=n)
+            skipped.line(ParseError(f"line has no counter value: {body[:80]!r}", line=n),
+                         started=bool(counters or counters.ambiguous))
+            continue
         if line.startswith("        ") and heading:
             text_key = f"{heading}: {text_key}"
         key = f"{section}: {text_key}" if section else text_key
         counters.put(key, value, f"line {n}")
+    skipped.check(len(counters) + len(counters.ambiguous) + len(seen_sections))
+    elided = bool(skipped.marks)
     ambiguous, counters = counters.ambiguous, dict(counters)
     if not counters and not ambiguous:
         raise NoData("netstat -s printed section headers but no counters")
@@ -183,9 +195,13 @@ def _netstat_s(text: str) -> NetstatCounters:
              else texts for field, (_, texts) in _FIELDS.items()}
     names = {f: tuple(k.removeprefix(": ") for k in keys) for f, keys in names.items()}
     record = _typed(counters, names, "netstat", tuple(notes))
-    if "TcpExt" in seen_sections and not elided:
+    if "TcpExt" in seen_sections and section == "TcpExt" and not elided:
+        notes.append("TcpExt is the last section (net-tools prints IpExt after it): the capture may be cut "
+                     "there, so a TcpExt counter it does not show is unknown, not 0")
+        record = dataclasses.replace(record, warnings=tuple(notes))
+    elif "TcpExt" in seen_sections and not elided:
         # net-tools prints TcpExt counters only when non-zero (opt_number / unknown entries in
-        # statistics.c printval), so inside a whole TcpExt section a missing counter is 0
+        # statistics.c printval), so inside a whole TcpExt section (IpExt follows) a missing counter is 0
         zeros = {f: 0 for f in _TCPEXT_FIELDS if getattr(record, f) is None and not ambiguous & set(names[f])}
         record = dataclasses.replace(record, **zeros)
     if all(getattr(record, f) is None for f in _FIELDS):

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 
 from esxdiag.errors import NoData, ParseError
+from esxdiag.parsers.cuts import Skipped, drop_cut_line
 from esxdiag.parsers.jsontext import load_json
 from esxdiag.parsers.numbers import is_count, json_count
 from esxdiag.parsers.registry import first_line, parser
@@ -16,6 +17,7 @@ _MAC = re.compile(r"^[0-9A-Fa-f]{2}([:-])[0-9A-Fa-f]{2}(\1[0-9A-Fa-f]{2}){4}$")
 _VNIC_SUFFIX = re.compile(r"^(?P<vm>.+)\.eth(?P<n>[0-9]{1,9})$")
 # keys whose values are names, never booleans, even when a VM or device is called "true"
 _NAME_KEYS = frozenset({"name", "switch", "devname", "mac", "hostname"})
+_INTEGER_KEYS = frozenset({"id", "ring1sz", "ring2sz"})  # printed as integers; the rest are often rates (0.0)
 
 
 @dataclass(frozen=True)
@@ -74,10 +76,12 @@ PortNum          Type SubType SwitchName       MACAddress         ClientName
         sniff=first_line(r"^\s*PortNum\s+Type\s+SubType\s+SwitchName\s+MACAddress\s+ClientName"),
         sample=_LIST_SAMPLE)
 def parse_net_stats_list(text: str) -> NetStatsList:
+    text, warnings = drop_cut_line(text)
     rows = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
     if not rows:
+        if warnings:
+            raise ParseError(warnings[0])
         raise NoData("empty net-stats -l output")
-    warnings: list[str] = []
     if tuple(rows[0][1].split()) == HEADER:
         rows = rows[1:]
     else:
@@ -90,12 +94,22 @@ def parse_net_stats_list(text: str) -> NetStatsList:
         raise NoData("net-stats -l listed no ports (header only)")
     ports: list[NetStatsPort] = []
     seen: dict[int, int] = {}
+    skipped = Skipped(warnings)
     for number, line in rows:
-        port = _row(line, number)
+        if skipped.cut_mark(number, line):
+            continue
+        try:
+            port = _row(line, number)
+        except ParseError as exc:  # a line of another shape; a bad MAC or number in a row stays an error
+            if not exc.why.startswith("expected 6 columns") and line.split()[0].lstrip("-").isdigit():
+                raise
+            skipped.line(exc)
+            continue
         if port.port in seen:
             raise ParseError(f"port {port.port} listed twice (first on line {seen[port.port]})", line=number)
         seen[port.port] = number
         ports.append(port)
+    skipped.check(len(ports))
     return NetStatsList(tuple(ports), tuple(warnings))
 
 
@@ -171,7 +185,7 @@ def parse_net_stats_json(text: str) -> NetStatsSample:
 
 
 def _check_counts(value: object, where: str) -> None:
-    """Integers in a port (sizes, counts, ids) are never negative."""
+    """Numbers in a port (sizes, counts, ids, rates, percentages) are never negative."""
     if isinstance(value, dict):
         for key, item in value.items():
             _check_counts(item, f"{where}.{key}")
@@ -180,6 +194,10 @@ def _check_counts(value: object, where: str) -> None:
             _check_counts(item, where)
     elif isinstance(value, int) and not isinstance(value, bool) and not json_count(value):
         raise ParseError(f"{where} is {value}: not a non-negative integer")
+    elif isinstance(value, float) and where.rpartition(".")[2] in _INTEGER_KEYS:
+        raise ParseError(f"{where} is {value}: a size or count is an integer")
+    elif isinstance(value, float) and value < 0:
+        raise ParseError(f"{where} is {value}: a rate or percentage is never negative")
 
 
 def _object(pairs: list[tuple[str, object]], duplicates: list[str]) -> dict:

@@ -1,6 +1,7 @@
 """PowerShell object output as records: ``ConvertTo-Csv`` (with or without ``#TYPE``),
-``ConvertTo-Json`` (object or array) and ``Format-List``; the default table view is rejected
-because it truncates values. Empty strings become None.
+``ConvertTo-Json`` (object or array), ``Format-List`` and the default table view, read by its
+ruler (esxdiag.parsers.pwsh_table) unless a value was cut to the console width. Empty strings
+become None.
 
 Repeats are never "last one wins": a property printed twice in one record follows
 esxdiag.parsers.repeats (kept when both agree, left out when they differ, with a warning);
@@ -11,37 +12,50 @@ from __future__ import annotations
 
 import csv
 import json
-import re
 from dataclasses import dataclass, field
 
 from esxdiag.errors import NoData, ParseError
+from esxdiag.parsers.cuts import Skipped, drop_cut_line
 from esxdiag.parsers.jsontext import load_json
 from esxdiag.parsers.numbers import count
+from esxdiag.parsers.pwsh_table import is_table, read_table
 from esxdiag.parsers.repeats import Agreeing
 
 Value = str | tuple[str, ...] | None
-_RULER = re.compile(r"^\s*-{2,}(?:\s+-{2,})*\s*$")
 
 
 @dataclass
 class Records:
     items: list[dict[str, Value]]
-    source: str  # csv | json | list
+    source: str  # csv | json | list | table
     warnings: list[str] = field(default_factory=list)
 
 
-def read_records(text: str) -> Records:
+def read_records(text: str, command: str = "the command") -> Records:
+    """``command``: the cmdlet that printed ``text``, named in the re-capture advice. A last line
+    without a line end (a capture cut short) is not read, with a warning; JSON shows a cut itself."""
+    cut: list[str] = []
+    if text.lstrip("\ufeff \t\r\n")[:1] not in ("[", "{"):
+        text, cut = drop_cut_line(text)
     body = text.lstrip("\ufeff").strip()
     if not body:
+        if cut:
+            raise ParseError(cut[0])
         raise NoData("empty PowerShell output")
     lines = body.splitlines()
-    ruler = next((n for n, line in enumerate(lines) if _RULER.match(line)), None)
-    if ruler is not None and ruler > 0 and " : " not in lines[ruler - 1]:
-        truncated = any("..." in line or "\u2026" in line for line in lines[ruler + 1:])
-        raise ParseError("default table output" + (" with truncated ('...') values" if truncated else "")
-                         + ": capture with '| Format-List *', '| ConvertTo-Csv -NoTypeInformation' or "
-                         "'| ConvertTo-Json'", line=ruler + 1)
-    records = Records([], "list")
+    ruler = is_table(lines)
+    if ruler is not None:  # the default table view: read by its ruler when no value was cut
+        rows = read_table(lines, ruler, _leading_lines(text), f"{command} | Format-List *")
+        if not rows:
+            raise NoData("PowerShell table with a header and no rows")
+        records = Records([], "table", cut)
+        for n, row in enumerate(rows, 1):
+            record = _Record(records.warnings, f"row {n}")
+            for key, value in row.items():
+                record.set(key, _list_value(value) if value else None)
+            records.items.append(dict(record))
+        return records
+    records = Records([], "list", cut)
     if body[0] in "[{":
         records.source = "json"
         records.items = _json_records(body, records.warnings)
@@ -49,8 +63,16 @@ def read_records(text: str) -> Records:
         records.source = "csv"
         records.items = _csv_records(lines, records.warnings)
     else:
-        records.items = _list_records(lines, records.warnings)
+        skipped = Skipped(records.warnings)
+        records.items = _list_records(lines, skipped, _leading_lines(text))
+        skipped.check(sum(len(item) for item in records.items))
     return records
+
+
+def _leading_lines(text: str) -> int:
+    """Blank lines before the first printed one (Format-List starts with two): line numbers count them."""
+    body = text.lstrip("\ufeff")
+    return body[: len(body) - len(body.lstrip())].count("\n")
 
 
 class _Record(Agreeing):
@@ -107,21 +129,26 @@ def _json_value(value) -> Value:
     return str(value)
 
 
-def _list_records(lines: list[str], warnings: list[str]) -> list[dict[str, Value]]:
+def _list_records(lines: list[str], skipped: Skipped, offset: int) -> list[dict[str, Value]]:
     records: list[dict[str, Value]] = []
-    current = _Record(warnings, "line 1")
+    warnings = skipped.warnings
+    current = _Record(warnings, f"line {offset + 1}")
     last: tuple[str, list[str]] | None = None  # property and its value's lines (a long value wraps)
 
     def close_property() -> None:
         if last is not None:
             current.set(last[0], _list_value(" ".join(last[1])))
 
-    for n, line in enumerate(lines, 1):
+    for n, line in enumerate(lines, offset + 1):
         if not line.strip():
             close_property()
             if current:
                 records.append(dict(current))
             current, last = _Record(warnings, f"line {n + 1}"), None
+            continue
+        if skipped.cut_mark(n, line):
+            close_property()
+            last = None
             continue
         if line[0].isspace() and last is not None:  # a long value wrapped by the console
             last[1].append(line.strip())
@@ -130,7 +157,9 @@ def _list_records(lines: list[str], warnings: list[str]) -> list[dict[str, Value
         if not sep and line.rstrip().endswith(" :"):
             key, sep, value = line.rstrip()[:-2], " :", ""
         if not sep:
-            raise ParseError(f"not a Format-List 'Property : value' line: {line.strip()[:80]!r}", line=n)
+            skipped.line(ParseError(f"not a Format-List 'Property : value' line: {line.strip()[:80]!r}", line=n),
+                         started=bool(records or current or last))
+            continue
         close_property()
         last = (key.strip(), [value.strip()] if value.strip() else [])
     close_property()

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Callable
 
+from esxdiag.parsers.cuts import is_terminal_junk
+
 Sniffer = Callable[[str], bool]
 _DECLARED = "__parser_entries__"  # the attribute @parser sets on the function it declares
 
@@ -70,8 +72,13 @@ def collect(modules: tuple[str, ...]) -> dict[str, ParserEntry]:
 # --- sniff helpers: each returns a test of the head of a capture ---
 
 def lines(head: str) -> list[str]:
-    """The first 200 non-blank lines."""
-    return [line for line in head.splitlines() if line.strip()][:200]
+    """The first 200 non-blank lines, after any terminal output before the command's own (a
+    termcap complaint, a shell prompt, the login banner: esxdiag.parsers.cuts)."""
+    found = [line for line in head.splitlines() if line.strip()]
+    start = 0
+    while start < len(found) and start < 20 and is_terminal_junk(found[start]):
+        start += 1
+    return found[start:start + 200]
 
 
 def has(*needles: str) -> Sniffer:

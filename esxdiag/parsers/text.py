@@ -13,6 +13,7 @@ from esxdiag.parsers.registry import first_line, one_integer, parser
 class TextOutput:
     lines: tuple[str, ...]
     integer: int | None  # set when the whole output is one integer (nproc, CPU count)
+    warnings: tuple[str, ...] = ()
 
 
 _ESXI_VERSION = first_line(r"^VMware ESXi \d")
@@ -26,4 +27,7 @@ def parse_text(text: str) -> TextOutput:
     if not lines:
         raise NoData("empty output")
     only = lines[0].strip() if len(lines) == 1 else ""
-    return TextOutput(lines, int(only) if is_count(only) else None)
+    warnings = () if text.endswith(("\n", "\r")) or not text.strip() else (
+        f"the last line has no line end: {lines[-1].strip()[:40]!r} may be cut short (12 read as 1); "
+        "save the output with its final newline",)
+    return TextOutput(lines, int(only) if is_count(only) else None, warnings)

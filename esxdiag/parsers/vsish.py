@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from esxdiag.errors import NoData, ParseError
-from esxdiag.parsers.cuts import drop_cut_line
+from esxdiag.parsers.cuts import Skipped, drop_cut_line
 from esxdiag.parsers.numbers import count, is_count
 from esxdiag.parsers.registry import all_lines, has, parser
 from esxdiag.parsers.vsish_python import VsishDict, parse_python_mode
@@ -78,6 +78,7 @@ class ClientStats:
 class VsishListing:
     entries: tuple[str, ...]
     directories: tuple[str, ...]  # the entries that were printed with a trailing '/'
+    warnings: tuple[str, ...] = ()
 
 
 RXSUMMARY_KEYS = ("running out of buffers", "# of times the 1st ring is full",
@@ -92,6 +93,7 @@ def parse_node(text: str, pairs_per_line: bool = False) -> VsishNode:
     if not text.strip():
         raise NoData("empty vsish output")
     text, warnings = drop_cut_line(text, keep=("}",))
+    skipped = Skipped(warnings)
     counters: dict[str, int] = {}
     texts: dict[str, str] = {}
     first_seen: dict[str, int] = {}
@@ -100,7 +102,7 @@ def parse_node(text: str, pairs_per_line: bool = False) -> VsishNode:
     opened = closed = False
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
-        if not line:
+        if not line or skipped.cut_mark(number, line):
             continue
         if _VSISH_ERROR.match(line):
             raise ParseError(f"vsish printed an error or notice, not node fields: {line[:120]}", line=number)
@@ -127,7 +129,13 @@ def parse_node(text: str, pairs_per_line: bool = False) -> VsishNode:
                 raise ParseError("'}' without an opening '{'", line=number)
             continue
         prefix = "".join(f"{s}/" for s in sections)
-        found, text_field = _fields(line, pairs_per_line, number)
+        try:
+            found, text_field = _fields(line, pairs_per_line, number)
+        except ParseError as exc:  # an unknown line; a bad value on a label:value line is not skipped
+            if not exc.why.startswith("not a vsish"):
+                raise
+            skipped.line(exc, started=opened or bool(counters))
+            continue
         if text_field is not None:
             key = prefix + text_field[0]
             _check_repeat(key, first_seen, number)
@@ -136,6 +144,7 @@ def parse_node(text: str, pairs_per_line: bool = False) -> VsishNode:
         for key, value in found:
             _check_repeat(prefix + key, first_seen, number)
             counters[prefix + key] = value
+    skipped.check(len(counters))
     if not opened or not closed:
         missing = "title line and closing '}'" if not opened else "closing '}'"
         warnings.append(f"no {missing}: a filtered or cut paste, fields may be missing")
@@ -177,6 +186,10 @@ def _check_repeat(key: str, first_seen: dict[str, int], number: int) -> None:
 
 
 def _require_any(node: VsishNode, keys: tuple[str, ...], what: str) -> None:
+    """One of the node's own counters is there; none of them is printed with a value that is not a count."""
+    for key in keys:
+        if key in node.texts:
+            raise ParseError(f"counter {key!r} is {node.texts[key][:40]!r}: not a non-negative integer")
     if not any(k in node.counters for k in keys):
         shown = node.title or ", ".join(list(node.counters)[:3])
         raise ParseError(f"not {what}: none of {', '.join(repr(k) for k in keys)} in {shown!r}")
@@ -255,19 +268,23 @@ def parse_clientstats(text: str) -> ClientStats:
 def parse_ls(text: str) -> VsishListing:
     entries: list[str] = []
     directories: list[str] = []
+    text, warnings = drop_cut_line(text)
+    skipped = Skipped(warnings)
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
-        if not line:
+        if not line or skipped.cut_mark(number, line):
             continue
         if _VSISH_ERROR.match(line):
             raise ParseError(f"vsish printed an error or notice, not node fields: {line[:120]}", line=number)
         name = line[:-1] if line.endswith("/") else line
         if not name or any(ch.isspace() or not ch.isprintable() for ch in name) or (
                 any(ch.isdigit() and not ch.isascii() for ch in name) or name.isdigit() and not is_count(name)):
-            raise ParseError(f"not a vsish ls entry: {line[:80]!r}", line=number)
+            skipped.line(ParseError(f"not a vsish ls entry: {line[:80]!r}", line=number), started=bool(entries))
+            continue
         entries.append(name)
         if line.endswith("/"):
             directories.append(name)
+    skipped.check(len(entries))
     if not entries:
         raise NoData("vsish ls listed no entries")
-    return VsishListing(tuple(entries), tuple(directories))
+    return VsishListing(tuple(entries), tuple(directories), tuple(warnings))

@@ -9,7 +9,6 @@ import re
 from dataclasses import dataclass
 
 from esxdiag.errors import ParseError
-from esxdiag.parsers.cuts import drop_cut_line
 from esxdiag.parsers.pwsh import Value, counter, need, raw_text, read_records, unique
 from esxdiag.parsers.registry import parser, win
 
@@ -74,13 +73,29 @@ _ADVPROPS_SAMPLE = _crlf("""\
 """)
 
 
+# The English DisplayName of each vmxnet3 property the analysis reads (formats.md 5.1): a capture that
+# selected DisplayName/DisplayValue only is keyed through it (a localised name is kept as printed)
+DISPLAY_KEYWORDS = {
+    "Rx Ring #1 Size": "MaxRxRing1Length", "Rx Ring #2 Size": "MaxRxRing2Length", "Tx Ring Size": "MaxTxRingLength",
+    "Small Rx Buffers": "NumRxBuffersSmall", "Large Rx Buffers": "NumRxBuffersLarge",
+    "Receive Side Scaling": "*RSS", "Maximum number of RSS queues": "*NumRssQueues", "Max Tx Queues": "MaxTxQueues",
+    "Enable adaptive rx ring sizing": "EnableAdaptiveRing", "Jumbo Packet": "*JumboPacket",
+}
+
+
 @parser("win-advprops", about="Get-NetAdapterAdvancedProperty: vmxnet3 ring sizes, RSS and buffer settings",
-        sniff=win("DisplayName", "DisplayValue", "RegistryKeyword"), sample=_ADVPROPS_SAMPLE)
+        sniff=win("DisplayName", "DisplayValue"), sample=_ADVPROPS_SAMPLE)
 def parse_advprops(text: str) -> WinAdvProps:
-    found = read_records(text)
-    need(found.items, ("Name", "RegistryKeyword"), "Get-NetAdapterAdvancedProperty")
-    adapters: dict[str, dict[str, AdvProp]] = {}
+    """Keyed by adapter ``Name`` and ``RegistryKeyword``; a capture of DisplayName/DisplayValue only
+    (``Select-Object DisplayName, DisplayValue``) is keyed by the English display name's keyword,
+    under adapter "" when no Name was printed (the analysis takes it for the one adapter)."""
+    found = read_records(text, "Get-NetAdapterAdvancedProperty")
+    if not any(isinstance(r.get("RegistryKeyword"), str) or isinstance(r.get("DisplayName"), str)
+               for r in found.items):
+        need(found.items, ("RegistryKeyword",), "Get-NetAdapterAdvancedProperty")
     warnings = found.warnings
+    _key_by_display_name(found.items, warnings)
+    adapters: dict[str, dict[str, AdvProp]] = {}
     for record in unique(found.items, ("Name", "RegistryKeyword"), warnings):
         registry = record.get("RegistryValue")
         if registry in _ARRAY_TYPES:  # ConvertTo-Csv writes an array's type name, not its items
@@ -88,8 +103,29 @@ def parse_advprops(text: str) -> WinAdvProps:
                             f"{registry!r}; use DisplayValue or capture as JSON")
             registry = None
         prop = AdvProp(_opt(record.get("DisplayName")), _opt(record.get("DisplayValue")), registry, record)
-        adapters.setdefault(str(record["Name"]), {})[str(record["RegistryKeyword"])] = prop
+        adapters.setdefault(str(record.get("Name") or ""), {})[str(record["RegistryKeyword"])] = prop
     return WinAdvProps(adapters, found.source, tuple(warnings))
+
+
+def _key_by_display_name(records: list[dict[str, Value]], warnings: list[str]) -> None:
+    """Records without RegistryKeyword get the keyword of their English DisplayName (or the name
+    itself), with one warning; a record with neither is not a property."""
+    guessed = []
+    for record in records:
+        if isinstance(record.get("RegistryKeyword"), str):
+            continue
+        name = record.get("DisplayName")
+        if not isinstance(name, str) or "DisplayValue" not in record:
+            raise ParseError(f"a record without RegistryKeyword, or DisplayName and DisplayValue: not "
+                             "Get-NetAdapterAdvancedProperty "
+                             f"output (properties seen: {', '.join(list(record)[:8])})")
+        record["RegistryKeyword"] = DISPLAY_KEYWORDS.get(name, name)
+        guessed.append(name)
+    if guessed:
+        warnings.append(f"no RegistryKeyword in the capture: {len(guessed)} properties keyed by their English "
+                        "DisplayName (a localised name is kept as printed and not recognised)")
+    if records and not any(isinstance(r.get("Name"), str) for r in records):
+        warnings.append("no adapter Name in the capture: the properties are taken as the one adapter's")
 
 
 # ---------------------------------------------------------------- Get-NetAdapterRss
@@ -134,7 +170,7 @@ PSComputerName        :
 @parser("win-rss", about="Get-NetAdapterRss | Format-List *: RSS enabled, receive queues, processors",
         sniff=win("NumberOfReceiveQueues", "Profile"), sample=_RSS_SAMPLE)
 def parse_rss(text: str) -> WinRss:
-    found = read_records(text)
+    found = read_records(text, "Get-NetAdapterRss")
     need(found.items, ("Name",), "Get-NetAdapterRss")
     if not any("Enabled" in r or "NumberOfReceiveQueues" in r for r in found.items):
         raise ParseError("no Enabled/NumberOfReceiveQueues property: not Get-NetAdapterRss output")
@@ -192,13 +228,13 @@ PSComputerName           :
 """)
 
 
+_STATS_TABLE = win("ReceivedBytes", "ReceivedUnicastPackets", "SentBytes")  # the default view: no discards
+
+
 @parser("win-stats", about="Get-NetAdapterStatistics | Format-List *: received discarded packets and errors",
-        sniff=win("ReceivedDiscardedPackets"), sample=_STATS_SAMPLE)
+        sniff=lambda head: win("ReceivedDiscardedPackets")(head) or _STATS_TABLE(head), sample=_STATS_SAMPLE)
 def parse_stats(text: str) -> WinStats:
-    is_json = text.lstrip("\ufeff \t\r\n")[:1] in ("[", "{")  # a cut JSON text fails to decode anyway
-    text, cut = (text, []) if is_json else drop_cut_line(text)
-    found = read_records(text)
-    found.warnings[:0] = cut
+    found = read_records(text, "Get-NetAdapterStatistics")  # a last line without a line end is not read
     need(found.items, ("Name",), "Get-NetAdapterStatistics")
     if not any(k in r for r in found.items for k in _STAT_KEYS):
         raise ParseError("no ReceivedBytes/ReceivedDiscardedPackets/... property: not Get-NetAdapterStatistics "
@@ -234,19 +270,28 @@ _NETADAPTER_SAMPLE = _crlf("""\
 "Name","InterfaceDescription","MacAddress","Status","LinkSpeed","MtuSize","DriverVersion"
 "Ethernet0","vmxnet3 Ethernet Adapter","00-50-56-A6-66-0E","Up","10 Gbps","1500","1.2.8.0"
 """)
-_ADAPTER_KEYS = win("InterfaceDescription", "MacAddress", "LinkSpeed")
+_ADAPTER_KEYS = win("InterfaceDescription", "LinkSpeed")
 _RSS_KEYS = win("NumberOfReceiveQueues")  # Get-NetAdapterRss and -Statistics name the adapter too
-_STATS_KEYS = win("ReceivedDiscardedPackets")
+_STATS_KEYS = win("ReceivedBytes")
 
 
 @parser("win-netadapter", about="Get-NetAdapter: adapters with MAC, link speed, MTU and driver version",
         sniff=lambda head: _ADAPTER_KEYS(head) and not _RSS_KEYS(head) and not _STATS_KEYS(head),
         sample=_NETADAPTER_SAMPLE)
 def parse_netadapter(text: str) -> WinNetAdapters:
-    found = read_records(text)
+    """Get-NetAdapter in any view; a capture without MacAddress (Select-Object without it) is read
+    with a warning: its adapters then cannot be told apart by MAC."""
+    found = read_records(text, "Get-NetAdapter")
     need(found.items, ("Name",), "Get-NetAdapter")
+    for key, other in (("ReceivedBytes", "Get-NetAdapterStatistics"), ("NumberOfReceiveQueues", "Get-NetAdapterRss"),
+                       ("RegistryKeyword", "Get-NetAdapterAdvancedProperty")):
+        if any(key in r for r in found.items):
+            raise ParseError(f"{key} property: this is {other} output, not Get-NetAdapter")
+    if not any(k in r for r in found.items for k in ("MacAddress", "InterfaceDescription", "LinkSpeed", "Status")):
+        raise ParseError("no MacAddress, InterfaceDescription, LinkSpeed or Status property: not Get-NetAdapter output")
     if not any("MacAddress" in r for r in found.items):
-        raise ParseError("no MacAddress property: not Get-NetAdapter output")
+        found.warnings.append("no MacAddress in the capture: the adapters cannot be joined to vNICs by MAC "
+                              "(capture 'Get-NetAdapter | Format-List *')")
     adapters = []
     for record in unique(found.items, ("Name",), found.warnings):
         mac = _opt(record.get("MacAddress"))

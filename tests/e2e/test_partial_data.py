@@ -4,6 +4,7 @@ invented, and a verdict never goes further than the data (shared/domain.md secti
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 
 
@@ -441,3 +442,24 @@ def test_vcenter_drop_series_of_only_gaps_is_not_a_zero(hand, kit):
     nic = kit.vnic(report)
     assert nic["ring_verdict"] == "insufficient-evidence"
     assert "stayed 0" not in nic["verdict"]["summary"]
+
+
+def test_windows_guest_with_a_default_table_no_mac_and_display_names_only(hand, kit):
+    """Issue 19 point 3: the captures a user pastes without Format-List * still give the ring sizes."""
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "realworld"
+    hand.vms.append("win1")
+    host = hand.host_port("win1", mac="00:50:56:a6:66:0e")
+    guest = hand.target("guest-win1", "windows", "win1")
+    hand.add(guest, "win_netadapter", (real / "win_netadapter_fl_no_mac.txt").read_bytes())
+    hand.add(guest, "win_advprops", (real / "win_advprops_fl_displayname_only.txt").read_bytes())
+    hand.add(guest, "win_cpu", "4\n")
+    hand.add(guest, "win_stats", _win_stats(100), sample=0)
+    hand.add(guest, "win_stats", _win_stats(5100), sample=1)
+    assert host
+    _, report = hand.analyze()
+    nic = report["vms"][0]["vnics"][0]
+    assert nic["guest_interface"] == "Ethernet0" and nic["metrics"]["guest_discards"]["delta"] == 5000
+    assert (nic["metrics"]["ring1_size"], nic["metrics"]["ring2_size"]) == (1024, 64)
+    notes = " ".join(report["vms"][0]["notes"] + [n for v in report["vms"][0]["vnics"] for n in v.get("notes", [])])
+    statuses = {c["spec"]: c["status"] for c in report["coverage"] if c["spec"] in ("win_netadapter", "win_advprops")}
+    assert statuses == {"win_netadapter": "partial", "win_advprops": "partial"}, (statuses, notes)

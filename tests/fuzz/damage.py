@@ -18,7 +18,10 @@ SEED_LIMIT = 256 << 10  # bigger captures are seeded by their first lines (heade
 
 # real-output fixtures for kinds no example bundle holds (and a few more real quirks)
 FIXTURE_SEEDS = {
-    "esxtop": ["esxtop/esxtop_batch_gsliu_VisualEsxtopOnline_excel_resaved.csv",
+    "win-stats": ["realworld/win_stats_fl_snip.txt", "realworld/win_stats_table_ps51.txt"],
+    "ip-link": ["realworld/ip_s_s_link_old_iproute2.txt", "realworld/ip_s_link.txt"],
+    "esxtop": ["realworld/esxtop_prompt_and_term_junk.csv", "realworld/esxtop_termcap_junk.csv",
+               "esxtop/esxtop_batch_gsliu_VisualEsxtopOnline_excel_resaved.csv",
                "esxtop/esxtop_batch_reduced_fields_3x5s_esxi6x_localhost_home_rach-sharp_esxtopd_verbatim.csv",
                "esxtop/esxtop_batch_full_3x5s_esxi6x_localhost_home_rach-sharp_esxtopd_verbatim.csv"],
     "esxtop-cpu-panel": ["esxtop/cpu_panel_vswitchzero_iperf_seed002.txt"],
@@ -26,18 +29,23 @@ FIXTURE_SEEDS = {
     "vsish-rxsummary": ["host/seed002_rxsummary_before.txt"],
     "net-stats-json": ["host/net_stats_A_raw_fgvm_ens.json", "host/net_stats_A_pretty_warlock_first_port.json"],
     "net-stats": ["host/net_stats_l_nsx_space_in_clientname.txt"],
-    "esxcfg-vswitch": ["host/esxcfg_vswitch_l_sneaku_l2vpn.txt", "host/esxcfg_vswitch_l_ucs_jumbo_misaligned.txt"],
-    "net-dvs": ["host/net_dvs_l_sneaku_l2vpn_sink_no_elision.txt", "host/net_dvs_l_nsx_opaque_uuid_ports.txt"],
+    "esxcfg-vswitch": ["realworld/esxcfg_vswitch_l_vss_and_nvds.txt", "host/esxcfg_vswitch_l_sneaku_l2vpn.txt",
+                       "host/esxcfg_vswitch_l_ucs_jumbo_misaligned.txt"],
+    "net-dvs": ["realworld/net_dvs_l_nvds_output_hidden.txt", "host/net_dvs_l_sneaku_l2vpn_sink_no_elision.txt",
+                "host/net_dvs_l_nsx_opaque_uuid_ports.txt"],
     "esxcli-vm-list": ["host/esxcli_vm_list_rayd62.txt", "host/esxcli_vm_list_wzh_trailing_spaces.txt"],
     "esxcli-vm-ports": ["host/esxcli_vm_port_list_rayd62_2178744.txt"],
-    "esxcli-nic-stats": ["host/esxcli_network_nic_stats_get_vmnic9_intel_mfd_fixture.txt"],
+    "esxcli-nic-stats": ["realworld/esxcli_nic_stats_vmnic0_cut_mark.txt",
+                         "host/esxcli_network_nic_stats_get_vmnic9_intel_mfd_fixture.txt"],
     "ethtool-stats": ["guest/seed002_ethtool_S_grep_OOB_before.txt"],
     "ethtool-rings": ["guest/ethtool_g_pri_netlink_insights_core_fixture.txt"],
     "netstat": ["guest/netstat_s_old_wording_insights_core.txt", "guest/local_nstat_asz.txt",
                 "guest/local_nstat_asz_json.txt"],
-    "win-advprops": ["guest/win_advprops_vmxnet3.csv", "guest/win_advprops_vmxnet3.json",
+    "win-advprops": ["realworld/win_advprops_fl_displayname_only.txt", "realworld/win_advprops_table_ps7_whole.txt",
+                     "guest/win_advprops_vmxnet3.csv", "guest/win_advprops_vmxnet3.json",
                      "guest/win_advprops_vmxnet3_fl_utf16le.txt"],
-    "win-netadapter": ["guest/win_netadapter_vmxnet3_fl.txt"],
+    "win-netadapter": ["realworld/win_netadapter_fl_no_mac.txt", "realworld/win_netadapter_table_ps51.txt",
+                       "guest/win_netadapter_vmxnet3_fl.txt"],
 }
 
 

@@ -27,6 +27,21 @@ def _example_captures():
 
 
 FIXTURES = {
+    "realworld/esxcli_nic_stats_vmnic0_cut_mark.txt": "esxcli-nic-stats",
+    "realworld/esxcfg_vswitch_l_vss_and_nvds.txt": "esxcfg-vswitch",
+    "realworld/net_dvs_l_nvds_output_hidden.txt": "net-dvs",
+    "realworld/esxtop_termcap_junk.csv": "esxtop",
+    "realworld/esxtop_prompt_and_term_junk.csv": "esxtop",
+    "realworld/esxtop_header_only.csv": "esxtop",
+    "realworld/ip_s_link.txt": "ip-link",
+    "realworld/ip_s_s_link_old_iproute2.txt": "ip-link",
+    "realworld/win_netadapter_table_ps51.txt": "win-netadapter",
+    "realworld/win_netadapter_table_truncated.txt": "win-netadapter",
+    "realworld/win_netadapter_fl_no_mac.txt": "win-netadapter",
+    "realworld/win_stats_table_ps51.txt": "win-stats",
+    "realworld/win_stats_fl_snip.txt": "win-stats",
+    "realworld/win_advprops_table_ps7_whole.txt": "win-advprops",
+    "realworld/win_advprops_fl_displayname_only.txt": "win-advprops",
     "esxtop/cpu_panel_vswitchzero_iperf_seed002.txt": "esxtop-cpu-panel",
     "esxtop/esxtop_batch_gsliu_VisualEsxtopOnline_excel_resaved.csv": "esxtop",
     "host/esxcli_network_nic_stats_get_vmnic9_intel_mfd_fixture.txt": "esxcli-nic-stats",

@@ -67,7 +67,7 @@ def test_ring_persistence_is_read_from_the_copied_keyfile(tmp_path, kit):
                        "/etc/NetworkManager/system-connections/eth0.nmconnection:4:ring-rx=256",
                        '/etc/udev/rules.d/60-ring.rules:1:ACTION=="add", KERNEL=="eth0", RUN+="/sbin/ethtool -G eth0 rx 4096"']
     coverage = kit.analyze(sos)["coverage"]
-    assert any(c["spec"] == "ring_persistence" and c["status"] == "collected" for c in coverage)
+    assert any(c["spec"] == "ring_persistence" and c["status"] == "read" for c in coverage)
 
 
 def test_bundle_init_on_a_sosreport_writes_derived_files_beside_it(tmp_path, kit):
@@ -86,4 +86,4 @@ def test_two_sosreports_alone_are_a_window_timed_by_their_dates(tmp_path, kit):
     nic = kit.vnic(doc, "iperf-test1")
     assert nic["guest_interface"] == "eth0"
     assert nic["metrics"]["guest_oob"]["delta"] == 2074 and nic["metrics"]["guest_oob"]["seconds"] == 60.0
-    assert "ethtool_rings: the latest of" in " ".join(doc["notes"])
+    assert "ethtool-rings: the latest of" in " ".join(doc["notes"])

@@ -22,6 +22,7 @@ from esxdiag.errors import NoData, ParseError
 from esxdiag.parsers import esxtop_arrow, parse_file, to_jsonable
 from esxdiag.parsers.esxtop import parse_cpu_panel, parse_esxtop
 from esxdiag.parsers.pdh import parse_counter_path
+from esxdiag.intake.sniff import sniff_file
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "esxtop"
 ROOT = Path(__file__).resolve().parents[2]
@@ -514,3 +515,44 @@ def test_rows_out_of_order_are_flagged_and_do_not_give_a_negative_interval():
     record = parse_esxtop(io.StringIO(header + rows))
     assert record.interval_s == 5.0
     assert any("do not increase at sample 4" in w for w in record.warnings)
+
+
+# ---------------------------------------------------------------- terminal junk (issue 19 point 2)
+
+REAL = Path(__file__).resolve().parents[1] / "fixtures" / "realworld"
+
+
+@pytest.mark.parametrize("name, junk", [
+    ("esxtop_termcap_junk.csv", ["line 1: terminal output skipped (not the command's): \"no termcap entry for a "
+                                 "'xterm-256color' terminal\""]),
+    ("esxtop_prompt_and_term_junk.csv", ["line 1: terminal output skipped (not the command's): '[root@esx01:~] "
+                                         "esxtop -b -d 5 -n 3 > /tmp/esxtop.csv'",
+                                         "line 2: terminal output skipped (not the command's): 'TERM environment "
+                                         "variable not set.'"]),
+])
+def test_terminal_output_before_the_header_is_skipped_with_a_warning(name, junk):
+    record = parse_file("esxtop", REAL / name, vm="web-01")
+    assert record.samples == 3 and record.interval_s == 5.0 and list(record.warnings) == junk
+    assert record.vms["web-01"].ready_pct == (1.55, 1.7, 1.45)
+    assert sniff_file(REAL / name).kinds == ("esxtop",)
+
+
+def test_a_truncated_row_after_junk_is_named_at_its_line_in_the_file(tmp_path):
+    path = tmp_path / "cut.csv"
+    path.write_bytes((REAL / "esxtop_termcap_junk.csv").read_bytes()[:-20])
+    record = parse_file("esxtop", path)
+    assert record.samples == 2 and "line 5" in record.warnings[-1]
+
+
+def test_a_header_only_capture_says_no_samples_even_for_a_vm_it_does_not_name():
+    for vm in (None, "db-07"):
+        with pytest.raises(NoData, match="header only: no samples .*stopped before its first sample"):
+            parse_file("esxtop", REAL / "esxtop_header_only.csv", vm=vm)
+
+
+def test_text_that_is_not_esxtop_after_a_few_lines_is_still_refused(tmp_path):
+    path = tmp_path / "other.csv"
+    path.write_text("NIC statistics:\n     pkts rx OOB: 5\n     tx timeout count: 0\n" * 10)
+    with pytest.raises(ParseError, match="not an esxtop batch CSV.*'NIC statistics:'") as error:
+        parse_file("esxtop", path)
+    assert error.value.line == 1

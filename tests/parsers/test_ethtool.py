@@ -254,3 +254,27 @@ def test_parse_file_errors_name_the_file(tmp_path):
     with pytest.raises(NoData) as info:
         parse_file("ethtool-stats", capture)
     assert str(capture) in str(info.value)
+
+
+# ---------------------------------------------------------------- -S: the last queue cut short (issue 19 point 7)
+
+@pytest.mark.parametrize("gen, ntx, nrx, cut", [("C", 2, 2, 2), ("C", 2, 2, 5), ("C", 2, 2, 14), ("D", 4, 4, 3),
+                                                 ("B", 1, 1, 3), ("C", 1, 1, 6)])
+def test_a_last_queue_that_lost_its_trailing_counters_is_a_warning_and_gives_no_value(gen, ntx, nrx, cut):
+    lines = render.render(gen, ntx, nrx, timeout_line=False).splitlines(keepends=True)
+    stats = parse_stats("".join(lines[:-cut]))
+    last = stats.rx_queues[-1]
+    assert last.queue == nrx - 1 and last.pkts_rx_oob is None and last.drv_dropped_rx_total is None
+    assert all(q.pkts_rx_oob is not None for q in stats.rx_queues[:-1])
+    assert stats.rx_oob_total is None  # a partial sum would read as drops or a reset
+    assert any(w.startswith(f"rx queue {nrx - 1} stops after") and "cut" in w for w in stats.warnings)
+
+
+def test_complete_queues_grep_filters_and_the_global_line_are_not_read_as_cut():
+    whole = render.render("C", 2, 2, timeout_line=False)
+    assert not any("stops after" in w for w in parse_stats(whole).warnings)
+    with_global = render.render("C", 2, 2).splitlines(keepends=True)
+    assert not any("stops after" in w for w in parse_stats("".join(with_global)).warnings)
+    grep = "".join(line for line in whole.splitlines(keepends=True) if "Queue#" in line or "OOB" in line)
+    stats = parse_stats(grep)
+    assert stats.rx_oob_total == 1009 + 1109 and not any("stops after" in w for w in stats.warnings)

@@ -100,3 +100,64 @@ def test_ring_persistence_via_parse_file_empty_capture(tmp_path):
     capture = tmp_path / "ring_persistence.txt"
     capture.write_bytes(b"")
     assert parse_file("ring-persistence", capture).hits == ()
+
+
+# ---------------------------------------------------------------- ip -s link (issue 19 point 2)
+
+REAL = Path(__file__).resolve().parents[1] / "fixtures" / "realworld"
+
+
+def test_ip_s_link_counters_per_interface_and_no_invented_pairs():
+    links = parse_file("ip-link", REAL / "ip_s_link.txt")
+    lo, ens = links.links
+    assert (ens.name, ens.mac, ens.mtu, ens.altnames) == ("ens192", "00:50:56:a6:55:f4", 1500, ("enp11s0",))
+    assert ens.stats["rx"] == {"bytes": 1349559832608, "packets": 40960296, "errors": 0, "dropped": 8373,
+                               "missed": 0, "mcast": 618448437}
+    assert ens.stats["tx"]["packets"] == 9050399 and ens.stats["tx"]["collisions"] == 0
+    assert lo.stats["rx"]["bytes"] == 48213312 and ens.rx_missed == 0
+    for link in links.links:  # the counters never become "key value" pairs of the header
+        assert not {"RX:", "TX:", "bytes", "mcast", "collsns"} & set(link.attributes)
+        assert not any(value.isdigit() and key not in ("mtu", "qlen") for key, value in link.attributes.items())
+    assert links.warnings == ()
+
+
+def test_ip_s_s_link_of_an_older_iproute2_with_error_details():
+    (lo, eth0) = parse_file("ip-link", REAL / "ip_s_s_link_old_iproute2.txt").links
+    assert eth0.stats["rx"] == {"bytes": 9271002113, "packets": 6112301, "errors": 0, "dropped": 10370,
+                                "overrun": 0, "mcast": 3037}
+    assert eth0.stats["rx_errors"]["missed"] == 1656 and eth0.rx_missed == 1656
+    assert eth0.stats["tx_errors"] == {"aborted": 0, "fifo": 0, "window": 0, "heartbeat": 0, "transns": 2}
+
+
+def test_ip_o_s_link_and_a_header_cut_from_its_counters():
+    one_line = ("2: eth0: <BROADCAST,UP> mtu 1500 qdisc mq state UP\\    link/ether 00:50:56:a6:44:72 brd "
+                "ff:ff:ff:ff:ff:ff\\    RX: bytes  packets  errors  dropped overrun mcast   \\    10 2 0 1 0 0\n")
+    (link,) = parse_ip_link(one_line).links
+    assert link.stats["rx"]["dropped"] == 1 and link.mac == "00:50:56:a6:44:72"
+    cut = (REAL / "ip_s_link.txt").read_text().splitlines(keepends=True)[:-4]  # ends after ens192's RX: header
+    record = parse_ip_link("".join(cut))
+    assert "rx" not in record.links[1].stats and "RX: header without its counter line" in record.warnings[0]
+
+
+def test_ip_address_gives_addresses_not_pairs():
+    text = ("2: ens192: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc mq state UP group default qlen 1000\n"
+            "    link/ether 00:50:56:a6:55:f4 brd ff:ff:ff:ff:ff:ff\n"
+            "    inet 10.20.0.15/24 brd 10.20.0.255 scope global ens192\n"
+            "       valid_lft forever preferred_lft forever\n"
+            "    inet6 fe80::250:56ff:fea6:55f4/64 scope link\n"
+            "       valid_lft forever preferred_lft forever\n")
+    (link,) = parse_ip_link(text).links
+    assert link.addresses == ("10.20.0.15", "fe80::250:56ff:fea6:55f4") and "inet" not in link.attributes
+
+
+@pytest.mark.parametrize("text, named", [
+    ("eth0: flags=4163<UP,BROADCAST,RUNNING,MULTICAST>  mtu 1500\n        inet 10.0.0.5\n", "ifconfig"),
+    ("eth0      Link encap:Ethernet  HWaddr 00:50:56:a6:55:f4\n", "ifconfig"),
+    ("lo               UNKNOWN        00:00:00:00:00:00 <LOOPBACK,UP,LOWER_UP>\n", "ip -br link"),
+    ('[{"ifindex":1,"ifname":"lo"}]\n', "ip -j JSON"),
+    ("Kernel Interface table\nIface      MTU    RX-OK RX-ERR\n", "netstat -i"),
+])
+def test_another_format_is_an_error_naming_it(text, named):
+    with pytest.raises(ParseError, match=named) as error:
+        parse_ip_link(text)
+    assert error.value.line == 1

@@ -4,12 +4,13 @@ fixture; plus every formats.md §7 item 2 quirk and bad input."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
 
 from esxdiag.errors import NoData, ParseError
-from esxdiag.parsers import parse_file, to_jsonable
+from esxdiag.parsers import parse_file, to_jsonable, vsish_python
 from esxdiag.parsers.vsish import (parse_clientstats, parse_ls, parse_python_mode, parse_rxqueue_status,
                                    parse_rxsummary)
 
@@ -170,6 +171,35 @@ def test_python_mode_json_words_and_no_eval():
         "up": True, "x": None, "n": [1, 2]}
     with pytest.raises(ParseError, match="does not parse"):
         parse_python_mode('{ "a" : __import__("os").getcwd(), }')
+
+
+@pytest.mark.parametrize("text, why", [
+    ('{ "a" : ' + "-" * 100_000 + "1, }", "unexpected '--"),  # ast.literal_eval: MemoryError (exit 70)
+    ('{ "a" : ' + "~" * 100_000 + "1, }", "unexpected '~~"),
+    ('{ "a" : ' + "(" * 100_000 + "1, }", "unexpected '\\(\\("),
+    ('{ "a" : ' + "[" * 100_000 + "1, }", "nested more than"),
+    ('{ "a" : 1 + 2, }', "unexpected '\\+"),
+    ('{ "a" : {1, 2}, }', "expected key"),
+    ('{ "a" : b"x", }', "bare word 'b'"),
+    ('{ "a" : 1j, }', "bare word 'j'"),
+    ('{ "a" : 1e999, }', "not a finite number"),
+    ('{ "a" : ' + "9" * 50 + ", }", "integer of 50 digits"),
+    ('{ "a" : 1 } }', "text after the closing"),
+    ('{ "a" : 1 : 2 }', "expected ,"),
+])
+def test_python_mode_is_read_without_ast_in_linear_time(text, why):
+    started = time.monotonic()
+    with pytest.raises(ParseError, match=why):
+        parse_python_mode(text)
+    assert time.monotonic() - started < 1
+
+
+def test_python_mode_values_escapes_and_repeated_keys():
+    record = parse_python_mode('{\n "s" : "a\\"b\\\\c\\nd", \'q\' : \'x\', "f" : -1.5, "l" : [ {"x" : 1,}, [], ],\n'
+                               ' "r" : 2,\n "r" : 2,\n}\n')
+    assert record.values == {"s": 'a"b\\c\nd', "q": "x", "f": -1.5, "l": [{"x": 1}, []], "r": 2}
+    assert record.warnings == ("line 4: key 'r' printed twice",)
+    assert "ast" not in Path(vsish_python.__file__).read_text().split('"""', 2)[2]
 
 
 def test_python_mode_truncated_reports_original_line():

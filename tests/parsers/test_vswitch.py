@@ -66,3 +66,19 @@ def test_a_huge_line_is_linear():
     header = "Switch Name      Num Ports   Used Ports  Configured Ports  MTU     Uplinks\n"
     with pytest.raises(ParseError):
         parse_vswitch_list(header + "a " * 500_000 + "\n")
+
+
+# ---------------------------------------------------------------- N-VDS (issue 19 point 2)
+
+REAL = Path(__file__).resolve().parents[1] / "fixtures" / "realworld"
+
+
+def test_an_nvds_section_under_its_four_column_header_and_the_vswitch_above_it():
+    rec = parse_text("esxcfg-vswitch", (REAL / "esxcfg_vswitch_l_vss_and_nvds.txt").read_text())
+    vss, nvds = rec.switches
+    assert (vss.name, vss.mtu, vss.configured_ports, len(vss.portgroups)) == ("vSwitch0", 1500, 128, 2)
+    assert (nvds.name, nvds.num_ports, nvds.used_ports, nvds.configured_ports, nvds.mtu, nvds.uplinks) == (
+        "nvds-overlay", 8570, 9, None, None, ("vmnic2", "vmnic3"))
+    assert [p.port_id for p in nvds.dvports][:3] == ["uplink1", "uplink2", "3a5f8d21-04c7-4b5e-9f60-6e1d2c8a7b10"]
+    assert rec.by_client("web-01.eth0") is nvds and nvds.dvports[-1].client is None
+    assert rec.warnings == ()

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from esxdiag.errors import NoData, ParseError
+from esxdiag.intake.sniff import sniff_file
 from esxdiag.parsers import parse_file
 from esxdiag.parsers.windows import parse_advprops, parse_netadapter
 
@@ -150,3 +151,69 @@ def test_netadapter_bad_mac_and_wrong_cmdlet():
         parse_netadapter('"Name","MacAddress"\r\n"Ethernet0","not-a-mac"\r\n')
     with pytest.raises(ParseError):
         parse_file("win-netadapter", FIX / "win_stats_vmxnet3_fl.txt")
+
+
+# ---------------------------------------------------------------- issue 19 point 3: default tables, partial Format-List
+
+REAL = Path(__file__).resolve().parents[1] / "fixtures" / "realworld"
+
+
+def test_default_get_netadapter_table_is_read_by_its_ruler():
+    record = parse_file("win-netadapter", REAL / "win_netadapter_table_ps51.txt")
+    assert [(a.name, a.description, a.mac, a.status, a.link_speed) for a in record.adapters] == [
+        ("Ethernet0", "vmxnet3 Ethernet Adapter", "00:50:56:a6:66:0e", "Up", "10 Gbps"),
+        ("Ethernet1", "vmxnet3 Ethernet Adapter #2", "00:50:56:a6:44:72", "Up", "10 Gbps")]
+    assert record.warnings == ()
+
+
+def test_default_statistics_table_right_aligned_numbers():
+    stats = parse_file("win-stats", REAL / "win_stats_table_ps51.txt").adapters
+    assert (stats["Ethernet0"].received_bytes, stats["Ethernet0"].received_unicast_packets) == (93115410282, 61502718)
+    assert stats["Ethernet1"].counters["SentUnicastPackets"] == "7712"
+    assert stats["Ethernet0"].received_discarded_packets is None  # not in the default view
+
+
+def test_default_advanced_property_table_without_a_cut_value():
+    props = parse_file("win-advprops", REAL / "win_advprops_table_ps7_whole.txt").adapters["Ethernet0"]
+    assert props["MaxRxRing1Length"].registry_value == ("4096",) and props["MaxRxRing1Length"].display_value == "4096"
+    assert props["NumRxBuffersSmall"].registry_scalar == "8192" and props["*RSS"].display_value == "Enabled"
+
+
+@pytest.mark.parametrize("kind, fixture, line, column, command", [
+    ("win-netadapter", REAL / "win_netadapter_table_truncated.txt", 5, "column InterfaceDescription",
+     "Get-NetAdapter | Format-List *"),
+    ("win-advprops", FIX / "win_advprops_vmxnet3_table_ps51.txt", 4, "column RegistryKeyword",
+     "Get-NetAdapterAdvancedProperty | Format-List *"),
+    ("win-advprops", FIX / "win_advprops_vmxnet3_table_ps7.txt", 8, "column RegistryKeyword",
+     "Get-NetAdapterAdvancedProperty | Format-List *"),
+])
+def test_a_truncated_column_is_named_with_the_exact_recapture_command(kind, fixture, line, column, command):
+    with pytest.raises(ParseError) as info:
+        parse_file(kind, fixture)
+    assert info.value.line == line and f"{column} is cut to the console width" in info.value.why
+    assert info.value.why.endswith(f"re-capture with '{command}'")
+
+
+def test_format_list_without_mac_address_is_accepted_with_a_warning():
+    record = parse_file("win-netadapter", REAL / "win_netadapter_fl_no_mac.txt")
+    (adapter,) = record.adapters
+    assert (adapter.name, adapter.mac, adapter.link_speed) == ("Ethernet0", None, "10 Gbps")
+    assert "no MacAddress" in record.warnings[0]
+
+
+def test_display_name_and_value_only_are_enough_for_the_ring_and_buffer_settings():
+    record = parse_file("win-advprops", REAL / "win_advprops_fl_displayname_only.txt")
+    props = record.adapters[""]
+    assert props["MaxRxRing1Length"].display_value == "1024" and props["MaxRxRing2Length"].display_value == "64"
+    assert props["NumRxBuffersSmall"].display_value == "4096" and props["*RSS"].display_value == "Enabled"
+    assert props["Interrupt Moderation"].display_value == "Enabled"  # no known keyword: kept under its name
+    assert any("keyed by their English DisplayName" in w for w in record.warnings)
+
+
+@pytest.mark.parametrize("fixture, kind", [
+    ("win_netadapter_table_ps51.txt", "win-netadapter"), ("win_stats_table_ps51.txt", "win-stats"),
+    ("win_advprops_table_ps7_whole.txt", "win-advprops"), ("win_netadapter_fl_no_mac.txt", "win-netadapter"),
+    ("win_advprops_fl_displayname_only.txt", "win-advprops"),
+])
+def test_the_new_shapes_are_recognised_in_a_folder(fixture, kind):
+    assert sniff_file(REAL / fixture).kinds == (kind,)

@@ -170,7 +170,7 @@ def hostile_vm() -> VmResult:
 
 def build_result() -> AnalysisResult:
     coverage = (
-        CoverageItem("vsish rxSummary, port 33554464 (start)", "vsish_rxsummary", "esx0.lab.local", "collected",
+        CoverageItem("vsish rxSummary, port 33554464 (start)", "vsish_rxsummary", "esx0.lab.local", "read",
                      file=f"{HOST_DIR}/vsish/vSwitch0/33554464/rxSummary.start.txt"),
         CoverageItem(f"vsish rxSummary for {HOSTILE_NAME}", "vsish_rxsummary", "esx0.lab.local", "failed",
                      why="Authentication failed for user 'root' <esx0> & retried 0 times", error_kind="auth"),

@@ -40,9 +40,10 @@ def test_cpu_limit_and_rss_and_insufficient_evidence(analysis_result, hostile_na
 def test_findings_counts_and_coverage_gaps(analysis_result):
     report = render_text(analysis_result)
     assert "Findings: 1 critical, 2 warning, 1 info" in report
-    assert report.count("not collected: ") == 3
+    assert report.count("not collected: ") == 2 and report.count("not used: ") == 1  # failed, not-collected; unparsed
     assert "not collected: esxtop batch on esx0.lab.local: not-collected: --no-esxtop was given" in report
-    assert "Coverage: 1 of 4 inputs collected." in report
+    assert "not used: guest ethtool -S eth0 on win-sql01: unparsed (parse): ParseError" in report
+    assert "Coverage: 1 of 4 inputs read." in report
 
 
 def test_plain_ascii_without_colour_and_width_respected(analysis_result):
