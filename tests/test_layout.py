@@ -32,6 +32,7 @@ STAGES = (
     ("analysis", ("esxdiag.engine", "esxdiag.compare", "esxdiag.fleet")),
     ("report", ("esxdiag.reports", "esxdiag.templates")),
     ("cli", ("esxdiag.cli", "esxdiag.__main__")),
+    ("serve", ("esxdiag.serve",)),
 )
 _ANALYSIS_ORDER = ("base", "parse", "bundle", "intake", "join", "rules", "analysis")
 MAY_IMPORT = {
@@ -42,6 +43,9 @@ MAY_IMPORT = {
     # rendering reads results and the vocabulary; it never decides (no rules, no analysis)
     "report": {"base", "parse", "bundle", "report"},
     "cli": {stage for stage, _ in STAGES},
+    # the watcher: a long-running command line (it runs scan's own collection, analysis and deep
+    # check, esxdiag.cli.scan / .deep), with /metrics and the web pages; `esxdiag serve` starts it
+    "serve": {stage for stage, _ in STAGES},
 }
 
 
