@@ -66,7 +66,8 @@ def _linear_ticks(top: float) -> list[float]:
     return [i * step for i in range(int(top // step) + 1)]
 
 
-def render_fleet_html(document: dict) -> str:
+def render_fleet_html(document: dict, vm_href=None) -> str:
+    """vm_href(row) -> the URL of a VM's own page, when there is one (esxdiag serve)."""
     env = Environment(loader=PackageLoader("esxdiag.templates", "."), autoescape=True, undefined=StrictUndefined,
                       trim_blocks=True, lstrip_blocks=True)
     env.filters["fmt"] = _fmt
@@ -75,4 +76,5 @@ def render_fleet_html(document: dict) -> str:
     concern = [r for r in document["vms"] if r["class"] not in ("healthy", "no-data")]
     return env.get_template("fleet.html.j2").render(
         doc=document, classes=FLEET_CLASSES, by_class=by_class, top=concern[:25], concern=len(concern),
-        colours=CLASS_COLOURS, plot=scatter(document), headline=headline(document), calm=calm_line(document))
+        colours=CLASS_COLOURS, plot=scatter(document), headline=headline(document), calm=calm_line(document),
+        vm_href=vm_href)

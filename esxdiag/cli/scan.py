@@ -30,7 +30,7 @@ FILTER_FLAGS = {"datacenters": "--datacenter", "clusters": "--cluster", "hosts":
                 "names": "--vm"}
 
 
-def _history_default() -> str:
+def history_default_help() -> str:
     """The default history file as --help shows it: in the user data directory (~ for the home)."""
     path, home = str(default_path()), str(Path.home())
     shown = "~" + path[len(home):] if home != "/" and path.startswith(home + "/") else path
@@ -50,7 +50,7 @@ def register(sub) -> None:
                    "folder ./esxdiag-scan-TIMESTAMP[-N]/, so a failed scan never replaces a report; others: stdout)")
     s.add_argument("--top", type=int, default=10, metavar="N", help="rows in the terminal table (default: %(default)s)")
     s.add_argument("--fail-on", choices=SEVERITIES, help="exit 1 when a VM's class is this severe or worse")
-    s.add_argument("--history", type=Path, metavar="PATH", help=HISTORY_HELP % _history_default())
+    s.add_argument("--history", type=Path, metavar="PATH", help=HISTORY_HELP % history_default_help())
     s.add_argument("--no-history", action="store_true", help="do not read or append the scan history")
     s.add_argument("--quiet", action="store_true",
                    help="one line (the report's path, or what was not scanned) or none: no progress, no summary")
@@ -58,7 +58,7 @@ def register(sub) -> None:
 
     h = sub.add_parser("history", help="a VM's past fleet-scan classes and rates")
     h.add_argument("vm", help="VM name or MOID")
-    h.add_argument("--history", type=Path, metavar="PATH", help=HISTORY_HELP % _history_default())
+    h.add_argument("--history", type=Path, metavar="PATH", help=HISTORY_HELP % history_default_help())
     h.add_argument("--limit", type=int, default=20, metavar="N", help="the newest N results (default: %(default)s)")
     h.add_argument("--format", choices=HISTORY.choices(), default=HISTORY.default, help="(default: %(default)s)")
     h.set_defaults(func=cmd_history)

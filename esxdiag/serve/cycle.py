@@ -3,7 +3,7 @@
 scan --snapshot`) -> the fleet rules (esxdiag.fleet.analysis.build_report) -> the deep check of
 this cycle's budget (esxdiag.serve.deep) -> the history. serve adds no analysis of its own.
 
-A cycle stopped by shutdown (its scan interrupted) records nothing: it is abandoned, not failed.
+A cycle whose scan shutdown stopped records nothing: it is abandoned, not failed.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ class CycleRunner:
 
         data = scan([creds], self.options, None, stop)
         status = data["vcenters"][0]
-        if stop.is_set() and status["error_kind"] == "interrupted":
+        if stop.is_set() and status["status"] != "scanned":  # shutdown ended it: abandoned, not failed
             return Outcome(None)
         path = write_snapshot(data, self.snapshots / f"{slug(status['name'])}.json")
         document = build_report(snapshot_from_dict(data, str(path)), self.thresholds, str(path))

@@ -37,7 +37,8 @@ CREATE INDEX IF NOT EXISTS vm_results_vm ON vm_results(vcenter, moid, scan_id);
 CREATE INDEX IF NOT EXISTS scans_collected ON scans(collected_at);
 """
 PRUNE_BATCH = 20  # scans deleted per cycle at most: a long-stopped instance catches up over a few cycles
-HISTORY_KEYS = ("collected_at", "class", "severity", "score", "drops_per_s", "drops_per_1000", "ready_worst_pct")
+HISTORY_KEYS = ("collected_at", "vcenter", "moid", "name", "class", "severity", "score", "drops_per_s",
+                "drops_per_1000", "ready_worst_pct")  # as esxdiag.fleet.history.vm_history
 
 
 def iso(moment: datetime) -> str:
@@ -116,12 +117,12 @@ class Store:
                 raise HistoryError(f"{self.path}: cannot read scan history ({exc})") from None
 
     def vm_past(self, vcenter: str, moid: str, limit: int) -> list[dict]:
-        """One VM's results in the newest ``limit`` scans that saw it, oldest first."""
+        """One VM's results in the newest ``limit`` scans that saw it, newest first (vm_history's rows)."""
         rows = self._read(
-                "SELECT s.collected_at, r.class, r.severity, r.score, r.drops_per_s, r.drops_per_1000, "
-                "r.ready_worst_pct FROM vm_results r JOIN scans s ON s.id = r.scan_id "
+            "SELECT s.collected_at, r.vcenter, r.moid, r.name, r.class, r.severity, r.score, r.drops_per_s, "
+            "r.drops_per_1000, r.ready_worst_pct FROM vm_results r JOIN scans s ON s.id = r.scan_id "
             "WHERE r.vcenter = ? AND r.moid = ? ORDER BY r.scan_id DESC LIMIT ?", (vcenter, moid, limit))
-        return [dict(zip(HISTORY_KEYS, row)) for row in reversed(rows)]
+        return [dict(zip(HISTORY_KEYS, row)) for row in rows]
 
     def last_deep(self, vcenter: str, moid: str) -> dict | None:
         rows = self._read("SELECT name, checked_at, verdicts, worst_severity, report, error, vnics FROM serve_deep "

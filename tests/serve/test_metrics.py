@@ -53,9 +53,11 @@ def state(fleet_document, make_vm):
 
 def test_one_class_series_per_vm_with_severity_and_the_figures(state):
     families = scrape(state)
-    classes = {(s.labels["vcenter"], s.labels["vm"]): s.labels["class"] for s in samples(families, "esxdiag_fleet_vm_class")}
+    classes = {(s.labels["vcenter"], s.labels["vm"]): s.labels["class"]
+               for s in samples(families, "esxdiag_fleet_vm_class")}
     assert classes == {("vc1:443", "ring01"): "ring-suspect", ("vc1:443", HOSTILE): "healthy",
-                       ("vc1:443", "off"): "no-data", ("vc1:443", "slow"): "cpu-contention", ("vc2:443", "db01"): "healthy"}
+                       ("vc1:443", "off"): "no-data", ("vc1:443", "slow"): "cpu-contention",
+                       ("vc2:443", "db01"): "healthy"}
     assert "evil_metric" not in families  # a VM name is a label value, escaped, never a line of its own
     assert {s.labels["vm"]: s.value for s in samples(families, "esxdiag_fleet_vm_severity", vcenter="vc1:443")} == {
         "ring01": 3, HOSTILE: 0, "off": 0, "slow": 3}
@@ -107,7 +109,8 @@ def test_series_per_vm_are_as_documented(state):
     for family in families.values():
         for s in family.samples:
             if "moid" in s.labels:
-                per_vm[s.labels["moid"], s.labels["vcenter"]] = per_vm.get((s.labels["moid"], s.labels["vcenter"]), 0) + 1
+                key = (s.labels["moid"], s.labels["vcenter"])
+                per_vm[key] = per_vm.get(key, 0) + 1
     assert per_vm[("vm-4", "vc1:443")] == 7 and per_vm[("vm-1", "vc1:443")] == 7 + 1 + 6
     assert per_vm[("vm-3", "vc1:443")] == 2  # powered off: class and severity only
 

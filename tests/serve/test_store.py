@@ -31,7 +31,7 @@ def test_cycles_are_recorded_in_wal_mode_and_esxdiag_history_reads_them(tmp_path
         indexes = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
     assert {"vm_results_vm", "scans_collected", "serve_deep_checked"} <= indexes
     past = store.vm_past("vc1:443", "vm-1", limit=10)
-    assert [(p["collected_at"], p["class"]) for p in past] == [(at(10), "ring-suspect"), (at(5), "healthy")]
+    assert [(p["collected_at"], p["class"]) for p in past] == [(at(5), "healthy"), (at(10), "ring-suspect")]
     assert main(["history", "web01", "--history", str(tmp_path / "h.sqlite")]) == 0
     assert capsys.readouterr().out.count("web01") == 2
 
