@@ -53,7 +53,7 @@ def register(sub) -> None:
     for action in s._actions:  # the deep-check options are scan's; serve keeps its bundles itself
         if action.dest == "deep_dir":
             action.help = "not for serve: bundles go under --data-dir/deep"
-    s.set_defaults(func=cmd_serve)
+    s.set_defaults(func=cmd_serve, quiet=False)  # quiet: run_deep's progress lines go to the log
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -61,6 +61,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("paramiko").setLevel(max(logging.WARNING, logging.getLogger().level))  # a line per login
     abandoned = serve(args)
     if abandoned:  # threads still inside a scan or an SSH session: leave them, do not wait at exit
         logging.shutdown()

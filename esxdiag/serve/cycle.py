@@ -9,6 +9,7 @@ A cycle whose scan shutdown stopped records nothing: it is abandoned, not failed
 from __future__ import annotations
 
 import argparse
+import logging
 import shutil
 import threading
 import time
@@ -23,6 +24,8 @@ from esxdiag.fleet.snapshot import snapshot_from_dict, write_snapshot
 from esxdiag.serve.deep import DeepRunner
 from esxdiag.serve.state import DeepCheck, State, VcenterState, keep_deep
 from esxdiag.serve.store import Store
+
+log = logging.getLogger("esxdiag.serve")
 
 
 @dataclass(frozen=True)
@@ -55,7 +58,11 @@ class CycleRunner:
         checks, unreached = [], 0
         if self.deep is not None and status["status"] == "scanned":
             recent = {moid: c.checked_ts for moid, c in entry.deep.items()}
-            checks, unreached = self.deep.run(document, creds, stop, recent, time.time())
+            try:
+                checks, unreached = self.deep.run(document, creds, stop, recent, time.time())
+            except Exception:  # the scan stands without its deep check: logged, counted as a host not reached
+                log.exception("%s: deep check failed", status["name"])
+                document["deep"], unreached = None, 1
         document["changes"] = self.store.record(document)
         if checks:
             self.store.record_deep(status["name"], [_row(c) for c in checks], checks[0].checked_at)

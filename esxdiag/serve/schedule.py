@@ -100,8 +100,11 @@ class Scheduler:
         try:
             outcome = self.cycle(creds, self.stop_event, self.state.get(name))
         except Exception as exc:  # a bug in one cycle must not end the watch: counted as kind internal
-            log.exception("%s: cycle failed", name)
-            outcome = _failed(name, creds.url, f"internal error: {type(exc).__name__}: {exc}", "internal")
+            if self.stop_event.is_set():
+                outcome = Outcome(None)  # shutdown broke it: abandoned
+            else:
+                log.exception("%s: cycle failed", name)
+                outcome = _failed(name, creds.url, f"internal error: {type(exc).__name__}: {exc}", "internal")
         if outcome.document is None:  # abandoned at shutdown
             self.state.update(name, running=False)
             return
