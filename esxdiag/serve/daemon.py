@@ -10,7 +10,6 @@ import sys
 import threading
 import time
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 from types import MappingProxyType
 
 from prometheus_client import CollectorRegistry, PlatformCollector, ProcessCollector

@@ -116,6 +116,8 @@ class Handler(BaseHTTPRequestHandler):
                 self._send(HTTPStatus.OK, page, "text/html; charset=utf-8", head)
         elif path.startswith("/deep/"):
             self._static(unquote(path[len("/deep/"):]), head)
+        elif path == "/favicon.ico":  # browsers ask; there is none
+            self._send(HTTPStatus.NO_CONTENT, b"", "image/x-icon", head)
         else:
             self._send(HTTPStatus.NOT_FOUND, b"not found\n", "text/plain", head)
 
@@ -144,6 +146,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _head(self, status: HTTPStatus, media_type: str, length: int, extra: dict) -> None:
         self.send_response(status)
-        for name, value in {**HEADERS, "Content-Type": media_type, "Content-Length": str(length), **extra}.items():
+        body = {"Content-Type": media_type, "Content-Length": str(length)} if status != HTTPStatus.NO_CONTENT else {}
+        for name, value in {**HEADERS, **body, **extra}.items():
             self.send_header(name, value)
         self.end_headers()

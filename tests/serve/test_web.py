@@ -9,68 +9,18 @@ import gzip
 import http.client
 import json
 import ssl
-import threading
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from types import MappingProxyType
 
 import bcrypt
 import pytest
-from prometheus_client import CollectorRegistry
 
 from esxdiag.cli import main
-from esxdiag.config import load_thresholds
-from esxdiag.serve.metrics import ServeCollector
-from esxdiag.serve.pages import Pages
-from esxdiag.serve.state import DeepCheck, State, VcenterState
+from esxdiag.serve.state import State, VcenterState
 from esxdiag.serve.store import Store
-from esxdiag.serve.web import WebServer
 from esxdiag.serve.webconfig import WebConfigError, authorized, load_web_config
 
-HOSTILE = '<img src=x onerror=alert(1)>'
-VNIC = {"label": "Network adapter 1", "mac": "00:50:56:00:00:01", "verdict": "raise-ring1", "ring1_full": 23.6,
-        "ring2_full": 10.9, "host_out_of_buffers": 34.614, "ring1_size": 256, "ring2_size": 256}
-
-
-@pytest.fixture
-def server(tmp_path, fleet_document, make_vm):
-    """A serve web server over a state with one good and one stale vCenter, and a history."""
-    store = Store(tmp_path / "h.sqlite", retention_days=7)
-    now = datetime.now(timezone.utc)
-    for minutes in (10, 5):
-        at = (now - timedelta(minutes=minutes)).strftime("%Y-%m-%dT%H:%M:%SZ")
-        store.record(fleet_document("vc1:443", [make_vm("ring01", "vm-1", drops=300 + minutes)], collected_at=at))
-    report = tmp_path / "data" / "deep" / "vc1_443" / "20261123T024500Z" / "esx1" / "report.html"
-    report.parent.mkdir(parents=True)
-    report.write_text("<!DOCTYPE html><title>deep report</title>")
-    (tmp_path / "secret.txt").write_text("outside")
-    (report.parent / "escape").symlink_to(tmp_path / "secret.txt")
-    check = DeepCheck("vc1:443", "vm-1", "ring01", "2026-11-23T02:46:00Z", now.timestamp(), ("raise-ring1",),
-                      "critical", "deep/vc1_443/20261123T024500Z/esx1/report.html", None, (VNIC,))
-    good = fleet_document("vc1:443", [make_vm("ring01", "vm-1", drops=300), make_vm(HOSTILE, "vm-2")])
-    state = State([
-        VcenterState("vc1:443", "https://vc1/sdk", 300, document=good, good_ts=now.timestamp(), last_ok=True,
-                     deep=MappingProxyType({"vm-1": check})),
-        VcenterState("vc2:443", "https://vc2/sdk", 300, document=fleet_document("vc2:443", [make_vm("db01", "vm-9")]),
-                     good_ts=now.timestamp() - 900, last_ok=False, last_error="vc2:443: unreachable (refused)",
-                     last_error_kind="unreachable")])
-    running = start(state, store, tmp_path / "data", load_web_config(None))
-    yield running
-    stop(running)
-
-
-def start(state, store, data_dir: Path, web) -> WebServer:
-    registry = CollectorRegistry()
-    registry.register(ServeCollector(state))
-    pages = Pages(state, store, load_thresholds(), 300, {})
-    server = WebServer("127.0.0.1", 0, pages, registry, data_dir / "deep", web)
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True).start()
-    return server
-
-
-def stop(server: WebServer) -> None:
-    server.shutdown()
-    server.server_close()
+HOSTILE = '<img src=x onerror=alert(1)>'  # as in the web_server fixture (tests/serve/conftest.py)
 
 
 def get(server, path, method="GET", headers=None, context=None):
@@ -85,7 +35,8 @@ def get(server, path, method="GET", headers=None, context=None):
         conn.close()
 
 
-def test_the_fleet_page_shows_both_vcenters_links_each_vm_and_escapes(server):
+def test_the_fleet_page_shows_both_vcenters_links_each_vm_and_escapes(web_server):
+    server = web_server
     status, headers, body = get(server, "/")
     html = body.decode()
     assert status == 200 and headers["Content-Type"].startswith("text/html")
@@ -99,7 +50,8 @@ def test_the_fleet_page_shows_both_vcenters_links_each_vm_and_escapes(server):
     assert get(server, "/fleet.csv")[0] == 200 and get(server, "/fleet.txt")[0] == 200
 
 
-def test_a_vm_page_has_its_class_its_past_as_charts_and_its_last_deep_report(server):
+def test_a_vm_page_has_its_class_its_past_as_charts_and_its_last_deep_report(web_server):
+    server = web_server
     status, _, body = get(server, "/vm/vc1%3A443/vm-1")
     html = body.decode()
     assert status == 200 and ">ring-suspect</span>" in html and "Past scans (2)" in html
@@ -115,12 +67,14 @@ def test_a_vm_page_has_its_class_its_past_as_charts_and_its_last_deep_report(ser
 @pytest.mark.parametrize("path", ["/deep/../h.sqlite", "/deep/%2e%2e/h.sqlite", "/deep/%2e%2e/%2e%2e/secret.txt",
                                   "/deep/vc1_443/20261123T024500Z/esx1/escape", "/deep/vc1_443/",
                                   "/deep//etc/passwd", "/nothing"])
-def test_nothing_outside_the_deep_reports_is_served(server, path):
+def test_nothing_outside_the_deep_reports_is_served(web_server, path):
+    server = web_server
     status, _, body = get(server, path)
     assert status == 404 and b"outside" not in body and b"SQLite" not in body
 
 
-def test_metrics_healthz_gzip_and_read_only(server):
+def test_metrics_healthz_gzip_and_read_only(web_server):
+    server = web_server
     status, headers, body = get(server, "/metrics", headers={"Accept-Encoding": "gzip"})
     text = gzip.decompress(body).decode()
     assert status == 200 and headers["Content-Encoding"] == "gzip" and headers["Content-Type"].startswith("text/plain")
@@ -166,25 +120,22 @@ def web_config(tmp_path: Path, password: str = "s3cret pass") -> Path:
     return path
 
 
-def test_tls_and_basic_auth_from_the_web_config(tmp_path, fleet_document, make_vm):
+def test_tls_and_basic_auth_from_the_web_config(tmp_path, fleet_document, make_vm, start_web):
     config = load_web_config(web_config(tmp_path))
     assert config.secure and "s3cret" not in repr(config) and "$2y$" not in repr(config)
     state = State([VcenterState("vc1:443", "https://vc1/sdk", 300, document=fleet_document("vc1:443", []),
                                 last_ok=True)])
-    server = start(state, Store(tmp_path / "h.sqlite", 7), tmp_path / "data", config)
-    try:
-        client = ssl.create_default_context(cafile=str(tmp_path / "tls.crt"))
-        good = "Basic " + base64.b64encode(b"prometheus:s3cret pass").decode()
-        assert get(server, "/metrics", headers={"Authorization": good}, context=client)[0] == 200
-        for wrong in (None, "Basic " + base64.b64encode(b"prometheus:nope").decode(),
-                      "Basic " + base64.b64encode(b"nobody:s3cret pass").decode(), "Bearer x", "Basic !!!"):
-            status, headers, _ = get(server, "/healthz", headers={"Authorization": wrong} if wrong else {},
-                                     context=client)
-            assert status == 401 and headers["WWW-Authenticate"] == 'Basic realm="esxdiag"'
-        with pytest.raises((http.client.HTTPException, ConnectionError)):  # plain HTTP to the TLS port: no page
-            get(server, "/")
-    finally:
-        stop(server)
+    server = start_web(state, Store(tmp_path / "h.sqlite", 7), tmp_path / "data", config)
+    client = ssl.create_default_context(cafile=str(tmp_path / "tls.crt"))
+    good = "Basic " + base64.b64encode(b"prometheus:s3cret pass").decode()
+    assert get(server, "/metrics", headers={"Authorization": good}, context=client)[0] == 200
+    for wrong in (None, "Basic " + base64.b64encode(b"prometheus:nope").decode(),
+                  "Basic " + base64.b64encode(b"nobody:s3cret pass").decode(), "Bearer x", "Basic !!!"):
+        status, headers, _ = get(server, "/healthz", headers={"Authorization": wrong} if wrong else {},
+                                 context=client)
+        assert status == 401 and headers["WWW-Authenticate"] == 'Basic realm="esxdiag"'
+    with pytest.raises((http.client.HTTPException, ConnectionError)):  # plain HTTP to the TLS port: no page
+        get(server, "/")
 
 
 def test_web_config_mistakes_are_refused_by_name(tmp_path):
