@@ -36,7 +36,7 @@ def register(sub) -> None:
                    help="newest snapshot per vCenter and the deep-check bundles (default: serve/ beside the "
                    "history)")
     w.add_argument("--history", type=Path, metavar="PATH", help=HISTORY_HELP % history_default_help())
-    w.add_argument("--retention-days", type=float, default=7.0, metavar="DAYS",
+    w.add_argument("--retention-days", type=float, default=3.0, metavar="DAYS",
                    help="history, deep checks and bundles older than this are deleted (default: %(default)g); "
                    "this applies to every scan in the history file")
     w.add_argument("--deep-hosts", type=int, default=2, metavar="N",
