@@ -36,7 +36,7 @@ PLOT_LIMIT = 2000  # the most urgent VMs drawn in the scatter
 BOUND_MARKS = {"upper": "\u2264 ", "lower": "\u2265 "}
 COLUMNS = ("rank", "severity", "class", "confirmed", "name", "moid", "vcenter", "host", "cluster", "drops_per_s",
            "drops_per_1000", "ready_worst_pct", "ready_bound", "costop_worst_pct", "max_limited_worst_pct", "score",
-           "reason", "notes", "source", "samples", "deep", "deep_href")
+           "reason", "notes", "source", "samples", "deep", "deep_href", "vm_href")
 _JSON_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026", 0x2028: "\\u2028", 0x2029: "\\u2029"}
 
 
@@ -94,17 +94,18 @@ def _linear_ticks(top: float) -> list[float]:
     return [i * step for i in range(int(top // step) + 1)]
 
 
-def _cells(row: dict) -> list:
+def _cells(row: dict, vm_href=None) -> list:
     deep = row.get("deep") or {}
     extra = {"deep": (", ".join(deep.get("verdicts") or ()) or "no verdict") + (f" ({deep['error']})"
                                                                               if deep.get("error") else "")
-             if deep else None, "deep_href": _href(deep["report"]) if deep.get("report") else None}
+             if deep else None, "deep_href": _href(deep["report"]) if deep.get("report") else None,
+             "vm_href": vm_href(row) if vm_href else None}
     return [extra[c] if c in extra else row.get(c) for c in COLUMNS]
 
 
-def page_data(document: dict) -> Markup:
+def page_data(document: dict, vm_href=None) -> Markup:
     """Every VM's row as compact JSON, safe inside a <script> element (no <, > or & in the text)."""
-    blob = {"columns": COLUMNS, "rows": [_cells(r) for r in document["vms"]], "page_size": PAGE_SIZE,
+    blob = {"columns": COLUMNS, "rows": [_cells(r, vm_href) for r in document["vms"]], "page_size": PAGE_SIZE,
             "colours": CLASS_COLOURS, "classes": FLEET_CLASSES, "severities": SEVERITIES,
             "icons": {**html.SEVERITY_ICONS, "none": "\u25cb"}}
     return Markup(json.dumps(blob, separators=(",", ":"), ensure_ascii=False).translate(_JSON_ESCAPES))
@@ -116,7 +117,8 @@ def _script() -> tuple[Markup, str]:
     return Markup(text), f"sha256-{digest}"
 
 
-def render_fleet_html(document: dict) -> str:
+def render_fleet_html(document: dict, vm_href=None) -> str:
+    """vm_href(row) -> the URL of a VM's own page, when there is one (esxdiag serve)."""
     env = html.environment()  # the per-VM report's filters: its severity badge (icon + word + colour) is ours
     env.filters["fmt"] = _fmt
     env.filters["href"] = _href
@@ -126,5 +128,5 @@ def render_fleet_html(document: dict) -> str:
     return env.get_template("fleet.html.j2").render(
         doc=document, classes=FLEET_CLASSES, top=concern[:TOP_ROWS], concern=len(concern), colours=CLASS_COLOURS,
         plot=scatter(document), severity_counts=severities, rollup_rows=ROLLUP_ROWS, bound_marks=BOUND_MARKS,
-        data=page_data(document), script=script, script_hash=script_hash,
-        headline=headline(document), calm=calm_line(document))
+        data=page_data(document, vm_href), script=script, script_hash=script_hash,
+        headline=headline(document), calm=calm_line(document), vm_href=vm_href)

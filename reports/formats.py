@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from esxdiag.reports import diff, fleet_csv, fleet_html, fleet_json, fleet_metrics, fleet_text, history
-from esxdiag.reports import html, json_report, rings, text
+from esxdiag.reports import history_html, html, json_report, rings, text
 
 
 @dataclass(frozen=True)
@@ -22,6 +22,7 @@ class RenderContext:
     output: Path | None = None  # where the text will be written: links in HTML are relative to it
     bundle_root: Path | None = None  # the bundle the report rests on (HTML links to its captures)
     top: int = 10  # rows in the fleet's terminal table
+    vm_href: Callable[[dict], str] | None = None  # a fleet row -> its VM's page (esxdiag serve), linked from HTML
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,8 @@ RINGS = FormatTable("report", {
 }, default="text")
 
 FLEET = FormatTable("report", {
-    "html": Format(lambda d, ctx: fleet_html.render_fleet_html(d), _HTML, default_file="fleet-report.html"),
+    "html": Format(lambda d, ctx: fleet_html.render_fleet_html(d, ctx.vm_href), _HTML,
+                   default_file="fleet-report.html"),
     "json": Format(lambda d, ctx: fleet_json.render_fleet_json(d), _JSON),
     "csv": Format(lambda d, ctx: fleet_csv.render_fleet_csv(d), "text/csv; charset=utf-8"),
     "openmetrics": Format(lambda d, ctx: fleet_metrics.render_fleet_metrics(d),
@@ -85,4 +87,5 @@ DIFF = FormatTable("diff", {
 HISTORY = FormatTable("history", {
     "text": Format(lambda h, ctx: history.render_history_text(h), _TEXT),
     "json": Format(lambda h, ctx: json.dumps(h["rows"], indent=2, ensure_ascii=False) + "\n", _JSON),
+    "html": Format(lambda h, ctx: history_html.render_history_html(h), _HTML),
 }, default="text")

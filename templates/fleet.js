@@ -46,7 +46,12 @@
     const klass = el('span', r.class, 'cls');
     klass.style.color = klass.style.borderColor = blob.colours[r.class];
     cell(tr, r.confirmed ? [klass, el('br'), el('span', 'confirmed by host counters', 'muted')] : klass);
-    const who = [r.name, el('br'), el('span', r.moid + ' @ ' + r.vcenter, 'muted')];
+    let name = r.name;
+    if (r.vm_href) {  // esxdiag serve: the VM's own page
+      name = el('a', r.name);
+      name.href = r.vm_href;
+    }
+    const who = [name, el('br'), el('span', r.moid + ' @ ' + r.vcenter, 'muted')];
     if (r.deep_href) {
       const link = el('a', 'deep report');
       link.href = r.deep_href;

@@ -34,6 +34,7 @@ STAGES = (
     ("api", ("esxdiag.api",)),
     ("report", ("esxdiag.reports", "esxdiag.templates")),
     ("cli", ("esxdiag.cli", "esxdiag.__main__")),
+    ("serve", ("esxdiag.serve",)),
 )
 _ANALYSIS_ORDER = ("base", "parse", "bundle", "intake", "join", "rules", "analysis")
 MAY_IMPORT = {
@@ -46,6 +47,9 @@ MAY_IMPORT = {
     # the Python API is a facade over analysis: no collection, no rendering, no command line
     "api": {*_ANALYSIS_ORDER, "api"},
     "cli": {stage for stage, _ in STAGES},
+    # the watcher: a long-running command line (it runs scan's own collection, analysis and deep
+    # check, esxdiag.cli.scan / .deep), with /metrics and the web pages; `esxdiag serve` starts it
+    "serve": {stage for stage, _ in STAGES},
 }
 
 

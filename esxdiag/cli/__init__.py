@@ -9,12 +9,12 @@ import os
 import sys
 
 from esxdiag import __version__
-from esxdiag.cli import analyze, bundle, diff, docs, live, scan
+from esxdiag.cli import analyze, bundle, diff, docs, live, scan, serve
 from esxdiag.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, EsxdiagError
 from esxdiag.terminal import safe_text
 
 EXIT_INTERNAL = 70
-COMMANDS = (analyze, bundle, diff, live, scan, docs)  # the order of `esxdiag --help`
+COMMANDS = (analyze, bundle, diff, live, scan, serve, docs)  # the order of `esxdiag --help`
 
 
 def build_parser() -> argparse.ArgumentParser:

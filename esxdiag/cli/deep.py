@@ -53,7 +53,7 @@ def add_deep_options(p: argparse.ArgumentParser) -> None:
                    "esxdiag-deep-TIMESTAMP[-N] beside the report)")
 
 
-def _host_ssh(values: list[str]) -> tuple[dict[str, str], str | None]:
+def host_ssh_logins(values: list[str]) -> tuple[dict[str, str], str | None]:
     per_host, default = {}, None
     for value in values:
         host, sep, login = value.partition("=") if "=" in value.split("@", 1)[0] else ("", "", value)
@@ -79,22 +79,24 @@ def choose(document: dict, n: int, names: list[str]) -> list[dict]:
 
 
 def run_deep(args: argparse.Namespace, document: dict, snapshot, thresholds: dict, creds: list, report_dir: Path,
-             bundles_dir: Callable[[], Path]) -> bool:
-    """Deep-check the chosen VMs and fold the results in; True when every host was reached.
-    ``bundles_dir()`` names (and may create) the folder for the per-host bundles."""
+             bundles_dir: Callable[[], Path], chosen: list[dict] | None = None,
+             write_report: Callable[[AnalysisResult, Path], Path] | None = None) -> bool:
+    """Deep-check the chosen VMs (default: ``choose`` from --deep / --deep-vm) and fold the results
+    in; True when every host was reached. ``bundles_dir()`` names (and may create) the folder for
+    the per-host bundles; ``write_report`` (default: write_html_report) writes each host's report."""
     from esxdiag.collectors.fleet.deep import DeepOptions, collect_groups, group_by_host  # pyvmomi, paramiko
 
     if not 1 <= args.deep_window <= 3600 or not 1 <= args.esxtop_delay <= 60 or not 1 <= args.deep_parallel <= 64:
         raise EsxdiagError("--deep-window 1..3600, --esxtop-delay 1..60, --deep-parallel 1..64")
     if not 1 <= args.vcenter_timeout <= 3600 or args.output_cap is not None and not 0.001 <= args.output_cap <= 65536:
         raise EsxdiagError("--vcenter-timeout 1..3600 seconds, --output-cap 0.001..65536 MiB")
-    chosen = choose(document, args.deep, args.deep_vm)
+    chosen = choose(document, args.deep, args.deep_vm) if chosen is None else chosen
     if not chosen:
         document["deep"] = {"hosts": [], "vms": []}
         if not args.quiet:
             print("deep check: no drop suspect to check", file=sys.stderr)
         return True
-    per_host, default = _host_ssh(args.deep_host_ssh)
+    per_host, default = host_ssh_logins(args.deep_host_ssh)
     out = bundles_dir()
     out.mkdir(parents=True, exist_ok=True)
     opts = DeepOptions(output=out, window_s=args.deep_window, esxtop_delay_s=args.esxtop_delay,
@@ -109,7 +111,7 @@ def run_deep(args: argparse.Namespace, document: dict, snapshot, thresholds: dic
     say(f"deep check: {len(chosen)} VM(s) on {len(groups)} host(s), {args.deep_window:g} s window")
     progress = None if args.quiet else (lambda text: say(f"deep check: {text}"))
     groups = collect_groups(groups, {f"{c.host}:{c.port}": c for c in creds}, opts, progress)
-    fold(document, snapshot, groups, thresholds, report_dir, write_html_report)
+    fold(document, snapshot, groups, thresholds, report_dir, write_report or write_html_report)
     say(f"deep bundles: {out.resolve()}")
     return all(g.error is None for g in groups)
 

@@ -30,7 +30,7 @@ FILTER_FLAGS = {"datacenters": "--datacenter", "clusters": "--cluster", "hosts":
                 "names": "--vm"}
 
 
-def _history_default() -> str:
+def history_default_help() -> str:
     """The default history file as --help shows it: in the user data directory (~ for the home)."""
     path, home = str(default_path()), str(Path.home())
     shown = "~" + path[len(home):] if home != "/" and path.startswith(home + "/") else path
@@ -39,6 +39,34 @@ def _history_default() -> str:
 
 def register(sub) -> None:
     s = sub.add_parser("scan", help="rank every VM of one or more vCenters by receive drops and CPU starvation")
+    add_fleet_options(s)
+    s.add_argument("--snapshot", type=Path, metavar="FILE",
+                   help="analyse this saved snapshot instead of scanning (no new snapshot is written)")
+    s.add_argument("--save-snapshot", type=Path, metavar="FILE",
+                   help="where the scan's snapshot is written first (default: snapshot.json in the scan's own new "
+                   "folder ./esxdiag-scan-TIMESTAMP[-N]/; with -o, a new esxdiag-scan-TIMESTAMP[-N].json beside it)")
+    s.add_argument("--format", choices=FLEET.choices(), default=FLEET.default, help="(default: %(default)s)")
+    s.add_argument("-o", "--output", help="report file (default: html fleet-report.html in the scan's own new "
+                   "folder ./esxdiag-scan-TIMESTAMP[-N]/, so a failed scan never replaces a report; others: stdout)")
+    s.add_argument("--top", type=int, default=10, metavar="N", help="rows in the terminal table (default: %(default)s)")
+    s.add_argument("--fail-on", choices=SEVERITIES, help="exit 1 when a VM's class is this severe or worse")
+    s.add_argument("--history", type=Path, metavar="PATH", help=HISTORY_HELP % history_default_help())
+    s.add_argument("--no-history", action="store_true", help="do not read or append the scan history")
+    s.add_argument("--quiet", action="store_true",
+                   help="one line (the report's path, or what was not scanned) or none: no progress, no summary")
+    s.set_defaults(func=cmd_scan)
+
+    h = sub.add_parser("history", help="a VM's past fleet-scan classes and rates")
+    h.add_argument("vm", help="VM name or MOID")
+    h.add_argument("--history", type=Path, metavar="PATH", help=HISTORY_HELP % history_default_help())
+    h.add_argument("--limit", type=int, default=20, metavar="N", help="the newest N results (default: %(default)s)")
+    h.add_argument("--format", choices=HISTORY.choices(), default=HISTORY.default, help="(default: %(default)s)")
+    h.set_defaults(func=cmd_history)
+
+
+def add_fleet_options(s: argparse.ArgumentParser) -> None:
+    """What `scan` and `serve` share: the vCenters and their logins, which VMs, the window, the
+    thresholds, the API pass's tuning and the deep check."""
     g = s.add_argument_group("vCenter (password from ESXDIAG_PASSWORD / GOVC_PASSWORD / config / prompt)")
     g.add_argument("--vcenter", action="append", default=[], metavar="URL",
                    help="vCenter URL or host; repeat for several (else [fleet] vcenters= in --config, else "
@@ -57,19 +85,7 @@ def register(sub) -> None:
         f.add_argument(flag, action="append", default=[], help=what)
     s.add_argument("--window", type=float, default=300.0, metavar="SECONDS",
                    help="the last SECONDS of realtime (20 s) samples (default: %(default)g, max 3600)")
-    s.add_argument("--snapshot", type=Path, metavar="FILE",
-                   help="analyse this saved snapshot instead of scanning (no new snapshot is written)")
-    s.add_argument("--save-snapshot", type=Path, metavar="FILE",
-                   help="where the scan's snapshot is written first (default: snapshot.json in the scan's own new "
-                   "folder ./esxdiag-scan-TIMESTAMP[-N]/; with -o, a new esxdiag-scan-TIMESTAMP[-N].json beside it)")
-    s.add_argument("--format", choices=FLEET.choices(), default=FLEET.default, help="(default: %(default)s)")
-    s.add_argument("-o", "--output", help="report file (default: html fleet-report.html in the scan's own new "
-                   "folder ./esxdiag-scan-TIMESTAMP[-N]/, so a failed scan never replaces a report; others: stdout)")
-    s.add_argument("--top", type=int, default=10, metavar="N", help="rows in the terminal table (default: %(default)s)")
-    s.add_argument("--fail-on", choices=SEVERITIES, help="exit 1 when a VM's class is this severe or worse")
     s.add_argument("--set", action="append", default=[], metavar="RULE.KEY=VALUE", help="override a threshold")
-    s.add_argument("--history", type=Path, metavar="PATH", help=HISTORY_HELP % _history_default())
-    s.add_argument("--no-history", action="store_true", help="do not read or append the scan history")
     s.add_argument("--in-flight", type=int, default=4, metavar="N",
                    help="QueryPerf requests in flight per vCenter (default: %(default)s)")
     s.add_argument("--page-size", type=int, default=1000, metavar="N",
@@ -85,22 +101,19 @@ def register(sub) -> None:
                    "receive drops (about 5x less to parse on big fleets) (default: %(default)s)")
     s.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
                    help="per-request timeout (default: %(default)g)")
-    s.add_argument("--quiet", action="store_true",
-                   help="one line (the report's path, or what was not scanned) or none: no progress, no summary")
     add_deep_options(s)
-    s.set_defaults(func=cmd_scan)
-
-    h = sub.add_parser("history", help="a VM's past fleet-scan classes and rates")
-    h.add_argument("vm", help="VM name or MOID")
-    h.add_argument("--history", type=Path, metavar="PATH", help=HISTORY_HELP % _history_default())
-    h.add_argument("--limit", type=int, default=20, metavar="N", help="the newest N results (default: %(default)s)")
-    h.add_argument("--format", choices=HISTORY.choices(), default=HISTORY.default, help="(default: %(default)s)")
-    h.set_defaults(func=cmd_history)
 
 
 def _check(args: argparse.Namespace) -> None:
+    if not 0 <= args.top <= 100000:
+        raise EsxdiagError("--top must be between 0 and 100000")
+    check_fleet_options(args)
+
+
+def check_fleet_options(args: argparse.Namespace) -> None:
+    """The ranges of add_fleet_options' numbers (a bad one fails before any network)."""
     for name, low, high in (("window", 20, 3600), ("in_flight", 1, 32), ("page_size", 1, 100000),
-                            ("top", 0, 100000), ("timeout", 1, 3600)):
+                            ("timeout", 1, 3600)):
         value = getattr(args, name)
         if not low <= value <= high:
             raise EsxdiagError(f"--{name.replace('_', '-')} must be between {low:g} and {high:g}")
@@ -127,7 +140,8 @@ def vcenter_urls(args: argparse.Namespace) -> list[str | None]:
     return [None]
 
 
-def _credentials(args: argparse.Namespace):
+def fleet_credentials(args: argparse.Namespace) -> list:
+    """One Credentials per vCenter asked for (add_fleet_options), each resolved on its own."""
     urls = vcenter_urls(args)
     if args.thumbprint and len(urls) > 1:
         raise EsxdiagError("--thumbprint pins one certificate: scan one vCenter, pin each under [vcenter HOST] "
@@ -152,14 +166,20 @@ def _progress(quiet: bool):
     return show
 
 
-def _scan(args: argparse.Namespace, targets: list) -> dict:
-    from esxdiag.collectors.fleet import Filters, ScanOptions, scan  # pyvmomi: only when a scan goes to the network
+def scan_options(args: argparse.Namespace):
+    """add_fleet_options -> the API pass's ScanOptions (imports pyvmomi: only when a scan goes to the network)."""
+    from esxdiag.collectors.fleet import Filters, ScanOptions
 
     filters = Filters(tuple(args.datacenter), tuple(args.cluster), tuple(args.host), tuple(args.folder), tuple(args.vm))
-    options = ScanOptions(window_s=args.window, filters=filters, page_size=args.page_size, in_flight=args.in_flight,
-                          timeout_s=args.timeout, max_metrics=args.max_query_metrics, nic_types=args.nic_types,
-                          workers=args.workers)
-    data = scan(targets, options, _progress(args.quiet))
+    return ScanOptions(window_s=args.window, filters=filters, page_size=args.page_size, in_flight=args.in_flight,
+                       timeout_s=args.timeout, max_metrics=args.max_query_metrics, nic_types=args.nic_types,
+                       workers=args.workers)
+
+
+def _scan(args: argparse.Namespace, targets: list) -> dict:
+    from esxdiag.collectors.fleet import scan  # pyvmomi: only when a scan goes to the network
+
+    data = scan(targets, scan_options(args), _progress(args.quiet))
     if not args.quiet:
         total_requests = sum(v["requests"] for v in data["vcenters"])
         print(f"\rscanned {len(data['vms'])} VMs in {len(targets)} vCenter(s), {total_requests} requests",
@@ -241,7 +261,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
         check_filters(snapshot, path)
         folder = _folder(args, live=False, deep=False)
     else:
-        targets = _credentials(args)
+        targets = fleet_credentials(args)
         data = _scan(args, targets)
         folder = _folder(args, live=True, deep=deep)
         path = write_snapshot(data, _snapshot_path(args, folder))  # before any analysis

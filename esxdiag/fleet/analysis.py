@@ -51,10 +51,19 @@ def severity_order(severity: str | None) -> int:
     return SEVERITIES.index(severity) if severity in SEVERITIES else len(SEVERITIES)
 
 
-def rank(assessments: list[Assessment]) -> list[Assessment]:
+def order_key(severity: str | None, confirmed: bool, klass: str, score: float, name: str, key: str) -> tuple:
     """Severity, then confirmed by host counters before suspected from vCenter's, then class, then score."""
-    return sorted(assessments, key=lambda a: (severity_order(a.severity), not a.confirmed,
-                                              FLEET_CLASSES.index(a.klass), -a.score, a.vm.name, a.vm.key))
+    return severity_order(severity), not confirmed, FLEET_CLASSES.index(klass), -score, name, key
+
+
+def rank(assessments: list[Assessment]) -> list[Assessment]:
+    return sorted(assessments, key=lambda a: order_key(a.severity, a.confirmed, a.klass, a.score, a.vm.name, a.vm.key))
+
+
+def row_order(row: dict) -> tuple:
+    """The same order for a report's rows (esxdiag serve merges several reports' rows)."""
+    return order_key(row["severity"], row["confirmed"], row["class"], row["score"], row["name"],
+                     f"{row['vcenter']}/{row['moid']}")
 
 
 def host_context(host: FleetHost) -> dict:

@@ -1,0 +1,168 @@
+"""/metrics: a prometheus_client Collector over serve's state (no hand-written exposition).
+
+Each vCenter's samples are built once per good cycle from its last fleet report and its deep
+checks, and handed out again on every scrape until the next cycle: a scrape costs formatting
+only. A VM gone from the vCenter is gone from its next report, so its series end there. A vCenter
+whose last cycle failed keeps its last good series; ``esxdiag_vcenter_stale`` says so.
+
+Series per VM: at most 7 (class, severity, two drop rates, three CPU figures; a figure that was not
+measured has no series, never 0), plus for a deep-checked VM 1 (its check's time) and 6 per vNIC
+(ring-1-full/s, ring-2-full/s, out-of-buffer/s, two ring sizes, the verdict). docs/serve.md lists
+every metric.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily, Metric
+from prometheus_client.registry import Collector
+from prometheus_client.samples import Sample
+
+from esxdiag import __version__
+from esxdiag.serve.state import State, VcenterState
+from esxdiag.vocabulary import FLEET_CLASSES
+
+VM_LABELS = ("vcenter", "vm", "moid", "cluster", "host")
+SEVERITY_LEVELS = {None: 0, "info": 1, "warning": 2, "critical": 3}
+ERROR_KINDS = ("unreachable", "tls", "auth", "timeout", "permission", "query", "not-found", "internal")
+# (name, help, report row key) per VM
+VM_GAUGES = (
+    ("esxdiag_fleet_vm_rx_drops_per_second", "vCenter net.droppedRx over the scan window, per second", "drops_per_s"),
+    ("esxdiag_fleet_vm_rx_drops_per_1000_packets", "receive drops per 1,000 packets received", "drops_per_1000"),
+    ("esxdiag_fleet_vm_ready_worst_vcpu_percent", "worst vCPU's window-average %RDY", "ready_worst_pct"),
+    ("esxdiag_fleet_vm_costop_worst_vcpu_percent", "worst vCPU's window-average %CSTP", "costop_worst_pct"),
+    ("esxdiag_fleet_vm_max_limited_worst_vcpu_percent", "worst vCPU's window-average %MLMTD (CPU limit)",
+     "max_limited_worst_pct"),
+)
+# (name, help, deep vNIC row key) per deep-checked vNIC
+VNIC_GAUGES = (
+    ("esxdiag_deep_vnic_ring1_full_per_second", "host vsish rxSummary: ring 1 full events per second (deep check)",
+     "ring1_full"),
+    ("esxdiag_deep_vnic_ring2_full_per_second", "host vsish rxSummary: ring 2 full events per second (deep check)",
+     "ring2_full"),
+    ("esxdiag_deep_vnic_out_of_buffer_drops_per_second", "host vsish rxSummary: out-of-buffer drops per second "
+     "(deep check)", "host_out_of_buffers"),
+    ("esxdiag_deep_vnic_ring1_size", "rx ring 1 size in descriptors (deep check)", "ring1_size"),
+    ("esxdiag_deep_vnic_ring2_size", "rx ring 2 size in descriptors (deep check)", "ring2_size"),
+)
+CLASS = ("esxdiag_fleet_vm_class", "the VM's fleet class (value 1, label class)")
+SEVERITY = ("esxdiag_fleet_vm_severity", "the class's severity: 0 none, 1 info, 2 warning, 3 critical")
+VERDICT = ("esxdiag_deep_vnic_verdict", "the deep check's ring verdict for the vNIC (value 1, label verdict)")
+DEEP_TIME = ("esxdiag_deep_vm_last_check_timestamp_seconds", "when the VM's shown deep check ended")
+VNIC_LABELS = VM_LABELS + ("vnic",)
+FLEET_FAMILIES = (  # (name, help, labels)
+    (CLASS[0], CLASS[1], VM_LABELS + ("class",)),
+    (SEVERITY[0], SEVERITY[1], VM_LABELS),
+    *((name, text, VM_LABELS) for name, text, _ in VM_GAUGES),
+    (DEEP_TIME[0], DEEP_TIME[1], VM_LABELS),
+    *((name, text, VNIC_LABELS) for name, text, _ in VNIC_GAUGES),
+    (VERDICT[0], VERDICT[1], VNIC_LABELS + ("verdict",)),
+)
+
+
+def vm_samples(entry: VcenterState) -> dict[str, list[Sample]]:
+    """Every per-VM and per-vNIC sample of one vCenter's last good report, by family name."""
+    out: dict[str, list[Sample]] = {name: [] for name, _, _ in FLEET_FAMILIES}
+    for row in entry.document["vms"]:
+        labels = {"vcenter": row["vcenter"], "vm": row["name"], "moid": row["moid"], "cluster": row["cluster"] or "",
+                  "host": row["host"] or ""}
+        out[CLASS[0]].append(Sample(CLASS[0], {**labels, "class": row["class"]}, 1.0))
+        out[SEVERITY[0]].append(Sample(SEVERITY[0], labels, float(SEVERITY_LEVELS.get(row["severity"], 0))))
+        for name, _, key in VM_GAUGES:
+            if row.get(key) is not None:
+                out[name].append(Sample(name, labels, float(row[key])))
+        check = entry.deep.get(row["moid"])
+        if check is None:
+            continue
+        out[DEEP_TIME[0]].append(Sample(DEEP_TIME[0], labels, check.checked_ts))
+        for index, nic in enumerate(check.vnics):
+            nic_labels = {**labels, "vnic": nic.get("label") or nic.get("mac") or f"vnic{index}"}
+            for name, _, key in VNIC_GAUGES:
+                if nic.get(key) is not None:
+                    out[name].append(Sample(name, nic_labels, float(nic[key])))
+            out[VERDICT[0]].append(Sample(VERDICT[0], {**nic_labels, "verdict": nic["verdict"]}, 1.0))
+    return out
+
+
+def vcenter_families(entries: list[VcenterState]) -> list[Metric]:
+    """Per vCenter: how its cycles go."""
+    g = {name: GaugeMetricFamily(name, text, labels=["vcenter"]) for name, text in (
+        ("esxdiag_vcenter_last_scan_success", "1 when the vCenter's last cycle scanned it, 0 when it failed"),
+        ("esxdiag_vcenter_stale", "1 when its VM series are from an older cycle (the last one failed)"),
+        ("esxdiag_vcenter_last_success_timestamp_seconds", "when the last good cycle ended"),
+        ("esxdiag_vcenter_last_scan_timestamp_seconds", "when the last cycle ended, good or not"),
+        ("esxdiag_vcenter_scan_duration_seconds", "the last cycle's wall time (scan, rules, deep check, history)"),
+        ("esxdiag_vcenter_last_scan_requests", "SOAP requests of the last cycle's scan"),
+        ("esxdiag_vcenter_scan_interval_seconds", "the interval between cycles"),
+        ("esxdiag_vcenter_vms", "VMs in the last good cycle"),
+        ("esxdiag_vcenter_cycle_running", "1 while a cycle runs"))}
+    c = {name: CounterMetricFamily(name, text, labels=["vcenter"]) for name, text in (
+        ("esxdiag_vcenter_scans", "cycles finished, good or not"),
+        ("esxdiag_vcenter_scans_skipped", "cycles not started because the one before still ran"),
+        ("esxdiag_vcenter_requests", "SOAP requests sent"),
+        ("esxdiag_vcenter_deep_checks", "VMs deep-checked"),
+        ("esxdiag_vcenter_deep_host_errors", "deep-check hosts that could not be sampled"))}
+    errors = CounterMetricFamily("esxdiag_vcenter_scan_errors", "cycles that could not scan the vCenter, by kind",
+                                 labels=["vcenter", "kind"])
+    classes = GaugeMetricFamily("esxdiag_fleet_class_vms", "VMs per fleet class in the last good cycle",
+                                labels=["vcenter", "class"])
+    for e in entries:
+        vc = [e.name]
+        for name, value in (("esxdiag_vcenter_last_scan_success", None if e.last_ok is None else int(e.last_ok)),
+                            ("esxdiag_vcenter_stale", int(e.stale)), ("esxdiag_vcenter_cycle_running", int(e.running)),
+                            ("esxdiag_vcenter_last_success_timestamp_seconds", e.good_ts),
+                            ("esxdiag_vcenter_last_scan_timestamp_seconds", e.last_ts),
+                            ("esxdiag_vcenter_scan_duration_seconds", e.last_seconds),
+                            ("esxdiag_vcenter_last_scan_requests", e.last_requests),
+                            ("esxdiag_vcenter_scan_interval_seconds", e.interval_s),
+                            ("esxdiag_vcenter_vms", len(e.document["vms"]) if e.document else None)):
+            if value is not None:
+                g[name].add_metric(vc, value)
+        for name, value in (("esxdiag_vcenter_scans", e.cycles), ("esxdiag_vcenter_scans_skipped", e.skipped),
+                            ("esxdiag_vcenter_requests", e.requests), ("esxdiag_vcenter_deep_checks", e.deep_checked),
+                            ("esxdiag_vcenter_deep_host_errors", e.deep_host_errors)):
+            c[name].add_metric(vc, value)
+        for kind in sorted(set(ERROR_KINDS) | set(e.failures)):
+            errors.add_metric([e.name, kind], e.failures.get(kind, 0))
+        if e.document:
+            for klass in FLEET_CLASSES:
+                classes.add_metric([e.name, klass], e.document["counts"].get(klass, 0))
+    return [*g.values(), *c.values(), errors, classes]
+
+
+class ServeCollector(Collector):
+    def __init__(self, state: State):
+        self.state = state
+        self._cache: dict[str, tuple[dict, object, dict[str, list[Sample]]]] = {}
+        self._lock = threading.Lock()  # scrapes may run at once
+
+    def _samples(self, entry: VcenterState) -> dict[str, list[Sample]]:
+        """The vCenter's VM samples, built again only when a good cycle replaced its document or
+        deep checks (never mutated: compared by identity, the cache holding the objects)."""
+        with self._lock:
+            cached = self._cache.get(entry.name)
+            if cached is None or cached[0] is not entry.document or cached[1] is not entry.deep:
+                cached = (entry.document, entry.deep, vm_samples(entry))
+                self._cache[entry.name] = cached
+            return cached[2]
+
+    def collect(self):
+        entries = self.state.views()
+        info = InfoMetricFamily("esxdiag_serve", "the esxdiag serving these metrics")
+        info.add_metric([], {"version": __version__})
+        yield info
+        yield from vcenter_families(entries)
+        per_vcenter = [self._samples(e) for e in entries if e.document is not None]
+        for name, text, _ in FLEET_FAMILIES:
+            family = GaugeMetricFamily(name, text)
+            for samples in per_vcenter:
+                family.samples.extend(samples[name])
+            yield family
+
+    def describe(self):
+        """Every family this collector can expose (its names, without samples)."""
+        yield InfoMetricFamily("esxdiag_serve", "the esxdiag serving these metrics")
+        yield from vcenter_families([])
+        for name, text, _ in FLEET_FAMILIES:
+            yield GaugeMetricFamily(name, text)

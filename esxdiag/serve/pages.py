@@ -1,0 +1,102 @@
+"""What serve's web side answers, built from the state (no HTTP here, esxdiag.serve.web serves it).
+
+* the fleet report of every vCenter's last cycle (esxdiag.fleet.merge), rendered through the FLEET
+  table: the fleet page at / (each VM linked to its page), /fleet.json, /fleet.csv, /fleet.txt.
+  Built again only when a cycle ends, so a page load costs no analysis and no rendering.
+* a VM's page (the HISTORY table's html): its row now, its past results from the history, its
+  last deep check (this run's, else the history's).
+* /healthz: one line per vCenter.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from urllib.parse import quote
+
+from esxdiag.fleet.merge import failed_status, merge_reports
+from esxdiag.reports.formats import FLEET, HISTORY, RenderContext
+from esxdiag.serve.state import State, VcenterState
+from esxdiag.serve.store import Store
+
+FLEET_FILES = {"fleet.json": "json", "fleet.csv": "csv", "fleet.txt": "text"}  # besides the html page at /
+VM_PAGE_RESULTS = 500  # past results on a VM's page (a day and a half at 300 s)
+
+
+def iso(ts: float | None) -> str | None:
+    return None if ts is None else datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def vm_href(row: dict) -> str:
+    """A VM's page, relative to the fleet page at /."""
+    return f"vm/{quote(row['vcenter'], safe='')}/{quote(row['moid'], safe='')}"
+
+
+@dataclass
+class Pages:
+    state: State
+    store: Store
+    thresholds: dict
+    window_s: float
+    filters: dict
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _key: tuple = ()
+    _rendered: dict = field(default_factory=dict)
+
+    def _missing_and_stale(self, entries: list[VcenterState]) -> tuple[list[dict], dict]:
+        missing, stale = [], {}
+        for e in entries:
+            if e.document is None and e.last_ok is None:
+                missing.append(failed_status(e.name, e.url, f"{e.name}: first cycle not finished yet", "pending"))
+            elif e.document is None:
+                missing.append(failed_status(e.name, e.url, e.last_error or f"{e.name}: not scanned",
+                                             e.last_error_kind or "unknown"))
+            elif e.stale:
+                stale[e.name] = {"since": iso(e.good_ts), "error": e.last_error, "error_kind": e.last_error_kind}
+        return missing, stale
+
+    def fleet(self, fmt: str) -> bytes:
+        """The merged fleet report in a FLEET format, rendered once per change of the state."""
+        entries = self.state.views()
+        key = tuple((e.name, e.document, e.last_ok, e.last_error) for e in entries)  # documents by identity
+        with self._lock:
+            if len(key) != len(self._key) or any(a[0] != b[0] or a[1] is not b[1] or a[2:] != b[2:]
+                                                 for a, b in zip(key, self._key)):
+                missing, stale = self._missing_and_stale(entries)
+                documents = [e.document for e in entries if e.document is not None]
+                merged = merge_reports(documents, missing, stale, self.thresholds, self.window_s, self.filters)
+                self._key, self._rendered = key, {"document": merged}
+            if fmt not in self._rendered:
+                context = RenderContext(vm_href=vm_href)
+                self._rendered[fmt] = FLEET.formats[fmt].render(self._rendered["document"], context).encode()
+            return self._rendered[fmt]
+
+    def vm(self, vcenter: str, moid: str) -> bytes | None:
+        """A VM's page; None when neither the last cycle nor the history knows it."""
+        try:
+            entry = self.state.get(vcenter)
+        except KeyError:
+            return None
+        current = next((r for r in (entry.document or {}).get("vms", []) if r["moid"] == moid), None)
+        rows = self.store.vm_past(vcenter, moid, VM_PAGE_RESULTS)
+        if current is None and not rows:
+            return None
+        check = entry.deep.get(moid)
+        deep = ({"checked_at": check.checked_at, "verdicts": list(check.verdicts), "report": check.report,
+                 "error": check.error, "vnics": [dict(v) for v in check.vnics]} if check
+                else self.store.last_deep(vcenter, moid))
+        if deep is not None:
+            deep["href"] = f"../../{quote(deep['report'])}" if deep.get("report") else None
+        stale = (f"the last cycle of {vcenter} failed ({entry.last_error}); these figures are from its last good "
+                 f"scan, {iso(entry.good_ts)}") if entry.stale else None
+        page = {"vm": current["name"] if current else rows[0]["name"], "rows": rows, "current": current,
+                "stale": stale, "deep": deep, "thresholds": (entry.document or {}).get("thresholds", self.thresholds),
+                "fleet_href": "../../"}
+        return HISTORY.formats["html"].render(page, RenderContext()).encode()
+
+    def health(self) -> dict:
+        return {"status": "ok", "vcenters": [
+            {"vcenter": e.name, "last_ok": e.last_ok, "stale": e.stale, "running": e.running,
+             "last_cycle": iso(e.last_ts), "last_good_cycle": iso(e.good_ts), "error": e.last_error}
+            for e in self.state.views()]}

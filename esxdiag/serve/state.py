@@ -1,0 +1,110 @@
+"""What `serve` knows now, per vCenter: the last good fleet report, how the last cycle went, the
+counters since start, and each VM's last deep check. /metrics and the web pages read it; only the
+cycle threads write it.
+
+Entries are immutable: a cycle builds a new entry and swaps it in under the lock, so a reader
+holds a consistent view (one document, its deep checks, its status) without locking while it
+renders. A failed cycle keeps the last good document: its figures stay, marked stale.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Mapping
+
+
+@dataclass(frozen=True)
+class DeepCheck:
+    """One VM's last deep check: the verdicts and ring figures of its host's bundle."""
+
+    vcenter: str
+    moid: str
+    name: str
+    checked_at: str  # ISO UTC, when the check ended
+    checked_ts: float  # the same, epoch seconds
+    verdicts: tuple[str, ...]
+    worst_severity: str | None
+    report: str | None  # path under the data directory, served at /<report>
+    error: str | None
+    vnics: tuple[Mapping, ...]  # esxdiag.serve.deepfig.vnic_figures rows
+
+
+@dataclass(frozen=True)
+class VcenterState:
+    name: str  # host:port, as in the snapshot
+    url: str
+    interval_s: float
+    document: dict | None = None  # the last good cycle's fleet report (this vCenter only); never mutated
+    good_ts: float | None = None  # epoch: when the last good cycle ended
+    last_ts: float | None = None  # epoch: when the last cycle ended
+    last_ok: bool | None = None  # None: no cycle finished yet
+    last_error: str | None = None
+    last_error_kind: str | None = None
+    last_seconds: float | None = None  # the last cycle's wall time (scan, analysis, deep check, history)
+    last_scan_seconds: float | None = None  # the API pass alone, as the snapshot measured it
+    last_requests: int | None = None
+    last_vms: int | None = None
+    running: bool = False
+    cycles: int = 0  # cycles finished, good or not
+    failures: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))  # by error kind
+    skipped: int = 0  # cycles not started because the one before was still running
+    requests: int = 0  # SOAP requests since start
+    deep_checked: int = 0  # VMs deep-checked since start
+    deep_host_errors: int = 0  # deep-check hosts that could not be sampled since start
+    deep: Mapping[str, DeepCheck] = field(default_factory=lambda: MappingProxyType({}))  # by MOID
+
+    @property
+    def stale(self) -> bool:
+        """The figures shown are from an older cycle: the last one failed."""
+        return self.document is not None and self.last_ok is False
+
+
+class State:
+    def __init__(self, entries: list[VcenterState]):
+        self._lock = threading.Lock()
+        self._entries = {e.name: e for e in entries}
+        self.started_ts: float | None = None
+
+    def names(self) -> list[str]:
+        return list(self._entries)
+
+    def get(self, name: str) -> VcenterState:
+        with self._lock:
+            return self._entries[name]
+
+    def views(self) -> list[VcenterState]:
+        with self._lock:
+            return list(self._entries.values())
+
+    def update(self, name: str, **changes) -> VcenterState:
+        with self._lock:
+            entry = dataclasses.replace(self._entries[name], **changes)
+            self._entries[name] = entry
+            return entry
+
+    def count_failure(self, name: str, kind: str, **changes) -> None:
+        with self._lock:
+            entry = self._entries[name]
+            failures = dict(entry.failures)
+            failures[kind] = failures.get(kind, 0) + 1
+            self._entries[name] = dataclasses.replace(entry, failures=MappingProxyType(failures), **changes)
+
+    def add(self, name: str, **increments: int) -> None:
+        """Add to counters (skipped, requests, deep_checked, deep_host_errors)."""
+        with self._lock:
+            entry = self._entries[name]
+            self._entries[name] = dataclasses.replace(
+                entry, **{k: getattr(entry, k) + v for k, v in increments.items()})
+
+
+def keep_deep(previous: Mapping[str, DeepCheck], fresh: list[DeepCheck], document: dict, now: float,
+              max_age_s: float) -> Mapping[str, DeepCheck]:
+    """The deep checks to show after a good cycle: this cycle's, else the previous one's when it is
+    younger than max_age_s; only for VMs still in the document (gone VMs disappear)."""
+    present = {r["moid"] for r in document["vms"]}
+    kept = {moid: c for moid, c in previous.items() if moid in present and now - c.checked_ts <= max_age_s}
+    kept.update({c.moid: c for c in fresh if c.moid in present})
+    return MappingProxyType(kept)

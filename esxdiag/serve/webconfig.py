@@ -1,0 +1,132 @@
+"""TLS and basic auth for serve's web side, configured as Prometheus exporters are (the
+exporter-toolkit web configuration file, `--web-config FILE`):
+
+    tls_server_config:
+      cert_file: /etc/esxdiag/serve.crt      # relative paths are relative to this file
+      key_file: /etc/esxdiag/serve.key
+      min_version: TLS12                     # optional: TLS12 (default) or TLS13
+    basic_auth_users:
+      prometheus: $2y$10$...                 # bcrypt hashes (htpasswd -nBC 10 "" | tr -d ':\\n')
+
+Anything else in the file is refused, naming the key, rather than silently ignored. Passwords are
+checked with bcrypt.checkpw (constant-time); an unknown user is checked against a dummy hash, so
+the time taken does not tell which users exist. Neither passwords nor hashes are ever logged.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import ipaddress
+import re
+import ssl
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import bcrypt
+import yaml
+
+from esxdiag.errors import EsxdiagError
+
+BCRYPT_HASH = re.compile(r"\$2[aby]\$\d\d\$[./A-Za-z0-9]{53}")
+TLS_KEYS = {"cert_file", "key_file", "min_version"}
+TLS_VERSIONS = {"TLS12": ssl.TLSVersion.TLSv1_2, "TLS13": ssl.TLSVersion.TLSv1_3}
+_DUMMY: list[bytes] = []  # a hash to check unknown users against, made on first use
+
+
+class WebConfigError(EsxdiagError):
+    """The web configuration file is unreadable or asks for what esxdiag does not do (exit 2)."""
+
+
+@dataclass(frozen=True)
+class WebConfig:
+    tls: ssl.SSLContext | None = None
+    users: dict[str, bytes] = field(default_factory=dict, repr=False)  # name -> bcrypt hash
+
+    @property
+    def secure(self) -> bool:
+        """Both TLS and basic auth: what binding anything but loopback requires."""
+        return self.tls is not None and bool(self.users)
+
+
+def load_web_config(path: Path | None) -> WebConfig:
+    if path is None:
+        return WebConfig()
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise WebConfigError(f"{path}: cannot read the web config ({type(exc).__name__})") from None
+    data = data or {}
+    if not isinstance(data, dict):
+        raise WebConfigError(f"{path}: the web config must be a YAML mapping")
+    unknown = sorted(set(data) - {"tls_server_config", "basic_auth_users"})
+    if unknown:
+        raise WebConfigError(f"{path}: unsupported key(s) {', '.join(map(str, unknown))} (esxdiag reads "
+                             "tls_server_config: cert_file, key_file, min_version; and basic_auth_users)")
+    return WebConfig(_tls(path, data.get("tls_server_config")), _users(path, data.get("basic_auth_users")))
+
+
+def _tls(path: Path, section) -> ssl.SSLContext | None:
+    if section is None:
+        return None
+    if not isinstance(section, dict) or not {"cert_file", "key_file"} <= set(section) or set(section) - TLS_KEYS:
+        raise WebConfigError(f"{path}: tls_server_config needs cert_file and key_file (and at most min_version)")
+    version = section.get("min_version", "TLS12")
+    if version not in TLS_VERSIONS:
+        raise WebConfigError(f"{path}: tls_server_config.min_version must be TLS12 or TLS13, not {version!r}")
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = TLS_VERSIONS[version]
+    cert, key = (path.parent / str(section[k]) for k in ("cert_file", "key_file"))
+    try:
+        context.load_cert_chain(cert, key)
+    except (OSError, ssl.SSLError) as exc:
+        raise WebConfigError(f"{path}: cannot load {cert} / {key}: {exc}") from None
+    return context
+
+
+def _users(path: Path, section) -> dict[str, bytes]:
+    if section is None:
+        return {}
+    if not isinstance(section, dict) or not section:
+        raise WebConfigError(f"{path}: basic_auth_users must map user names to bcrypt hashes")
+    users = {}
+    for name, hashed in section.items():
+        if not isinstance(hashed, str) or not BCRYPT_HASH.fullmatch(hashed):
+            raise WebConfigError(f"{path}: basic_auth_users.{name}: not a bcrypt hash ($2y$10$... ; plain "
+                                 "passwords are refused)")
+        users[str(name)] = hashed.encode()
+    return users
+
+
+def authorized(header: str | None, users: dict[str, bytes]) -> bool:
+    """Whether an Authorization header carries a configured user's password (always, with no users)."""
+    if not users:
+        return True
+    scheme, _, token = (header or "").partition(" ")
+    try:
+        user, sep, password = base64.b64decode(token.strip(), validate=True).decode("utf-8").partition(":")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return False
+    if scheme.lower() != "basic" or not sep:
+        return False
+    if not _DUMMY:
+        _DUMMY.append(bcrypt.hashpw(b"not a password", bcrypt.gensalt(10)))
+    ok = bcrypt.checkpw(password.encode("utf-8"), users.get(user, _DUMMY[0]))
+    return ok and user in users
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    """HOST:PORT, [IPv6]:PORT or :PORT (every address) -> (host, port)."""
+    match = re.fullmatch(r"(?:\[([0-9A-Fa-f:.]+)\]|([^:\[\]]*)):(\d{1,5})", text)
+    if not match or not 0 <= int(match[3]) < 65536:  # 0: any free port (tests)
+        raise EsxdiagError(f"--listen {text!r}: expected HOST:PORT, [IPv6]:PORT or :PORT")
+    return match[1] or match[2] or "", int(match[3])
