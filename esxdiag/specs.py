@@ -182,6 +182,11 @@ SPECS: dict[str, Spec] = {
              about="VM inventory: vNICs, CPU allocation, host, guest", words="vCenter VM inventory"),
         Spec("vsphere_perf", VCENTER, "vsphere-perf", params=("vm",),
              about="per-vCPU cpu.ready/costop/maxlimited, per-vNIC drops", words="vCenter performance counters"),
+        Spec("vsphere_events", VCENTER, "vsphere-events", params=("vm",),
+             about="the VM's migrations (vMotion, DRS) and other events in the window",
+             words="vCenter events of the VM"),
+        Spec("vsphere_host_perf", VCENTER, "vsphere-host-perf", params=("host",),
+             about="the host's per-vmnic net.droppedRx/errorsRx", words="vCenter host uplink counters ({host})"),
     ]
 }
 

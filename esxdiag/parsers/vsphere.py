@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 import types
 import typing
 from dataclasses import dataclass
@@ -19,8 +20,11 @@ from esxdiag.parsers.jsontext import load_json
 from esxdiag.parsers.numbers import U64_MAX, is_count, json_count
 from esxdiag.parsers.registry import json_schema, parser
 
+_VMNIC = re.compile(r"vmnic[0-9]{1,4}|vusb[0-9]{1,3}")
 SCHEMA_VM = "esxdiag.vsphere_vm/1"
 SCHEMA_PERF = "esxdiag.vsphere_perf/1"
+SCHEMA_EVENTS = "esxdiag.vsphere_events/1"
+SCHEMA_HOST_PERF = "esxdiag.vsphere_host_perf/1"
 
 
 @dataclass(frozen=True)
@@ -94,6 +98,8 @@ class VmInventory:
     guest_nics: tuple[GuestNic, ...]
     missing: tuple[MissingProperty, ...]
     latency_sensitivity: str | None = None  # config.latencySensitivity.level; absent in older bundles
+    hardware_version: str | None = None  # config.version ("vmx-20"); absent in older bundles
+    host_version: str | None = None  # the host's ESXi version (summary.config.product.version "8.0.2")
 
 
 @dataclass(frozen=True)
@@ -118,6 +124,42 @@ class VmPerf:
 
     def values(self, counter: str, instance: str) -> tuple[int | None, ...] | None:
         """The samples of one counter instance ("" = aggregate), or None when not captured."""
+        return next((s.values for s in self.series if s.counter == counter and s.instance == instance), None)
+
+
+@dataclass(frozen=True)
+class VmEvent:
+    type: str  # the event's class: VmMigratedEvent, DrsVmMigratedEvent, VmEmigratingEvent, ...
+    time: str  # createdTime, ISO-8601 UTC
+    host: str | None  # the host the event names (a migration's destination)
+    source_host: str | None  # a migration's source host (sourceHost), else None
+    message: str | None  # fullFormattedMessage
+
+
+@dataclass(frozen=True)
+class VmEvents:
+    schema: str
+    vm: str
+    start: str
+    end: str
+    events: tuple[VmEvent, ...]
+
+
+@dataclass(frozen=True)
+class HostPerf:
+    """A host's vCenter counters per instance (vmnicN): the uplinks' drops and errors."""
+
+    schema: str
+    host: str
+    interval_s: int
+    rollup: str
+    note: str | None
+    start: str
+    end: str
+    timestamps: tuple[str, ...]
+    series: tuple[PerfSeries, ...]
+
+    def values(self, counter: str, instance: str) -> tuple[int | None, ...] | None:
         return next((s.values for s in self.series if s.counter == counter and s.instance == instance), None)
 
 
@@ -171,13 +213,54 @@ def parse_perf(text: str) -> VmPerf:
     return perf
 
 
-def check_perf(perf: VmPerf, where: str) -> None:
+_EVENTS_SAMPLE = """\
+{
+ "schema": "esxdiag.vsphere_events/1", "vm": "iperf-test1",
+ "start": "2026-11-21T06:01:25Z", "end": "2026-11-21T06:02:28Z",
+ "events": [{"type": "DrsVmMigratedEvent", "time": "2026-11-21T06:01:56Z", "host": "esx1.lab.local",
+   "source_host": "esx0.lab.local", "message": "Migrating iperf-test1 from esx0.lab.local to esx1.lab.local"}]
+}
+"""
+
+
+@parser("vsphere-events", about="esxdiag's vCenter events JSON: the VM's migrations in the window",
+        sniff=json_schema(SCHEMA_EVENTS), sample=_EVENTS_SAMPLE)
+def parse_events(text: str) -> VmEvents:
+    return build_record(VmEvents, _load(text, SCHEMA_EVENTS), "")
+
+
+_HOST_PERF_SAMPLE = """\
+{
+ "schema": "esxdiag.vsphere_host_perf/1", "host": "esx0.lab.local", "interval_s": 20, "rollup": "realtime",
+ "note": null, "start": "2026-11-21T06:01:25Z", "end": "2026-11-21T06:01:48Z",
+ "timestamps": ["2026-11-21T06:01:28Z", "2026-11-21T06:01:48Z"],
+ "series": [
+  {"counter": "net.droppedRx.summation", "instance": "vmnic1", "unit": "number", "values": [6100, 6240]},
+  {"counter": "net.errorsRx.summation", "instance": "vmnic1", "unit": "number", "values": [0, 0]}
+ ]
+}
+"""
+
+
+@parser("vsphere-host-perf", about="esxdiag's vCenter host performance JSON: per-vmnic drops and errors",
+        sniff=json_schema(SCHEMA_HOST_PERF), sample=_HOST_PERF_SAMPLE)
+def parse_host_perf(text: str) -> HostPerf:
+    perf = build_record(HostPerf, _load(text, SCHEMA_HOST_PERF), "")
+    if not perf.series:
+        raise NoData(f"no perf series for host {perf.host}")
+    check_perf(perf, "", vmnics=True)
+    return perf
+
+
+def check_perf(perf: VmPerf | HostPerf, where: str, vmnics: bool = False) -> None:
     """Every series has one value per timestamp, an ASCII instance, and appears once."""
     seen: dict[tuple[str, str], PerfSeries] = {}
     for series in perf.series:
         name = f"series {series.counter[:60]}[{series.instance[:40]!r}]"
         if len(series.values) != len(perf.timestamps):
             raise ParseError(f"{where}{name} has {len(series.values)} values for {len(perf.timestamps)} timestamps")
+        if vmnics and not (series.instance == "" or _VMNIC.fullmatch(series.instance)):
+            raise ParseError(f"{where}{name}: instance is not a vmnic name")
         if any(ch.isdigit() and not ch.isascii() for ch in series.instance) or (
                 series.instance.isdigit() and not is_count(series.instance)):
             raise ParseError(f"{where}{name}: instance is not a vCPU number / device key in ASCII digits")

@@ -38,6 +38,8 @@ FIXTURE_SEEDS = {
     "esxcli-nic-stats": ["realworld/esxcli_nic_stats_vmnic0_cut_mark.txt",
                          "host/esxcli_network_nic_stats_get_vmnic9_intel_mfd_fixture.txt"],
     "ethtool-stats": ["guest/seed002_ethtool_S_grep_OOB_before.txt"],
+    "vsphere-events": ["vcenter/vsphere_events_drs_migration.json"],
+    "vsphere-host-perf": ["vcenter/vsphere_host_perf_vmnic1_drops.json"],
     "ethtool-rings": ["guest/ethtool_g_pri_netlink_insights_core_fixture.txt"],
     "netstat": ["guest/netstat_s_old_wording_insights_core.txt", "guest/local_nstat_asz.txt",
                 "guest/local_nstat_asz_json.txt"],

@@ -45,7 +45,7 @@ def _without_warnings(record) -> dict:
 
 
 def test_every_line_oriented_kind_is_listed():
-    json_or_csv = {"esxtop", "vsish-python", "net-stats-json", "vsphere-vm", "vsphere-perf", "win-advprops",
+    json_or_csv = {"esxtop", "vsish-python", "net-stats-json", "vsphere-vm", "vsphere-perf", "vsphere-events", "vsphere-host-perf", "win-advprops",
                    "win-netadapter", "text", "ethtool-permaddr"}
     assert sorted(set(PARSERS) - json_or_csv) == sorted(LINE_KINDS)
 
