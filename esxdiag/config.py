@@ -35,6 +35,15 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     # of these (esxdiag's own allowance for the two samples being taken a moment apart)
     "ring.host_guest_tolerance_pct": 10.0,  # % of the larger delta
     "ring.host_guest_tolerance_min": 10.0,  # packets
+    # other causes of loss (domain.md section 10)
+    "uplink.drops": 0.0,  # vmnic receive drops/errors over the window above this = loss on the uplink now
+    "uplink.drops_per_s_critical": 10.0,  # the same rate that makes ring exhaustion critical
+    "rx.other_drops": 0.0,  # vmxnet3 drops for a reason other than the ring (MTU, steering...) above this
+    "tx.drops": 0.0,  # transmit drops (port droppedTx, guest tx ring full) above this = happening now
+    "cpu.run_pct_saturated": 95.0,  # every vCPU %RUN at or above: the guest itself is saturated (section 10: "near
+    #                                 100 %"); the seed's ring-starved receiver ran ~92 % and a ring raise fixed it
+    "cpu.esxtop_coverage_min_pct": 50.0,  # esxtop samples covering less of the window: CPU judged on part of it
+    "ring.hot_queue_share_pct": 90.0,  # one rx queue of several holding this share of the drops: a hot queue
     # vNIC facts (domain.md section 5)
     "nic.link_speed_fast_gbps": 10.0,  # reported speed below this gets the "not a limit" note (vmxnet3: 10 Gbps)
     # fleet triage (domain.md section 8; the score is esxdiag's own ordering, docs/fleet-scan.md)

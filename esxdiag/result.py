@@ -16,6 +16,7 @@ SEVERITIES = ("critical", "warning", "info")
 VERDICTS = (
     "raise-ring1", "raise-ring2", "cpu-limit-first", "cpu-contention-first", "at-max",
     "enable-rss", "not-needed", "past-exhaustion-only", "insufficient-evidence",
+    "drops-elsewhere", "memory-first", "guest-saturated",
 )
 
 
@@ -67,6 +68,7 @@ class RingVerdict:
     remediation: tuple[Remediation, ...] = ()
     missing: tuple[str, ...] = ()  # inputs that were not available and why
     basis: str | None = None  # shown with the verdict's name when it rests on less than the host's ring counters
+    causes: tuple[str, ...] = ()  # causes other than the ring that this vNIC's counters show (esxdiag.rules.causes)
 
 
 @dataclass(frozen=True)

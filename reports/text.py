@@ -29,6 +29,9 @@ VERDICT_WORDS = {
     "not-needed": "No ring change needed",
     "past-exhaustion-only": "Past exhaustion only",
     "insufficient-evidence": "Insufficient evidence",
+    "drops-elsewhere": "Drops elsewhere, not the ring",
+    "memory-first": "Host memory first",
+    "guest-saturated": "Guest CPU saturated",
 }
 COUNTERS = (
     ("ring1_full", "ring-1-full"),
@@ -252,9 +255,7 @@ def _vm_block(out: _Writer, vm: VmResult) -> None:
     out.line(_cpu_line(vm), indent=2)
     for vnic in vm.vnics:
         _vnic_block(out, vm, vnic)
-    for finding in vm.findings:
-        if finding.severity == "info":
-            continue
+    for finding in vm.findings:  # every finding by its title, info too: a count alone says nothing
         out.line(f"{finding.severity.upper()}: {finding.title}", indent=2, style=finding.severity)
         remedy = next((r for r in finding.remediation if r.os in (vm.guest_os, "vsphere", "any")),
                       finding.remediation[0] if finding.remediation else None)

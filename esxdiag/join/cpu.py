@@ -83,14 +83,16 @@ def cpu_from_esxtop(reading, name: str, vcpus: int | None) -> tuple[CpuFacts | N
     if per_world:
         series["ready_pct"], bound, how = per_world, "exact", "esxtop Vcpu instances (per vCPU)"
     swap = _divide(clean(getattr(vm, "swap_wait_pct", None)), divisor)
+    run = _divide(clean(getattr(vm, "run_pct", None)), divisor)
     if not series["ready_pct"]:
         return None, esxtop_vcpus
     return CpuFacts(
         source="esxtop", file=reading.file, times=tuple(record.timestamps),
         ready_pct=series["ready_pct"], costop_pct=series["costop_pct"],
         max_limited_pct=series["max_limited_pct"],
-        swap_wait_pct={label: swap} if swap else {},
+        swap_wait_pct={label: swap} if swap else {}, run_pct={label: run} if run else {},
         normalisation=how, bound=bound, bound_divisor=divisor, warnings=clean.warnings(f"esxtop {reading.file}"),
+        sample_s=record.interval_s,
     ), esxtop_vcpus
 
 
@@ -127,4 +129,5 @@ def cpu_from_perf(reading, vcpus: int | None) -> CpuFacts | None:
         source=f"vcenter-{perf.rollup}", file=reading.file, times=tuple(perf.timestamps), ready_pct=ready,
         costop_pct=pct("cpu.costop.summation"), max_limited_pct=pct("cpu.maxlimited.summation"),
         normalisation=how, bound=bound, warnings=clean.warnings(f"vCenter performance {reading.file}"),
+        sample_s=float(perf.interval_s) if perf.interval_s else None,
     )

@@ -148,6 +148,20 @@ class CpuFacts:
     bound: str = "exact"  # "lower" (sum / Members: vCPU count unknown) or "upper" (sum as one vCPU)
     bound_divisor: int = 1  # with a lower bound: Members (series x this = the sum, the most per vCPU)
     warnings: tuple[str, ...] = ()  # damaged values dropped
+    run_pct: dict[str, tuple[float | None, ...]] = field(default_factory=dict)  # %RUN per vCPU (esxtop)
+    sample_s: float | None = None  # seconds one sample covers (esxtop's delay, vCenter's interval)
+    window_s: float | None = None  # the window the figures should cover (the bundle's)
+
+    @property
+    def samples_with_values(self) -> int:
+        """Samples in which any vCPU has a ready figure (a VM that left the host mid-capture leaves gaps)."""
+        return sum(1 for i in range(len(self.times))
+                   if any(i < len(v) and v[i] is not None for v in self.ready_pct.values()))
+
+    @property
+    def covered_s(self) -> float | None:
+        """Seconds of the window the figures cover: samples with values x the sample length."""
+        return self.samples_with_values * self.sample_s if self.sample_s else None
 
     @staticmethod
     def _peak(series: dict[str, tuple[float | None, ...]]) -> float | None:
@@ -161,13 +175,39 @@ class CpuFacts:
 
     def summary(self) -> dict[str, Any]:
         out: dict[str, Any] = {"source": self.source, "normalisation": self.normalisation, "bound": self.bound,
-                               "samples": len(self.times)}
-        for name in ("ready_pct", "costop_pct", "max_limited_pct", "swap_wait_pct"):
+                               "samples": self.samples_with_values, "sample_s": self.sample_s,
+                               "covered_s": self.covered_s, "window_s": self.window_s}
+        for name in ("ready_pct", "costop_pct", "max_limited_pct", "swap_wait_pct", "run_pct"):
             series = getattr(self, name)
             peak, mean = self._peak(series), self._mean(series)
             out[f"{name}_max"] = None if peak is None else round(peak, 2)
             out[f"{name}_avg"] = None if mean is None else round(mean, 2)
         return out
+
+
+@dataclass(frozen=True)
+class UplinkFacts:
+    """A physical uplink (vmnic) that carries the vNIC, with its receive-loss counters over the window:
+    frames lost there never reach the vSwitch port, so no vNIC ring can help them (domain.md section 10)."""
+
+    vmnic: str
+    host: str | None  # the host's name (or its target id in the bundle)
+    mapping: str  # how the vNIC was tied to this vmnic, for the report
+    counters: tuple[CounterWindow, ...] = ()  # esxcli network nic stats get: receive drops and errors
+    symptoms: tuple[DropSymptom, ...] = ()  # vCenter host net.droppedRx / net.errorsRx for this vmnic
+
+
+@dataclass(frozen=True)
+class Move:
+    """The VM changed host (vMotion, DRS) inside the window: counters before and after are two series."""
+
+    time: str | None
+    from_host: str | None
+    to_host: str | None
+    how: str  # the event type, or "sampled on two hosts"
+    source: str | None = None  # file that says so
+    from_port: int | None = None
+    to_port: int | None = None
 
 
 @dataclass(frozen=True)
@@ -209,6 +249,16 @@ class VnicFacts:
     series: dict[str, Any] = field(default_factory=dict)  # per-sample counters for charts
     missing: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    # differential diagnosis (domain.md section 10): causes of loss besides the ring
+    uplinks: tuple[UplinkFacts, ...] = ()
+    uplinks_unknown: str | None = None  # why the vNIC's team uplink is not known (no esxcli port list, ...)
+    rx_reasons: dict[str, CounterWindow] = field(default_factory=dict)  # cause id -> vmxnet3/port drop counter
+    tx: dict[str, CounterWindow] = field(default_factory=dict)  # droppedTx, droppedTxExceedMTU, guest tx ring full
+    tx_symptoms: tuple[DropSymptom, ...] = ()  # esxtop %DRPTX
+    guest_queue_oob: dict[int, CounterWindow] = field(default_factory=dict)  # guest pkts rx OOB per rx queue
+    device_version: str | None = None  # vmxnet3 device: "v7" (ESXi 8, VM hardware 20+), "pre-v7", None unknown
+    device_version_why: str | None = None  # what says so, or why it is unknown
+    host: str | None = None  # the host whose port the counters come from (the end of the window)
 
 
 @dataclass(frozen=True)
@@ -230,3 +280,7 @@ class VmFacts:
     missing: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     latency_sensitivity: str | None = None  # config.latencySensitivity.level: low, normal, medium, high
+    hardware_version: str | None = None  # config.version ("vmx-20")
+    esxi_version: str | None = None  # the host's ESXi version ("8.0.2"), from vCenter or vmware -vl
+    moves: tuple[Move, ...] = ()  # host changes inside the window (vCenter events, or two hosts' captures)
+    window_s: float | None = None

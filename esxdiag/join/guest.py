@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from esxdiag.join.causes import guest_tx_and_queues
 from esxdiag.join.windowing import counter, queue_sum, sample_time, window_seconds
 from esxdiag.parsers.netstats import norm_mac
 from esxdiag.specs import LINUX, WINDOWS
@@ -21,7 +22,8 @@ def guest_side(joiner, guest, mac: str | None, missing: list[str], vmxnet3: bool
         "small_rx_buffers": None, "rings_persisted": None, "ethtool_current_rx": None, "driver": None,
         "driver_version": None, "type": None, "series": {}, "notes": [],
         "ring_note": None,  # how ethtool -g was read; only shown when the host's vsish sizes are missing
-        "link_speed": None, "link_speed_source": None,
+        "link_speed": None, "link_speed_source": None, "driver_version_tuple": None,
+        "tx": {}, "queue_oob": {},  # guest tx drops; pkts rx OOB per rx queue (esxdiag.join.causes)
     }
     if guest is None:
         missing.append("guest captures (no guest target in the bundle): guest-side drop counters, "
@@ -107,11 +109,14 @@ def _linux(joiner, target: str, mac: str | None, out: dict[str, Any], missing: l
                 "source": end.file}
         for warning in end.record.warnings:
             out["notes"].append(f"ethtool -S {iface}: {warning}")
+        out["tx"], out["queue_oob"] = guest_tx_and_queues(samples, window_seconds(samples, joiner.window),
+                                                          out["notes"])
     else:
         missing.append(f"ethtool -S {iface}: guest per-queue pkts rx OOB")
     driver = r.first("ethtool_driver", target, iface=iface)
     if driver is not None:
         out["driver"], out["driver_version"] = driver.record.driver, driver.record.version
+        out["driver_version_tuple"] = driver.record.version_tuple
         out["type"] = _VMXNET3_DRIVERS.get(driver.record.driver)
     rings = r.first("ethtool_rings", target, iface=iface)
     if rings is not None:

@@ -18,10 +18,16 @@ def host_side(joiner, target_id: str | None, port, missing: list[str], vmxnet3: 
         "ring1_size": None, "ring2_size": None, "ring_size_source": None, "rx_queues": None,
         "rx_queues_source": None, "series": {}, "notes": [],
     }
-    if port is None or target_id is None or not vmxnet3:
+    if port is None or target_id is None:
         return out
     r = joiner.r
     params = {"portset": port.switch, "port": str(port.port)}
+    notes = out["notes"]
+    client = r.samples("vsish_clientstats", target_id, **params)  # every adapter type's port counts its drops
+    out["dropped_rx"] = counter("port droppedRx (clientStats)", client, lambda rec: rec.dropped_rx,
+                                window_seconds(client, joiner.window), "droppedRx", notes)
+    if not vmxnet3:
+        return out
     samples = r.samples("vsish_rxsummary", target_id, **params)
     start, end = (samples[0], samples[-1]) if len(samples) > 1 else (None, samples[-1] if samples else None)
     secs = window_seconds(samples, joiner.window)
@@ -30,7 +36,6 @@ def host_side(joiner, target_id: str | None, port, missing: list[str], vmxnet3: 
     elif start is None:
         missing.append(f"second vsish rxSummary sample for port {port.port}: one reading cannot tell "
                        "whether exhaustion is happening now")
-    notes = out["notes"]
 
     def label(name):
         return lambda rec: rec.counters.get(name)
@@ -40,9 +45,6 @@ def host_side(joiner, target_id: str | None, port, missing: list[str], vmxnet3: 
     out["out_of_buffers"] = counter("host drops: running out of buffers", samples, label(RX_SUMMARY_OOB), secs,
                                     RX_SUMMARY_OOB, notes)
     out["lro"] = counter("LRO packets received", samples, label(RX_SUMMARY_LRO), secs, RX_SUMMARY_LRO, notes)
-    client = r.samples("vsish_clientstats", target_id, **params)
-    out["dropped_rx"] = counter("port droppedRx (clientStats)", client, lambda rec: rec.dropped_rx,
-                                window_seconds(client, joiner.window), "droppedRx", notes)
     if start and end:
         out["series"]["host_counters"] = {
             "times": [sample_time(x) for x in samples],
@@ -104,6 +106,23 @@ def esxcli_port_list(joiner, target_id: str) -> Reading | None:
                                                               "(no net-stats -l)",)))
 
 
+def _esxtop_port_row(esxtop, port):
+    """The esxtop ``Network Port`` row of the vNIC's port: port IDs are unique per host; the portset
+    only breaks a tie."""
+    same_id = [r for key, r in esxtop.record.ports.items() if key.rpartition(":")[2] == str(port.port)]
+    return next((r for r in same_id if r.portset == port.switch), same_id[0] if len(same_id) == 1 else None)
+
+
+def port_tx_symptoms(esxtop, port) -> tuple[DropSymptom, ...]:
+    """esxtop %DRPTX of the vNIC's port: frames the guest sent that the port dropped."""
+    row = _esxtop_port_row(esxtop, port) if esxtop is not None and port is not None else None
+    if row is None or row.transmit_dropped_pct is None:
+        return ()
+    symptom = DropSymptom("esxtop %DRPTX (% Outbound Packets Dropped at the vSwitch port)",
+                          tuple(row.transmit_dropped_pct), "%", esxtop.file, "% Outbound Packets Dropped")
+    return (symptom,) if symptom.present else ()
+
+
 def port_drop_symptoms(esxtop, perf, port, nic: dict[str, Any], vnic_count: int) -> tuple[DropSymptom, ...]:
     """The vNIC's vSwitch port drops over the window. esxtop ``Network Port`` rows join by port ID
     (with the portset when net-stats -l gave one); without the host port list, only a VM with one
@@ -113,9 +132,8 @@ def port_drop_symptoms(esxtop, perf, port, nic: dict[str, Any], vnic_count: int)
     if esxtop is not None:
         rows = esxtop.record.ports
         row = None
-        if port is not None:  # port IDs are unique per host; the portset only breaks a tie
-            same_id = [r for key, r in rows.items() if key.rpartition(":")[2] == str(port.port)]
-            row = next((r for r in same_id if r.portset == port.switch), same_id[0] if len(same_id) == 1 else None)
+        if port is not None:
+            row = _esxtop_port_row(esxtop, port)
         elif vnic_count == 1 and len(rows) == 1:
             row = next(iter(rows.values()))
         if row is not None and row.received_dropped_pct is not None:

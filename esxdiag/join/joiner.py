@@ -6,11 +6,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from esxdiag.bundle import Bundle
+from esxdiag.bundle import Bundle, slug
+from dataclasses import replace
+
+from esxdiag.join.causes import port_tx, rx_reasons, uplinks
 from esxdiag.join.cpu import cpu_from_esxtop, cpu_from_perf
+from esxdiag.join.device import device_version, ring1_max, ring2_max
 from esxdiag.join.facts import VmFacts, VnicFacts
+from esxdiag.join.moves import event_moves, port_segments, sampled_move
 from esxdiag.join.guest import guest_side, guest_vnics
-from esxdiag.join.host import esxcli_port_list, host_side, port_drop_symptoms
+from esxdiag.join.host import esxcli_port_list, host_side, port_drop_symptoms, port_tx_symptoms
 from esxdiag.join.readings import Reading, Readings
 from esxdiag.specs import ESXI, LINUX, WINDOWS
 from esxdiag.join.windowing import counter, window_seconds
@@ -141,7 +146,16 @@ class Joiner:
             retrans = counter("TCP segments retransmitted", samples, lambda r: r.retransmitted_segments, secs,
                               "retransmitted segments", notes)
             segs = counter("TCP segments sent", samples, lambda r: r.segments_sent, secs, "segments sent", notes)
-        vnics = tuple(self.vnic_facts(name, inv, guest, vcpus))
+        if cpu is not None:
+            cpu = replace(cpu, window_s=self.window)
+        esxi = (inv.host_version if inv else None) or self.esxi_version()
+        hardware = inv.hardware_version if inv else None
+        vnics = tuple(self.vnic_facts(name, inv, guest, (hardware, esxi)))
+        moves, events_read = event_moves(self, name)
+        if not moves:
+            moves = tuple(m for m in (sampled_move(self, port_segments(self, n.mac)) for n in vnics) if m)[:1]
+        elif not events_read:
+            missing.append("vCenter events for the window (vsphere_events): a vMotion inside it cannot be ruled out")
         limit = inv.cpu_allocation.limit_mhz if inv else None
         return VmFacts(
             name=name, host=inv.host if inv else None, power_state=inv.power_state if inv else None,
@@ -151,7 +165,16 @@ class Joiner:
             inventory_file=inventory.file if inventory else None, cpu=cpu, retransmits=retrans,
             segments_sent=segs, vnics=vnics, missing=tuple(missing), notes=tuple(notes),
             latency_sensitivity=inv.latency_sensitivity if inv else None,
+            hardware_version=hardware, esxi_version=esxi, moves=moves, window_s=self.window,
         )
+
+    def esxi_version(self) -> str | None:
+        """The ESXi version `vmware -vl` printed on a host of the bundle ("VMware ESXi 8.0.2 build-...")."""
+        for target in (t for t in self.bundle.targets if t.kind == ESXI):
+            reading = self.r.first("esxi_version", target.id)
+            if reading and reading.record.lines:
+                return reading.record.lines[0].strip()
+        return None
 
     def vnic_list(self, name: str, inv: Any, guest) -> list[dict[str, Any]]:
         """The VM's vNICs from the inventory, else the host's port list, else the guest's interfaces."""
@@ -174,15 +197,24 @@ class Joiner:
                     return target_id, port, reading
         return None, None, None
 
-    def vnic_facts(self, vm: str, inv: Any, guest, vcpus: int | None):
+    def vnic_facts(self, vm: str, inv: Any, guest, versions: tuple[str | None, str | None]):
         nics = self.vnic_list(vm, inv, guest)
         for nic in nics:
-            yield self._one_vnic(vm, nic, guest, len(nics))
+            yield self._one_vnic(vm, nic, guest, len(nics), versions)
 
-    def _one_vnic(self, vm: str, nic: dict[str, Any], guest, vnic_count: int) -> VnicFacts:
+    def _one_vnic(self, vm: str, nic: dict[str, Any], guest, vnic_count: int,
+                  versions: tuple[str | None, str | None] = (None, None)) -> VnicFacts:
         mac = nic["mac"]
         missing: list[str] = []
-        target_id, port, _ = self.host_port(mac)
+        segments = port_segments(self, mac)
+        target_id, port = segments[-1] if segments else (None, None)  # where the vNIC was at the window's end
+        move_notes = []
+        if len(segments) > 1:
+            (first_target, first_port) = segments[0]
+            move_notes.append(f"the vNIC was on port {first_port.port} of {first_target} and then on port {port.port} "
+                              f"of {target_id} within the window (a vMotion): host counters of the two ports are "
+                              "separate series and are never subtracted from each other; the figures are the last "
+                              "port's")
         vmxnet3 = nic.get("type") in (None, "vmxnet3")
         host = host_side(self, target_id, port, missing, vmxnet3)
         if port is None and self.host_port_lists():
@@ -194,11 +226,15 @@ class Joiner:
                 else "host captures were not collected"))
         guest_facts = guest_side(self, guest, mac, missing, vmxnet3, nic.get("guest_interface"), vnic_count == 1)
         symptoms = port_drop_symptoms(self.esxtop_for(vm), self.perf_for(vm), port, nic, vnic_count)
-        notes = list(host["notes"]) + list(guest_facts["notes"]) + self._switch_mtu_note(target_id, port, guest_facts)
+        notes = (move_notes + list(host["notes"]) + list(guest_facts["notes"]) +
+                 self._switch_mtu_note(target_id, port, guest_facts))
         ring1, ring2, size_source = ring_sizes(host, notes)
         if ring1 is None and guest_facts["ring_size_source"] is not None:
             ring1, ring2, size_source = ring_sizes(guest_facts, notes)
             notes += [guest_facts["ring_note"]] if guest_facts["ring_note"] else []
+        version, version_why = device_version(*versions, guest_facts["mtu"], (ring1, ring2)) if vmxnet3 else (None, None)
+        host_name = self._host_name(target_id)
+        links, links_unknown = uplinks(self, target_id, port, mac, host_name, notes)
         rx_queues, queues_source = host["rx_queues"], host["rx_queues_source"]
         if rx_queues is None:
             rx_queues, queues_source = guest_facts["rx_queues"], guest_facts["rx_queues_source"]
@@ -210,7 +246,8 @@ class Joiner:
             host_out_of_buffers=host["out_of_buffers"], dropped_rx=host["dropped_rx"],
             guest_oob=guest_facts["oob"], guest_discards=guest_facts["discards"], lro_packets=host["lro"],
             ring1_size=ring1, ring2_size=ring2, ring_size_source=size_source,
-            ring1_max=ring1_max(guest_facts), ring2_max=guest_facts["ring2_max"] or 4096,
+            ring1_max=ring1_max(version, guest_facts["mtu"], guest_facts["ring1_max"]),
+            ring2_max=ring2_max(guest_facts["driver"], guest_facts["driver_version_tuple"], guest_facts["ring2_max"]),
             rx_queues=rx_queues, rx_queues_source=queues_source, mtu=guest_facts["mtu"],
             rss_enabled=guest_facts["rss_enabled"], windows_adapter=guest_facts["windows_adapter"],
             small_rx_buffers=guest_facts["small_rx_buffers"], rings_persisted=guest_facts["rings_persisted"],
@@ -219,8 +256,22 @@ class Joiner:
             link_speed_source=guest_facts["link_speed_source"], drop_symptoms=symptoms,
             network=nic.get("network"),
             series={**host["series"], **guest_facts["series"]}, missing=tuple(missing),
-            notes=tuple(notes),
+            notes=tuple(notes), uplinks=links, uplinks_unknown=links_unknown,
+            rx_reasons=rx_reasons(self, target_id, port, notes) if vmxnet3 else {},
+            tx={**port_tx(self, target_id, port, notes), **guest_facts["tx"]},
+            tx_symptoms=port_tx_symptoms(self.esxtop_for(vm), port),
+            guest_queue_oob=guest_facts["queue_oob"], device_version=version, device_version_why=version_why,
+            host=host_name,
         )
+
+    def _host_name(self, target_id: str | None) -> str | None:
+        """The host's name as vCenter knows it: the inventory's host for the VMs on it, else the target id."""
+        if target_id is None:
+            return None
+        for reading in self.inventories().values():
+            if reading.record.host and f"esxi-{slug(reading.record.host)}" == target_id:
+                return reading.record.host
+        return target_id[len("esxi-"):] if target_id.startswith("esxi-") else target_id
 
     def _switch_mtu_note(self, target_id: str | None, port, guest_facts: dict[str, Any]) -> list[str]:
         """The guest's MTU sets ring 1's maximum; when no guest capture says it, the switch's MTU
@@ -248,13 +299,6 @@ def ring_sizes(side: dict[str, Any], notes: list[str]) -> tuple[int | None, int 
             size = None
         sizes.append(size)
     return sizes[0], sizes[1], side["ring_size_source"] if sizes[0] is not None or sizes[1] is not None else None
-
-
-def ring1_max(guest_facts: dict[str, Any]) -> int:
-    """4096, except with MTU > 3050 on pre-v7 vmxnet3 where ring 1 rounds to multiples of 96 (4032)."""
-    largest = guest_facts["ring1_max"] or 4096
-    mtu = guest_facts["mtu"]
-    return min(largest, 4032) if mtu and mtu > 3050 else largest
 
 
 def _family(inv: Any) -> str | None:

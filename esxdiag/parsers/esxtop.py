@@ -5,7 +5,8 @@ Batch CSV: the header is read once with the csv module and mapped to the wanted 
 the csv module otherwise (esxtop_rows); both give the same record. The file is never held in
 memory. Kept per VM group: ``Group Cpu`` ``% Ready``, ``% CoStop``, ``% Max Limited``, ``% Used``,
 ``% Run``, ``% Swap Wait``, ``Members``; each ``vmx-vcpu-N`` Vcpu world's ``% Ready``; for the VM's
-vNIC ports ``% Received Packets Dropped``, ``Packets Received/sec``, ``MBits Received/sec``.
+vNIC ports ``% Received Packets Dropped``, ``Packets Received/sec``, ``MBits Received/sec``, ``% Outbound
+Packets Dropped``.
 
 Normalisation: a group's ``% Ready``/``% CoStop``/``% Max Limited`` are sums over all worlds
 of the group (a 4-vCPU VM can show 250 % ready). ``ready_pct``/``costop_pct``/``max_limited_pct``
@@ -72,6 +73,7 @@ class PortRx:
     received_dropped_pct: Series | None
     packets_received_per_s: Series | None
     mbits_received_per_s: Series | None
+    transmit_dropped_pct: Series | None = None  # %DRPTX
 
 
 @dataclass(frozen=True)
@@ -260,7 +262,8 @@ def _port_records(layout: Layout, series: dict[int, Series]) -> dict[str, PortRx
     return {
         port_id: PortRx(port.portset, port.vm, series.get(port.columns.get("% Received Packets Dropped", -1)),
                         series.get(port.columns.get("Packets Received/sec", -1)),
-                        series.get(port.columns.get("MBits Received/sec", -1)))
+                        series.get(port.columns.get("MBits Received/sec", -1)),
+                        series.get(port.columns.get("% Outbound Packets Dropped", -1)))
         for port_id, port in layout.ports.items()
     }
 

@@ -19,7 +19,7 @@ from esxdiag.parsers.numbers import is_count
 from esxdiag.parsers.pdh import PdhMarker, parse_marker, split_counter_path
 
 GROUP_COUNTERS = ("% Ready", "% CoStop", "% Max Limited", "% Used", "% Run", "% Swap Wait", "Members")
-PORT_COUNTERS = ("% Received Packets Dropped", "Packets Received/sec", "MBits Received/sec")
+PORT_COUNTERS = ("% Received Packets Dropped", "Packets Received/sec", "MBits Received/sec", "% Outbound Packets Dropped")
 VCPU_WORLD = re.compile(r"(?:vmx-vcpu-|vmm)([0-9]{1,9})(?::|$)")
 _VM_PORT = re.compile(r"([^:]*):([0-9]{1,20}):([0-9]{1,20}):(.*)", re.S)
 _VCPU_TAIL = re.compile(r"(.*?):([0-9]+):(.*)", re.S)

@@ -7,7 +7,8 @@ from __future__ import annotations
 from esxdiag.join.facts import VmFacts
 from esxdiag.result import Evidence, Finding, RuleCheck
 from esxdiag.rules.cpustats import WindowStat, window_stat
-from esxdiag.rules.remediation import vsphere_relieve_contention, vsphere_remove_limit
+from esxdiag.rules.remediation import (vsphere_add_vcpus, vsphere_relieve_contention, vsphere_relieve_memory,
+                                        vsphere_remove_limit)
 
 THRESHOLDS = ("cpu.ready_pct_warning", "cpu.ready_pct_critical", "cpu.costop_pct", "cpu.max_limited_pct",
               "cpu.swap_wait_pct")
@@ -174,8 +175,28 @@ def cpu_swap_wait(vm: VmFacts, t: dict[str, float]):
     if judged == "unknown":
         return [_undecided("cpu-swap-wait", swap, "%SWPWT", limit)]
     return [Finding("cpu-swap-wait", "warning", vm.name, None, f"{vm.name} waits on swapped memory",
-                    f"%SWPWT {swap.qualifier}{swap.worst_avg:.1f}% (threshold {limit:g}%): host memory pressure.",
-                    evidence=(swap.evidence(limit),))]
+                    f"%SWPWT {swap.qualifier}{swap.worst_avg:.1f}% (threshold {limit:g}%): the host swaps this VM; its "
+                    "vCPUs wait for pages and cannot refill rx rings, and a bigger ring costs guest memory it does "
+                    "not have.", evidence=(swap.evidence(limit),), remediation=(vsphere_relieve_memory(vm.name),))]
 
 
-RULES = (cpu_contention, cpu_costop, cpu_limit, cpu_swap_wait)
+def cpu_saturation(vm: VmFacts, t: dict[str, float]):
+    """Every vCPU busy nearly all the time with %RDY low: the guest itself cannot keep up (domain.md 10)."""
+    run = window_stat(vm.cpu, "run_pct", least=True)
+    if run is None:
+        return [RuleCheck("cpu-saturation", "skip", "no %RUN figures (esxtop not collected)")]
+    limit = t["cpu.run_pct_saturated"]
+    if run.bound != "exact" or run.worst_avg < limit:
+        return [RuleCheck("cpu-saturation", "pass", f"least busy vCPU %RUN {run.range_words()} < {limit:g}")]
+    return [Finding(
+        "cpu-saturation", "warning", vm.name, None, f"Every vCPU of {vm.name} is saturated",
+        f"The least busy vCPU ran {run.worst_avg:.1f}% of the window (%RUN, threshold {limit:g}%) while ready time "
+        "stayed low: the guest has no CPU to spare to refill its rx rings. More vCPUs (each brings an rx queue), "
+        "RSS or less work per VM; a bigger ring only absorbs bursts.",
+        evidence=(Evidence(f"{run.what}, least busy vCPU ({run.vcpu}) window average", round(run.worst_avg, 2),
+                           "% per vCPU", limit, ">=", run.source, run.locator),),
+        remediation=(vsphere_add_vcpus(vm.name, vm.vcpus, None, vm.guest_os,
+                                       title=f"Give {vm.name} more vCPUs (and rx queues)"),))]
+
+
+RULES = (cpu_contention, cpu_costop, cpu_limit, cpu_swap_wait, cpu_saturation)

@@ -50,11 +50,13 @@ class WindowStat:
 
 
 _LOCATORS = {"ready_pct": "% Ready", "costop_pct": "% CoStop", "max_limited_pct": "% Max Limited",
-             "swap_wait_pct": "% Swap Wait"}
-_NAMES = {"ready_pct": "%RDY", "costop_pct": "%CSTP", "max_limited_pct": "%MLMTD", "swap_wait_pct": "%SWPWT"}
+             "swap_wait_pct": "% Swap Wait", "run_pct": "% Run"}
+_NAMES = {"ready_pct": "%RDY", "costop_pct": "%CSTP", "max_limited_pct": "%MLMTD", "swap_wait_pct": "%SWPWT",
+          "run_pct": "%RUN"}
 
 
-def window_stat(cpu: CpuFacts | None, field: str) -> WindowStat | None:
+def window_stat(cpu: CpuFacts | None, field: str, least: bool = False) -> WindowStat | None:
+    """The worst vCPU's window average (``least``: the least busy vCPU's, for "every vCPU is ...")."""
     if cpu is None:
         return None
     best = None
@@ -63,13 +65,14 @@ def window_stat(cpu: CpuFacts | None, field: str) -> WindowStat | None:
         if not present:
             continue
         avg = sum(present) / len(present)
-        if best is None or avg > best[0]:
+        if best is None or (avg < best[0] if least else avg > best[0]):
             best = (avg, max(present), label)
     if best is None:
         return None
     locator = _LOCATORS[field] if cpu.source == "esxtop" else {
         "ready_pct": "cpu.ready.summation", "costop_pct": "cpu.costop.summation",
-        "max_limited_pct": "cpu.maxlimited.summation", "swap_wait_pct": "cpu.swapwait.summation"}[field]
+        "max_limited_pct": "cpu.maxlimited.summation", "swap_wait_pct": "cpu.swapwait.summation",
+        "run_pct": "cpu.run.summation"}[field]
     return WindowStat(f"{_NAMES[field]} ({cpu.source})", best[0], best[1], best[2], cpu.file, locator, cpu.bound,
                       best[0] * cpu.bound_divisor if cpu.bound == "lower" else None)
 
@@ -92,11 +95,24 @@ class CpuState:
     undecided: tuple[Evidence, ...]
     measured: bool
     straddled: tuple[WindowStat, ...] = ()  # bounds (vCPU count unknown) that neither confirm nor rule out
+    swap: WindowStat | None = None  # %SWPWT over its threshold: the host swaps the VM
+    saturated: WindowStat | None = None  # the least busy vCPU's %RUN at the saturation threshold: every vCPU busy
+    partial: Evidence | None = None  # esxtop covered only part of the window
+    caveats: tuple[Evidence, ...] = ()  # each of the above as evidence against a ring raise
 
     @property
     def words(self) -> str:
+        """How the verdict may speak of CPU: never "healthy" while the host swaps the VM, every vCPU is
+        saturated or the figures cover only part of the window (domain.md section 10)."""
         if not self.measured:
             return "not measured"
+        if self.swap is not None:
+            return (f"not healthy: the host swaps this VM (%SWPWT {self.swap.qualifier}{self.swap.worst_avg:.1f}% "
+                    "per vCPU)")
+        if self.saturated is not None:
+            return f"saturated: every vCPU runs {self.saturated.worst_avg:.0f}% or more of the time (%RUN)"
+        if not self.undecided and self.partial is not None:
+            return f"healthy in the {self.partial.what}"
         if not self.undecided:
             return "healthy"
         bounds = any(s is not None and s.bound != "exact" for s in (self.ready, self.costop, self.limited))
@@ -131,4 +147,28 @@ def cpu_state(cpu: CpuFacts | None, limit_mhz: int | None, t: dict[str, float]) 
                                None),)
     elif ready is None:
         undecided += (Evidence("%RDY was not measured (no usable values): contention cannot be ruled out", None),)
-    return CpuState(ready, costop, limited, throttled, contended, healthy, undecided, measured, straddled)
+    swap = window_stat(cpu, "swap_wait_pct")
+    swap = swap if judged(swap, t["cpu.swap_wait_pct"]) == "above" else None
+    run = window_stat(cpu, "run_pct", least=True)
+    saturated = run if run is not None and run.bound == "exact" and run.worst_avg >= t["cpu.run_pct_saturated"] else None
+    partial = coverage(cpu, t)
+    caveats = tuple(e for e in (
+        swap.evidence(t["cpu.swap_wait_pct"]) if swap else None,
+        Evidence(f"%RUN ({cpu.source}), least busy vCPU ({run.vcpu}) window average: every vCPU is saturated",
+                 round(run.worst_avg, 2), "% per vCPU", t["cpu.run_pct_saturated"], ">=", run.source, run.locator)
+        if saturated else None, partial) if e is not None)
+    return CpuState(ready, costop, limited, throttled, contended, healthy, undecided, measured, straddled,
+                    swap, saturated, partial, caveats)
+
+
+def coverage(cpu: CpuFacts | None, t: dict[str, float]) -> Evidence | None:
+    """esxtop samples that cover less than cpu.esxtop_coverage_min_pct of the window (3 samples of 2 s in
+    60 s): the CPU figures speak for that part only."""
+    if cpu is None or cpu.source != "esxtop" or not cpu.covered_s or not cpu.window_s:
+        return None
+    share = 100 * cpu.covered_s / cpu.window_s
+    if share >= t["cpu.esxtop_coverage_min_pct"]:
+        return None
+    return Evidence(f"{cpu.covered_s:g} s esxtop covered of the {cpu.window_s:g} s window "
+                    f"({cpu.samples_with_values} samples of {cpu.sample_s:g} s)", round(share, 1),
+                    "% of the window", t["cpu.esxtop_coverage_min_pct"], "<", cpu.file, "timestamps")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import shlex
 
+from esxdiag.join.device import runs_as
 from esxdiag.result import Remediation
 from esxdiag.parsers.netstats import normalize_mac
 from esxdiag.specs import PARAM_PATTERNS
@@ -67,16 +68,22 @@ def memory_cost(current: int | None, target: int, queues: int | None, kb_per_ent
 
 
 def linux_raise_ring(iface: str | None, mac: str | None, ring: int, current: int | None, target: int,
-                     queues: int | None, kb_per_entry: float, mtu: int | None) -> Remediation:
+                     queues: int | None, kb_per_entry: float, mtu: int | None, runs: int | None = None,
+                     version: str | None = None) -> Remediation:
+    """``target`` is the request; ``runs`` what the device runs it as (v7 powers of two, pre-v7 jumbo 96s)."""
     dev = sh_arg(iface, "iface")
     option = "rx" if ring == 1 else "rx-jumbo"
     nm_key = "ethtool.ring-rx" if ring == 1 else "ethtool.ring-rx-jumbo"
+    runs = runs or target
     notes = []
     if not iface:
         notes.append(f"find the interface first: ip -o link | grep -i {shlex.quote(mac_text(mac))}")
-    if ring == 1 and mtu and mtu > 3050:
-        notes.append(f"with MTU {mtu} on pre-v7 vmxnet3 devices ring 1 rounds to multiples of 96: "
-                     "4096 becomes 4032")
+    if ring == 1 and mtu and mtu > 3050 and version is None:
+        notes.append(f"with MTU {mtu} a pre-v7 vmxnet3 device runs {target} as {runs_as(target, 1, 'pre-v7', mtu)} "
+                     f"(multiples of 96); a v7 device (VM hardware 20 on ESXi 8) runs {target}. Never ask a v7 device for 4032: it "
+                     "runs as 2048")
+    elif runs != target:
+        notes.append(f"this {version or 'vmxnet3'} device runs {target} as {runs}: ethtool -g will show {runs}")
     if ring == 2:
         notes.append("ring 2 only receives jumbo frames or LRO aggregates; with MTU 1500 and LRO off it stays unused")
     return Remediation(
@@ -95,7 +102,7 @@ def linux_raise_ring(iface: str | None, mac: str | None, ring: int, current: int
             "ethtool -G alone is lost at the next reboot.",
         ),
         disruption=DISRUPTION_LINUX,
-        memory_cost=memory_cost(current, target, queues, kb_per_entry),
+        memory_cost=memory_cost(current, runs, queues, kb_per_entry),
         notes=tuple(notes),
     )
 
@@ -139,6 +146,18 @@ def windows_enable_rss(adapter: str | None, vcpus: int | None) -> Remediation:
     )
 
 
+def windows_rss_queues(adapter: str | None, vcpus: int | None) -> Remediation:
+    """RSS is on but uses fewer receive queues than vCPUs: raise its queue count (an advanced property)."""
+    name = ps_name(adapter) if adapter else ps_quote("<adapter>")
+    return Remediation(
+        os="windows", title=f"Use {vcpus or 'more'} RSS receive queues on {adapter or 'the adapter'}",
+        commands=(f"Set-NetAdapterRss -Name {name} -NumberOfReceiveQueues {vcpus or '<vCPUs>'}",
+                  f"Get-NetAdapterRss -Name {name}   # verify: NumberOfReceiveQueues"),
+        persistence=("Stored in the registry (Maximum Number of RSS Queues, *NumRssQueues); survives reboots.",),
+        disruption=DISRUPTION_WINDOWS,
+    )
+
+
 def vsphere_remove_limit(vm: str, limit_mhz: int | None) -> Remediation:
     return Remediation(
         os="vsphere",
@@ -178,15 +197,22 @@ def linux_more_queues(iface: str | None, vcpus: int | None) -> Remediation:
     )
 
 
-def vsphere_add_vcpus(vm: str, vcpus: int | None, iface: str | None) -> Remediation:
-    """The vNIC already has one rx queue per vCPU: only more vCPUs bring more queues."""
+def vsphere_add_vcpus(vm: str, vcpus: int | None, iface: str | None, guest_os: str | None = "linux",
+                      title: str | None = None) -> Remediation:
+    """The vNIC already has one rx queue per vCPU: only more vCPUs bring more queues. The guest step is
+    in the guest's own language: a Windows guest never gets a Linux command."""
     more = sh_arg(vcpus * 2 if vcpus else None, "more vCPUs")
-    dev = sh_arg(iface, "iface")
+    if guest_os == "windows":
+        name = ps_name(iface) if iface else ps_quote("<adapter>")
+        guest_step = (f"then in the guest: Set-NetAdapterRss -Name {name} -NumberOfReceiveQueues "
+                      f"{vcpus * 2 if vcpus else '<more vCPUs>'} (Maximum Number of RSS Queues; RSS must be on)")
+    else:
+        guest_step = (f"then in the guest: ethtool -L {sh_arg(iface, 'iface')} combined {more} (if the driver does "
+                      "not follow the vCPU count itself)")
     return Remediation(
-        os="vsphere", title=f"Rings are at the maximum and every vCPU has an rx queue: add vCPUs to {vm}",
+        os="vsphere", title=title or f"Rings are at the maximum and every vCPU has an rx queue: add vCPUs to {vm}",
         commands=(f"govc vm.change -vm {govc_vm(vm)} -c {more}",),
-        persistence=(f"then in the guest: ethtool -L {dev} combined {more} (if the driver does not follow the "
-                     "vCPU count itself)",),
+        persistence=(guest_step,),
         disruption="Needs the VM powered off unless CPU hot-add is enabled.",
         notes=("Check %CSTP afterwards: more vCPUs than the host can co-schedule trade drops for co-stop.",
                "Or lower the receive load or the CPU contention on this VM."),
@@ -218,3 +244,75 @@ def replace_emulated_nic(vm: str, label: str | None, mac: str | None, nic_type: 
                guest.get(guest_os or "", "Needs the vmxnet3 driver in the guest (in-tree on Linux, VMware Tools on "
                                          "Windows).")),
     )
+
+
+def uplink_loss(vmnic: str, counters: list[str]) -> Remediation:
+    """Loss on the physical NIC: its own ring (missed / FIFO errors: the host did not drain it) or the wire
+    (CRC, length, frame errors). Host commands, read-only ones first."""
+    nic = sh_arg(vmnic, "vmnic")
+    wire = any(k in ("Receive CRC errors", "Receive length errors", "Receive frame errors") for k in counters)
+    commands = [f"esxcli network nic stats get -n {nic}   # watch the counters rise",
+                f"esxcli network nic ring preset get -n {nic}; esxcli network nic ring current get -n {nic}",
+                f"esxcli network nic ring current set -n {nic} -r '<RX preset maximum>'   # missed / FIFO errors: "
+                "the pNIC's rx ring overflowed"]
+    notes = ["Every VM whose traffic this uplink carries loses these frames: a vNIC ring change helps none of them.",
+             "Check the physical switch port's counters, the NIC driver and firmware (esxcli network nic get -n "
+             f"{nic}), and NetQueue/RSS for the uplink."]
+    if wire:
+        notes.insert(0, "CRC, length or frame errors point at the wire: cable, SFP/transceiver, or the switch port.")
+    return Remediation(
+        os="vsphere", title=f"Find out why {vmnic} loses received frames", commands=tuple(commands),
+        disruption="Changing a pNIC ring size resets the uplink: traffic fails over to the team's other uplinks "
+                   "for a moment (or stops, with one uplink). Use a change window.",
+        notes=tuple(notes))
+
+
+def align_mtu(guest_os: str | None, iface: str | None, adapter: str | None, mtu: int | None,
+              transmit: bool = False) -> Remediation:
+    """Frames larger than the vNIC (receive) or the port (transmit) allow: the MTU differs along the path."""
+    side = ("the guest sends frames larger than the vSwitch port's MTU" if transmit else
+            "frames larger than the guest's MTU arrive")
+    if guest_os == "windows":
+        name = ps_name(adapter) if adapter else ps_quote("<adapter>")
+        commands = (f"Get-NetAdapterAdvancedProperty -Name {name} -RegistryKeyword '*JumboPacket'   # the MTU in use",
+                    "esxcli network vswitch standard list   # on the host: the vSwitch MTU (distributed: "
+                    "esxcli network vswitch dvs vmware list)")
+    else:
+        commands = (f"ip link show {sh_arg(iface, 'iface')}   # the guest MTU ({mtu or 'unknown'})",
+                    "esxcli network vswitch standard list   # on the host: the vSwitch MTU (distributed: "
+                    "esxcli network vswitch dvs vmware list)")
+    return Remediation(
+        os=guest_os or "any", title=f"Align the MTU along the path ({side})", commands=commands,
+        notes=("Use one MTU end to end: the guests, the vSwitch or distributed switch, the physical switches. "
+               "A bigger ring does not help frames that do not fit.",))
+
+
+def vsphere_relieve_memory(vm: str) -> Remediation:
+    """The host swaps the VM (%SWPWT, page-absent drops): its vCPUs wait for pages and cannot refill rings."""
+    return Remediation(
+        os="vsphere", title=f"Stop the host swapping {vm} before touching the rings",
+        commands=(f"govc vm.info -r -vm {govc_vm(vm)}   # memory limit, reservation, ballooned and swapped MB",
+                  f"govc vm.change -vm {govc_vm(vm)} -mem.reservation '<MB>'   # or remove a memory limit",
+                  f"govc vm.migrate -vm {govc_vm(vm)} -host '<host with free memory>'   # or let DRS balance"),
+        disruption="A reservation or a vMotion: none for the guest.",
+        notes=("In esxtop on the host (memory view, m): this VM's SWCUR and SWR/s, the host's free memory.",
+               "A bigger ring costs guest memory this VM does not have, and its vCPUs wait for swapped pages: "
+               "raising the ring would not stop the drops."))
+
+
+def raise_tx_ring(guest_os: str | None, iface: str | None, adapter: str | None) -> Remediation:
+    if guest_os == "windows":
+        name = ps_name(adapter) if adapter else ps_quote("<adapter>")
+        return Remediation(
+            os="windows", title=f"Raise Tx Ring Size to 4096 on {adapter or 'the adapter'}",
+            commands=(f"Set-NetAdapterAdvancedProperty -Name {name} -RegistryKeyword MaxTxRingLength "
+                      "-RegistryValue 4096",),
+            persistence=("Advanced properties are stored in the registry and survive reboots.",),
+            disruption=DISRUPTION_WINDOWS)
+    dev = sh_arg(iface, "iface")
+    return Remediation(
+        os="linux", title=f"Raise the TX ring to 4096 on {iface or 'the interface'}",
+        commands=(f"ethtool -G {dev} tx 4096", f"ethtool -g {dev}   # verify: Current hardware settings TX"),
+        persistence=(f"NetworkManager: nmcli connection modify \"$(nmcli -g GENERAL.CONNECTION device show {dev})\" "
+                     "ethtool.ring-tx 4096", "ethtool -G alone is lost at the next reboot."),
+        disruption=DISRUPTION_LINUX)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from esxdiag.result import Evidence, RingVerdict
 from esxdiag.rules import remediation as fix
+from esxdiag.join.device import runs_as
+from esxdiag.rules.causes import hot_queue
 from esxdiag.rules.cpustats import CpuState
 
 LOW_LATENCY = ("Latency sensitivity is high on this VM: a small ring may be deliberate (VMware's vSphere 8 "
@@ -14,7 +16,7 @@ LOW_LATENCY = ("Latency sensitivity is high on this VM: a small ring may be deli
 
 
 def change_ring(vm, nic, sig, evidence, cpu: CpuState, missing: list[str], t) -> RingVerdict:
-    against = _ready_investigate_band(cpu, t) + cpu.undecided
+    against = _ready_investigate_band(cpu, t) + cpu.undecided + cpu.caveats
     if vm.guest_os == "windows" and nic.rx_queues == 1 and (vm.vcpus or 0) > 1 and nic.rss_enabled is not True:
         q = Evidence("rx queues in use", 1, "queues", vm.vcpus, "< vCPUs", nic.rx_queues_source, "rxqueues")
         return RingVerdict(
@@ -34,8 +36,18 @@ def change_ring(vm, nic, sig, evidence, cpu: CpuState, missing: list[str], t) ->
         size_ev = Evidence(f"ring {ring} size", size, "entries per queue", ring_max, "<", nic.ring_size_source,
                            f"ring #{ring} size")
         if size is not None and size >= ring_max:
+            hot = hot_queue(nic, t)
+            if hot is not None:
+                queue, queues, share = hot
+                return RingVerdict(
+                    "at-max", f"Ring {ring} is already at its maximum ({ring_max:,}) and still fills, and rx queue "
+                    f"{queue} of {queues} takes {share:.0f}% of the drops: one heavy flow on one queue. More queues "
+                    "or vCPUs do not spread a single flow; lower that flow's burst rate, or split it over several "
+                    "connections so RSS can spread it.", evidence=evidence + (size_ev,) + cpu.healthy,
+                    evidence_against=against, missing=tuple(missing))
             return RingVerdict(
-                "at-max", f"Ring {ring} is already at its maximum ({ring_max:,}) and still fills: "
+                "at-max", f"Ring {ring} is already at its maximum ({ring_max:,}"
+                + (f", {nic.device_version} device" if nic.device_version else "") + ") and still fills: "
                 + _spread_words(vm, nic), evidence=evidence + (size_ev,) + cpu.healthy,
                 evidence_against=against, remediation=_spread_remedies(vm, nic), missing=tuple(missing))
         return _raise(vm, nic, sig, ring, size, ring_max, size_ev, evidence, cpu, against, missing, t)
@@ -44,14 +56,17 @@ def change_ring(vm, nic, sig, evidence, cpu: CpuState, missing: list[str], t) ->
 
 
 def _raise(vm, nic, sig, ring, size, ring_max, size_ev, evidence, cpu, against, missing, t) -> RingVerdict:
-    target = min(int(t["ring.max_size"]), ring_max)  # 4032 with jumbo frames on pre-v7 devices
+    # the request: the largest the device takes; what it runs as depends on the device version (v7: powers of
+    # two; pre-v7 with jumbo frames: multiples of 96, so 4096 runs as 4032). 4096 is right on both.
+    request = int(t["ring.max_size"]) if ring == 1 else min(int(t["ring.max_size"]), ring_max)
+    target = runs_as(request, ring, nic.device_version, nic.mtu)
     kb = t["ring.memory_kb_per_ring1_entry" if ring == 1 else "ring.memory_kb_per_ring2_entry"]
     remedies = []
     if vm.guest_os in (None, "linux"):
-        remedies.append(fix.linux_raise_ring(nic.guest_interface, nic.mac, ring, size, target, nic.rx_queues,
-                                             kb, nic.mtu))
+        remedies.append(fix.linux_raise_ring(nic.guest_interface, nic.mac, ring, size, request, nic.rx_queues,
+                                             kb, nic.mtu, runs=target, version=nic.device_version))
     if vm.guest_os in (None, "windows"):
-        remedies.append(fix.windows_raise_ring(nic.windows_adapter, ring, size, target, nic.rx_queues, kb))
+        remedies.append(fix.windows_raise_ring(nic.windows_adapter, ring, size, request, nic.rx_queues, kb))
     full = sig.ring1 if ring == 1 else sig.ring2
     drops = sig.drops
     why = (f"ring {ring} was full {full.delta:,} times in the window" if full is not None and full.delta
@@ -69,9 +84,12 @@ def _raise(vm, nic, sig, ring, size, ring_max, size_ev, evidence, cpu, against, 
                              "config.latencySensitivity.level"),)
     if size is None:
         missing.append(f"current ring {ring} size (vsish rxqueues status / ethtool -g)")
+    if nic.device_version == "v7":
+        extra += (f" This is a vmxnet3 v7 device ({nic.device_version_why}): ring sizes run as powers of two, so "
+                  f"ask for {request:,}, not a multiple of 96.")
     return RingVerdict(
         f"raise-ring{ring}",
-        f"Raise RX ring {ring}: {why}, "
+        f"Raise RX ring {ring} to {target:,}: {why}, "
         + (f"the ring is {size:,} of {ring_max:,}" if size is not None else f"the ring size is unknown (max {ring_max:,})")
         + f" and CPU is {cpu.words}.{extra}",
         evidence=evidence + (size_ev,) + cpu.healthy, evidence_against=against,
@@ -93,15 +111,18 @@ def _spread_words(vm, nic) -> str:
 
 
 def _spread_remedies(vm, nic):
-    """Only steps that change something: more queues when there are fewer than vCPUs (or RSS when it is
-    off on Windows), else more vCPUs (each brings an rx queue)."""
+    """Only steps that change something, in the guest's own language: more queues when there are fewer
+    than vCPUs (RSS on, then its queue count, on Windows), else more vCPUs (each brings an rx queue)."""
     short = _queues_short(vm, nic)
     if vm.guest_os == "windows":
-        if nic.rss_enabled is not True or short:
+        if nic.rss_enabled is not True:
             return (fix.windows_enable_rss(nic.windows_adapter, vm.vcpus),)
-    elif short is not False:
+        if short:
+            return (fix.windows_rss_queues(nic.windows_adapter, vm.vcpus),)
+        return (fix.vsphere_add_vcpus(vm.name, vm.vcpus, nic.windows_adapter, "windows"),)
+    if short is not False:
         return (fix.linux_more_queues(nic.guest_interface, vm.vcpus),)
-    return (fix.vsphere_add_vcpus(vm.name, vm.vcpus, nic.guest_interface if vm.guest_os != "windows" else None),)
+    return (fix.vsphere_add_vcpus(vm.name, vm.vcpus, nic.guest_interface, vm.guest_os),)
 
 
 def _ready_investigate_band(cpu: CpuState, t) -> tuple[Evidence, ...]:

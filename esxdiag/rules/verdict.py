@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from esxdiag.join.facts import CounterWindow, DropSymptom, VmFacts, VnicFacts
 from esxdiag.result import Evidence, RingVerdict
 from esxdiag.rules import remediation as fix
+from esxdiag.rules.causes import Cause, rx_causes
 from esxdiag.rules.cpustats import CpuState, cpu_state
 from esxdiag.rules.ring_change import change_ring
 
@@ -42,6 +43,12 @@ def _best_drops(nic: VnicFacts) -> CounterWindow | None:
         next((c for c in candidates if c is not None), None)
 
 
+def attributed(nic: VnicFacts) -> int:
+    """Port drops (clientStats droppedRx) that another counter explains (MTU, page absent, steering...):
+    subtracted before the rest is blamed on the ring (domain.md section 10)."""
+    return sum(c.delta for c in nic.rx_reasons.values() if c.delta)
+
+
 def signals(nic: VnicFacts, t: dict[str, float]) -> RingSignals:
     full_min, drop_min = t["ring.full_events"], t["ring.drops"]
 
@@ -52,6 +59,8 @@ def signals(nic: VnicFacts, t: dict[str, float]) -> RingSignals:
     ring1_rising = above(nic.ring1_full, full_min)
     ring2_rising = above(nic.ring2_full, full_min)
     drops_rising = above(drops, drop_min)
+    if drops_rising and drops is nic.dropped_rx and drops.delta - attributed(nic) <= drop_min:
+        drops_rising = False  # every port drop has another cause
     ring1_unknown = nic.ring1_full is None or not nic.ring1_full.complete
     if drops_rising and not ring2_rising and ring1_unknown:
         ring1_rising = True  # no windowed ring-full counter: out-of-buffer drops land on ring 1 first
@@ -60,8 +69,21 @@ def signals(nic: VnicFacts, t: dict[str, float]) -> RingSignals:
 
 
 def decide(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> RingVerdict:
+    """The ring verdict, with every other cause the vNIC's counters show named beside it (``causes``)."""
+    others = rx_causes(vm, nic, t)
+    verdict = _decide(vm, nic, t, others)
+    if not others:
+        return verdict
+    ids = tuple(dict.fromkeys(c.id for c in others))
+    if verdict.verdict in ("drops-elsewhere", "memory-first"):
+        return dataclasses.replace(verdict, causes=ids)
+    also = " Also on this vNIC's path: " + "; ".join(c.words for c in others) + " (see those findings)."
+    return dataclasses.replace(verdict, summary=verdict.summary + also, causes=ids)
+
+
+def _decide(vm: VmFacts, nic: VnicFacts, t: dict[str, float], others: list[Cause]) -> RingVerdict:
     if nic.type not in (None, "vmxnet3"):
-        return _not_vmxnet3(vm, nic)
+        return _not_vmxnet3(vm, nic, t)
     sig = signals(nic, t)
     evidence = tuple(_counter_evidence(sig, t)) + tuple(s.evidence() for s in nic.drop_symptoms)
     cpu = cpu_state(vm.cpu, vm.cpu_limit_mhz, t)
@@ -74,11 +96,14 @@ def decide(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> RingVerdict:
                            missing=nic.missing or ("vsish rxSummary / ethtool -S",))
     if not sig.windowed:
         totals = ", ".join(f"{c.what} {c.total:,}" for c in sig.counters())
+        moved = " The VM moved inside the window: readings of two ports are not subtracted." if vm.moves else ""
         return RingVerdict("insufficient-evidence",
                            f"Only one reading of the counters ({totals} since the vNIC was initialised): "
-                           "two readings over a window are needed to tell whether exhaustion is happening now.",
+                           f"two readings over a window are needed to tell whether exhaustion is happening now.{moved}",
                            evidence=evidence, missing=nic.missing)
     if not sig.rising:
+        if others:
+            return _elsewhere(vm, nic, sig, evidence, others)
         if port_drops:  # the port drops while the rings keep up: the guest is not draining them
             first = _cpu_first(vm, cpu, evidence, list(nic.missing), t, "The vSwitch port drops frames")
             if first is not None:
@@ -88,9 +113,54 @@ def decide(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> RingVerdict:
     first = _cpu_first(vm, cpu, evidence, missing, t, "Drops are rising")
     if first is not None:
         return first
+    page_absent = next((c for c in others if c.id == "page-absent"), None)
+    if cpu.swap is not None or page_absent is not None:
+        return _memory_first(vm, cpu, page_absent, evidence, missing, t)
+    if cpu.saturated is not None:
+        return _saturated(vm, nic, cpu, evidence, missing)
     if cpu.straddled:  # contention judged on the conservative side: no ring raise it might not justify
         return _cpu_undecided(vm, cpu, evidence, missing)
     return change_ring(vm, nic, sig, evidence, cpu, missing, t)
+
+
+def _elsewhere(vm: VmFacts, nic: VnicFacts, sig: RingSignals, evidence, others: list[Cause]) -> RingVerdict:
+    """The ring counters are flat while another cause's counters rose: name it; a ring change would not help."""
+    return RingVerdict(
+        "drops-elsewhere",
+        "Frames are lost, but not by the rx ring: " + "; ".join(c.words for c in others) + ". The ring counters "
+        "stayed flat in the window (no ring-full events or out-of-buffer drops), so a bigger ring would change "
+        "nothing.",
+        evidence=tuple(e for c in others for e in c.evidence) + evidence,
+        remediation=tuple(r for c in others for r in c.remediation), missing=nic.missing)
+
+
+def _memory_first(vm: VmFacts, cpu: CpuState, page_absent, evidence, missing: list[str], t) -> RingVerdict:
+    why = []
+    if cpu.swap is not None:
+        why.append(f"%SWPWT {cpu.swap.qualifier}{cpu.swap.worst_avg:.1f}% per vCPU (over {t['cpu.swap_wait_pct']:g}%)")
+    if page_absent is not None:
+        why.append(page_absent.words)
+    return RingVerdict(
+        "memory-first",
+        f"Drops are rising while the host swaps this VM ({'; '.join(why)}): its vCPUs wait for pages and cannot "
+        "refill the rx ring. Relieve host memory pressure first; a bigger ring costs guest memory this VM does not "
+        "have and would only delay the drops.",
+        evidence=evidence + cpu.caveats + (page_absent.evidence if page_absent else ()),
+        evidence_against=cpu.undecided, remediation=(fix.vsphere_relieve_memory(vm.name),), missing=tuple(missing))
+
+
+def _saturated(vm: VmFacts, nic: VnicFacts, cpu: CpuState, evidence, missing: list[str]) -> RingVerdict:
+    run = cpu.saturated
+    return RingVerdict(
+        "guest-saturated",
+        f"Drops are rising while every vCPU is busy (least busy vCPU %RUN {run.worst_avg:.1f}%) and ready time is "
+        "low: the guest itself has no CPU left to refill the rx ring. Give it more vCPUs (each brings an rx queue) "
+        "or less receive work; a bigger ring only absorbs bursts.",
+        evidence=evidence + cpu.caveats + cpu.healthy, evidence_against=cpu.undecided,
+        remediation=(fix.vsphere_add_vcpus(vm.name, vm.vcpus, nic.windows_adapter if vm.guest_os == "windows"
+                                           else nic.guest_interface, vm.guest_os,
+                                           title=f"Give {vm.name} more vCPUs (and rx queues)"),),
+        missing=tuple(missing))
 
 
 def _cpu_undecided(vm: VmFacts, cpu: CpuState, evidence, missing: list[str]) -> RingVerdict:
@@ -255,14 +325,28 @@ def _what_to_collect(vm: VmFacts, nic: VnicFacts, cpu_measured: bool) -> list[st
     return out
 
 
-def _not_vmxnet3(vm: VmFacts, nic: VnicFacts) -> RingVerdict:
+def _not_vmxnet3(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> RingVerdict:
+    """No vmxnet3 rings, but the port still counts the adapter's drops (clientStats, esxtop, vCenter)."""
     emulated = nic.type in EMULATED
+    port = nic.dropped_rx
+    rising = port is not None and port.delta is not None and port.delta > t["ring.drops"]
+    symptoms = [s for s in nic.drop_symptoms if s.rising]
+    drops = ""
+    if rising:
+        rate = f", {port.rate_per_s:,.1f}/s" if port.rate_per_s is not None else ""
+        drops = f" Its port dropped {port.delta:,} received frames in the window (droppedRx{rate})."
+    elif symptoms:
+        drops = " Its port dropped received frames in the window (" + ", ".join(
+            s.what.split(" (")[0] for s in symptoms) + ")."
+    elif port is not None and port.delta is not None:
+        drops = " Its port dropped no received frames in the window."
+    evidence = ((port.evidence(t["ring.drops"]),) if port is not None else ()) + tuple(s.evidence() for s in symptoms)
     return RingVerdict(
         "insufficient-evidence",
-        f"{nic.type} is not a vmxnet3 adapter: vmxnet3 ring counters do not exist for it"
-        + (". Change it to vmxnet3 (see the remediation: shown, never run): a paravirtual adapter with "
-           "rings up to 4096, multiple rx queues and less host CPU per packet." if emulated else "."),
-        missing=(f"vmxnet3 ring counters ({nic.type} vNIC)",),
+        f"{nic.type} is not a vmxnet3 adapter: vmxnet3 ring counters do not exist for it.{drops}"
+        + (" Change it to vmxnet3 (see the remediation: shown, never run): a paravirtual adapter with "
+           "rings up to 4096, multiple rx queues and less host CPU per packet." if emulated else ""),
+        evidence=evidence, missing=(f"vmxnet3 ring counters ({nic.type} vNIC)",),
         remediation=(fix.replace_emulated_nic(vm.name, nic.label, nic.mac, nic.type, nic.network,
                                               vm.guest_os),) if emulated else ())
 

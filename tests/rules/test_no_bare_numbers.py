@@ -29,6 +29,9 @@ ALLOWED = {  # (module, expression) -> why the number is not a domain judgment
     ("verdict.py", "seconds >= 120"): "a window of two minutes or more is said in minutes (words, not a judgment)",
     ("verdict.py", "seconds % 60"): "whole minutes only",
     ("verdict.py", "seconds / 60"): "seconds to minutes",
+    ("causes.py", "len(deltas) < 2"): "one rx queue of several needs two queues at least (a count, not a threshold)",
+    ("causes.py", "100 * most"): "a fraction to percent",
+    ("cpustats.py", "100 * cpu.covered_s"): "a fraction to percent",
     ("remediation.py", "vcpus * 2"): "the placeholder vCPU count in a shown command the admin edits, judges nothing",
 }
 

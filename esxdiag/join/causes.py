@@ -1,0 +1,140 @@
+"""The counters of every other place a frame can be lost (shared/domain.md section 10), per vNIC:
+the physical uplink that carries it, the vmxnet3 drop reasons that are not the ring, the port's
+page-absent drops, the transmit side, and the guest's per-queue drops. The rules in
+esxdiag.rules.causes judge them; the ring verdict reads those findings."""
+
+from __future__ import annotations
+
+import re
+from esxdiag.join.facts import CounterWindow, DropSymptom, UplinkFacts
+from esxdiag.join.windowing import counter, queue_sum, window_seconds
+from esxdiag.parsers.netstats import norm_mac
+
+# rxSummary labels differ across ESXi releases (ESXi 8 prints 37): a reason is found by the words in
+# its label, never by position, and a label the capture does not have is "not reported", not 0
+RX_REASON_PATTERNS = (
+    ("mtu", re.compile(r"dropped.*exceeds? vnic mtu", re.I)),
+    ("truncation", re.compile(r"dropped.*truncat", re.I)),
+    ("steering", re.compile(r"dropped.*steering", re.I)),
+    ("burst-queue", re.compile(r"dropped.*burst ?q", re.I)),
+    ("large-headers", re.compile(r"dropped.*large hdrs", re.I)),
+    ("sg-limit", re.compile(r"dropped.*sg limit", re.I)),
+)
+PAGE_ABSENT_RX = "droppedRxDueToPageAbsent"
+TX_PORT_KEYS = (("droppedTx", "port droppedTx (clientStats)"),
+                ("droppedTxExceedMTU", "port droppedTxExceedMTU (clientStats)"))
+# esxcli network nic stats get: the receive counters that are loss (formats.md 3.5); "Total receive
+# errors" sums the error lines, so it is not added to them
+UPLINK_RX_KEYS = ("Receive packets dropped", "Receive missed errors", "Receive FIFO errors", "Receive CRC errors",
+                  "Receive length errors", "Receive over errors", "Receive frame errors")
+
+
+def rx_reasons(joiner, target_id: str | None, port, notes: list[str]) -> dict[str, CounterWindow]:
+    """Cause id -> the vNIC's drop counter for that reason over the window (rxSummary, clientStats)."""
+    if port is None or target_id is None:
+        return {}
+    params = {"portset": port.switch, "port": str(port.port)}
+    out: dict[str, CounterWindow] = {}
+    summary = joiner.r.samples("vsish_rxsummary", target_id, **params)
+    labels = list(dict.fromkeys(k for s in summary for k in s.record.counters))
+    secs = window_seconds(summary, joiner.window)
+    for cause, pattern in RX_REASON_PATTERNS:
+        for label in (k for k in labels if pattern.search(k)):
+            found = counter(f"{label} (rxSummary)", summary, lambda rec, k=label: rec.counters.get(k), secs, label,
+                            notes)
+            if found is not None:
+                out.setdefault(cause, found)
+    client = joiner.r.samples("vsish_clientstats", target_id, **params)
+    page = counter(f"port {PAGE_ABSENT_RX} (clientStats)", client, lambda rec: rec.counters.get(PAGE_ABSENT_RX),
+                   window_seconds(client, joiner.window), PAGE_ABSENT_RX, notes)
+    if page is not None:
+        out["page-absent"] = page
+    return out
+
+
+def port_tx(joiner, target_id: str | None, port, notes: list[str]) -> dict[str, CounterWindow]:
+    if port is None or target_id is None:
+        return {}
+    client = joiner.r.samples("vsish_clientstats", target_id, portset=port.switch, port=str(port.port))
+    secs = window_seconds(client, joiner.window)
+    out = {}
+    for key, words in TX_PORT_KEYS:
+        found = counter(words, client, lambda rec, k=key: rec.counters.get(k), secs, key, notes)
+        if found is not None:
+            out[key] = found
+    return out
+
+
+def guest_tx_and_queues(samples: list, seconds: float | None, notes: list[str]) -> tuple[dict, dict]:
+    """From the guest's ethtool -S readings: tx ring full and driver tx drops summed over tx queues,
+    and pkts rx OOB per rx queue."""
+    tx: dict[str, CounterWindow] = {}
+    for key, words, get in (("guest tx ring full", "guest tx ring full (sum of tx queues)", lambda q: q.ring_full),
+                            ("guest drv dropped tx", "guest drv dropped tx total (sum of tx queues)",
+                             lambda q: q.drv_dropped_tx_total)):
+        found = queue_sum(words, samples, lambda rec, g=get: {q.queue: g(q) for q in rec.tx_queues}, seconds,
+                          key, notes)
+        if found is not None:
+            tx[key] = found
+    queues: dict[int, CounterWindow] = {}
+    ids = sorted({q.queue for s in samples for q in s.record.rx_queues})
+    if len(ids) > 1:
+        for qid in ids:
+            found = counter(f"guest pkts rx OOB, rx queue {qid}", samples,
+                            lambda rec, i=qid: next((q.pkts_rx_oob for q in rec.rx_queues if q.queue == i), None),
+                            seconds, "pkts rx OOB", None)
+            if found is not None:
+                queues[qid] = found
+    return tx, queues
+
+
+def uplinks(joiner, target_id: str | None, port, mac: str | None, host_name: str | None,
+            notes: list[str]) -> tuple[tuple[UplinkFacts, ...], str | None]:
+    """The vmnic(s) that carry the vNIC (``Team Uplink`` of its port in ``esxcli network vm port
+    list``), each with its receive-loss counters from ``esxcli network nic stats get`` at both ends
+    of the window and vCenter's host counters for it. (uplinks, why the uplink is unknown)."""
+    if target_id is None:
+        return (), "the vNIC's host port was not found"
+    team, mapping = _team_uplinks(joiner, target_id, port, mac)
+    out = []
+    for vmnic in team:
+        samples = joiner.r.samples("esxcli_nic_stats", target_id, vmnic=vmnic)
+        secs = window_seconds(samples, joiner.window)
+        counters = tuple(c for key in UPLINK_RX_KEYS
+                         if (c := counter(f"{vmnic} {key}", samples, lambda rec, k=key: rec.counters.get(k), secs,
+                                          key, notes)) is not None)
+        out.append(UplinkFacts(vmnic, host_name or target_id, mapping, counters,
+                               _host_perf_symptoms(joiner, host_name, vmnic)))
+    if team:
+        return tuple(out), None
+    captured = sorted({c.params.get("vmnic") for c in joiner.bundle.find("esxcli_nic_stats", target_id)} - {None})
+    if not captured:
+        return (), "not read (esxcli network vm port list -w WORLD, esxcli network nic stats get -n vmnicN)"
+    return (), (f"uplink counters were read for {', '.join(captured)}, but no esxcli network vm port list says "
+                "which of them carries this vNIC (Team Uplink)")
+
+
+def _team_uplinks(joiner, target_id: str, port, mac: str | None) -> tuple[list[str], str]:
+    for cap in joiner.bundle.find("esxcli_vm_ports", target_id):
+        reading = joiner.r.read(cap)
+        for record in reading.record.ports if reading else ():
+            same_port = port is not None and record.port_id == port.port
+            if (same_port or (mac and norm_mac(record.mac) == mac)) and record.team_uplink:
+                names = [n.strip() for n in record.team_uplink.split(",") if n.strip()]
+                return names, f"Team Uplink of port {record.port_id} in {cap.file}"
+    return [], ""
+
+
+def _host_perf_symptoms(joiner, host_name: str | None, vmnic: str) -> tuple[DropSymptom, ...]:
+    out = []
+    for cap in joiner.bundle.find("vsphere_host_perf"):
+        reading = joiner.r.read(cap)
+        if reading is None or (host_name and reading.record.host != host_name):
+            continue
+        for name, words in (("net.droppedRx.summation", "vCenter host net.droppedRx"),
+                            ("net.errorsRx.summation", "vCenter host net.errorsRx")):
+            values = reading.record.values(name, vmnic)
+            if values is not None:
+                out.append(DropSymptom(f"{words} of {vmnic}", tuple(values), "packets", reading.file,
+                                       f"{name}[{vmnic}]", (), reading.record.interval_s))
+    return tuple(s for s in out if s.present)

@@ -1,0 +1,67 @@
+"""A VM that changed host inside the window (vMotion, DRS; shared/domain.md section 10): the old
+port's counters end there and the new port's are a different series. Known from vCenter's events,
+or from the bundle itself: the vNIC's MAC on ports of two hosts, each read in part of the window.
+Readings on one port are never subtracted from readings on another."""
+
+from __future__ import annotations
+
+from esxdiag.join.facts import Move
+from esxdiag.parsers.netstats import norm_mac
+from esxdiag.specs import ESXI
+
+MIGRATION_EVENTS = ("VmMigratedEvent", "DrsVmMigratedEvent", "VmEmigratingEvent", "VmBeingHotMigratedEvent",
+                    "VmBeingMigratedEvent", "VmRelocatedEvent", "VmBeingRelocatedEvent")
+# the events that mark the move done (the others announce it): one move is named once
+DONE = ("VmMigratedEvent", "DrsVmMigratedEvent", "VmRelocatedEvent")
+
+
+def event_moves(joiner, vm: str) -> tuple[tuple[Move, ...], bool]:
+    """(the VM's migrations vCenter reported for the window, whether events were read at all)."""
+    read = False
+    moves: list[Move] = []
+    for cap in joiner.bundle.find("vsphere_events"):
+        reading = joiner.r.read(cap)
+        if reading is None or reading.record.vm not in (vm, None):
+            continue
+        read = True
+        events = [e for e in reading.record.events if e.type in MIGRATION_EVENTS]
+        done = [e for e in events if e.type in DONE] or events[-1:]
+        moves += [Move(e.time, e.source_host, e.host, e.type, reading.file) for e in done
+                  if e.source_host != e.host or e.source_host is None]
+    return tuple(sorted(moves, key=lambda m: m.time or "")), read
+
+
+def port_segments(joiner, mac: str | None) -> list[tuple[str, object]]:
+    """Every (ESXi target, port) holding the MAC, in the order its counters were read (first reading's
+    time): more than one means the vNIC moved between the window's samples."""
+    if not mac:
+        return []
+    found = []
+    for target_id, reading in joiner.host_port_lists():
+        for port in reading.record.ports:
+            if norm_mac(port.mac) == mac:
+                found.append((target_id, port))
+                break
+    if len(found) < 2:
+        return found
+    return sorted(found, key=lambda pair: _first_read(joiner, *pair))
+
+
+def _first_read(joiner, target_id: str, port) -> str:
+    times = [c.time.isoformat() for spec in ("vsish_rxsummary", "vsish_clientstats")
+             for c in joiner.bundle.find(spec, target_id, portset=port.switch, port=str(port.port)) if c.time]
+    return min(times) if times else "~"  # a port without timed readings sorts last
+
+
+def sampled_move(joiner, segments: list[tuple[str, object]]) -> Move | None:
+    """The move the bundle itself shows: the first and the last port of the vNIC, on two hosts."""
+    if len(segments) < 2:
+        return None
+    (a, port_a), (b, port_b) = segments[0], segments[-1]
+    names = {t.id: t.address for t in joiner.bundle.targets if t.kind == ESXI}
+    return Move(None, _host_name(a, names), _host_name(b, names), "sampled on two hosts", None, port_a.port,
+                port_b.port)
+
+
+def _host_name(target_id: str, addresses: dict) -> str:
+    return target_id[len("esxi-"):] if target_id.startswith("esxi-") else target_id

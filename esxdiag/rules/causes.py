@@ -1,0 +1,165 @@
+"""Every cause of a drop besides the ring (shared/domain.md section 10), one small rule each: the
+uplink, vmxnet3 drop reasons that are not the ring (MTU, truncation, steering, burst queue, large
+headers, page absent), the transmit side, one hot rx queue. ``rx_causes`` is what the ring verdict
+reads: the causes whose counters rose in the window, with their words and remediation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from esxdiag.join.facts import CounterWindow, UplinkFacts, VmFacts, VnicFacts
+from esxdiag.result import Evidence, Finding, Remediation, RuleCheck
+from esxdiag.rules import remediation as fix
+
+REASON_WORDS = {
+    "mtu": ("frames longer than the vNIC's MTU",
+            "a sender or the physical network uses a larger MTU than this guest: align the MTU end to end"),
+    "truncation": ("frames truncated on the way into the guest", "not a ring size problem: collect a vm-support "
+                   "bundle for VMware support"),
+    "steering": ("frames dropped by packet steering", "a steering (RSS / NetQueue) filter dropped them: not the "
+                 "ring; check the host's NetQueue and RSS settings for the uplink"),
+    "burst-queue": ("frames dropped by the burst queue", "bursts overflowed the port's burst queue before the "
+                    "guest ring: not the ring size"),
+    "large-headers": ("frames dropped for headers too large", "encapsulated or option-heavy frames the vNIC "
+                      "cannot take: not the ring"),
+    "sg-limit": ("frames dropped for too many scatter-gather pieces", "not the ring: the frame needed more "
+                 "buffers than the device allows"),
+    "page-absent": ("frames dropped because the guest buffer's page was not in memory",
+                    "the host swapped or ballooned out the guest's receive buffers: relieve host memory pressure"),
+}
+
+
+@dataclass(frozen=True)
+class Cause:
+    id: str  # uplink, mtu, truncation, steering, burst-queue, large-headers, sg-limit, page-absent
+    words: str  # what happened, with the numbers
+    evidence: tuple[Evidence, ...]
+    remediation: tuple[Remediation, ...] = ()
+
+
+def _rising(c: CounterWindow | None, minimum: float) -> bool:
+    return c is not None and c.delta is not None and c.delta > minimum
+
+
+def _rate(c: CounterWindow) -> str:
+    return f" ({c.rate_per_s:,.1f}/s)" if c.rate_per_s is not None else ""
+
+
+def uplink_cause(vm: VmFacts, link: UplinkFacts, t: dict[str, float]) -> Cause | None:
+    rising = [c for c in link.counters if _rising(c, t["uplink.drops"])]
+    vcenter = [s for s in link.symptoms if s.rising]
+    if not rising and not (vcenter and not link.counters):  # vCenter only when esxcli did not read the NIC
+        return None
+    parts = [f"{c.locator} +{c.delta:,}{_rate(c)}" for c in rising] or [
+        f"{s.what} {s.observed:,.0f} in {len(s.present)} samples" for s in vcenter]
+    where = f"{link.host} {link.vmnic}" if link.host else link.vmnic
+    return Cause("uplink", f"uplink loss on {where}: {', '.join(parts)}",
+                 tuple(c.evidence(t["uplink.drops"]) for c in rising) + tuple(s.evidence() for s in vcenter) +
+                 (Evidence(f"{link.vmnic} carries this vNIC", link.vmnic, None, None, None, None, link.mapping),),
+                 (fix.uplink_loss(link.vmnic, [c.locator for c in rising]),))
+
+
+def rx_causes(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> list[Cause]:
+    """The causes other than the ring whose counters rose in the window, uplink first (the path's order)."""
+    out = [c for link in nic.uplinks if (c := uplink_cause(vm, link, t)) is not None]
+    for cause, counter in nic.rx_reasons.items():
+        if not _rising(counter, t["rx.other_drops"]):
+            continue
+        what, why = REASON_WORDS[cause]
+        remedy = ()
+        if cause == "mtu":
+            remedy = (fix.align_mtu(vm.guest_os, nic.guest_interface, nic.windows_adapter, nic.mtu),)
+        elif cause == "page-absent":
+            remedy = (fix.vsphere_relieve_memory(vm.name),)
+        out.append(Cause(cause, f"{what}: {counter.delta:,}{_rate(counter)} ({why})",
+                         (counter.evidence(t["rx.other_drops"]),), remedy))
+    return out
+
+
+def uplink_loss(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
+    causes = [c for link in nic.uplinks if (c := uplink_cause(vm, link, t)) is not None]
+    if not causes:
+        if nic.uplinks:
+            names = ", ".join(link.vmnic for link in nic.uplinks)
+            read = any(link.counters or link.symptoms for link in nic.uplinks)
+            return [RuleCheck("uplink-loss", "pass" if read else "skip",
+                              f"no receive loss on {names}" if read else f"{names}: no uplink counters were read",
+                              nic.mac)]
+        return [RuleCheck("uplink-loss", "skip", nic.uplinks_unknown or "the vNIC's uplink is not known", nic.mac)]
+    worst = max((c for link in nic.uplinks for c in link.counters if c.rate_per_s is not None),
+                key=lambda c: c.rate_per_s, default=None)
+    severity = "critical" if worst is not None and worst.rate_per_s > t["uplink.drops_per_s_critical"] else "warning"
+    return [Finding(
+        "uplink-loss", severity, vm.name, nic.mac, f"Uplink loss on the path of {nic.label or nic.mac}: " +
+        "; ".join(c.words.split(": ", 1)[0].replace("uplink loss on ", "") for c in causes),
+        "; ".join(c.words for c in causes) + ". These frames are lost on the physical NIC, before the vSwitch: "
+        "no vNIC ring can help them, and every VM on this uplink loses them too.",
+        evidence=tuple(e for c in causes for e in c.evidence), remediation=causes[0].remediation)]
+
+
+def other_rx_drops(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
+    causes = [c for c in rx_causes(vm, nic, t) if c.id != "uplink"]
+    if not nic.rx_reasons:
+        return []
+    if not causes:
+        return [RuleCheck("vmxnet3-drop-reasons", "pass", "no vmxnet3 drops for a reason other than the ring",
+                          nic.mac)]
+    severity = "warning"
+    return [Finding(
+        "vmxnet3-drop-reasons", severity, vm.name, nic.mac,
+        f"{nic.label or nic.mac} drops frames for reasons other than the ring",
+        "; ".join(c.words for c in causes) + ". A bigger ring does not help these.",
+        evidence=tuple(e for c in causes for e in c.evidence),
+        remediation=tuple(r for c in causes for r in c.remediation))]
+
+
+def tx_drops(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
+    rising = {key: c for key, c in nic.tx.items() if _rising(c, t["tx.drops"])}
+    esxtop = [s for s in nic.tx_symptoms if s.rising]
+    if not rising and not esxtop:
+        if nic.tx or nic.tx_symptoms:
+            return [RuleCheck("tx-drops", "pass", "no transmit drops in the window", nic.mac)]
+        return []
+    remedies = []
+    if "guest tx ring full" in rising or ("droppedTx" in rising and "droppedTxExceedMTU" not in rising):
+        remedies.append(fix.raise_tx_ring(vm.guest_os, nic.guest_interface, nic.windows_adapter))
+    if "droppedTxExceedMTU" in rising:
+        remedies.append(fix.align_mtu(vm.guest_os, nic.guest_interface, nic.windows_adapter, nic.mtu, transmit=True))
+    parts = [f"{c.what} +{c.delta:,}{_rate(c)}" for c in rising.values()] + [
+        f"{s.what} peak {s.observed:g}%" for s in esxtop]
+    why = (" The guest sends frames larger than the port's MTU." if "droppedTxExceedMTU" in rising else
+           " The guest queued frames faster than the tx ring drained them." if "guest tx ring full" in rising else "")
+    return [Finding(
+        "tx-drops", "warning", vm.name, nic.mac, f"Transmit drops on {nic.label or nic.mac}",
+        "; ".join(parts) + "." + why + " Transmit drops are not receive-ring exhaustion: the rx ring verdict "
+        "does not cover them.",
+        evidence=tuple(c.evidence(t["tx.drops"]) for c in rising.values()) + tuple(s.evidence() for s in esxtop),
+        remediation=tuple(remedies))]
+
+
+def hot_queue(nic: VnicFacts, t: dict[str, float]) -> tuple[int, int, float] | None:
+    """(queue, queue count, its share of the drops in %) when one rx queue of several takes the drops."""
+    deltas = {q: c.delta for q, c in nic.guest_queue_oob.items() if c.delta is not None}
+    total = sum(deltas.values())
+    if len(deltas) < 2 or total <= t["ring.drops"]:
+        return None
+    queue, most = max(deltas.items(), key=lambda kv: kv[1])
+    share = 100 * most / total
+    return (queue, len(deltas), share) if share >= t["ring.hot_queue_share_pct"] else None
+
+
+def one_hot_queue(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
+    hot = hot_queue(nic, t)
+    if hot is None:
+        return []
+    queue, queues, share = hot
+    counter = nic.guest_queue_oob[queue]
+    return [Finding(
+        "hot-queue", "warning", vm.name, nic.mac, f"Drops on rx queue {queue} of {queues} on {nic.label or nic.mac}",
+        f"Rx queue {queue} took {share:.0f}% of the guest's out-of-buffer drops ({counter.delta:,} of the window's): "
+        "a flow or hash imbalance, one heavy flow landing on one queue. A bigger ring helps that queue; more "
+        "queues or vCPUs do not spread a single flow.",
+        evidence=tuple(c.evidence(t["ring.drops"]) for c in nic.guest_queue_oob.values()))]
+
+
+RULES = (uplink_loss, other_rx_drops, tx_drops, one_hot_queue)
