@@ -263,9 +263,8 @@ def _vm_block(out: _Writer, vm: VmResult) -> None:
             out.line(f"remedy ({remedy.os}): {remedy.title}", indent=4)
     for note in vm.notes:
         out.line(f"note: {note}", indent=2)
-    for check in vm.checks:
-        if check.status != "pass":
-            out.line(f"{check.status}: {check.rule}: {check.reason}", indent=2)
+    for line in dict.fromkeys(f"{c.status}: {c.rule}: {c.reason}" for c in vm.checks if c.status != "pass"):
+        out.line(line, indent=2)  # a check skipped the same way on every vNIC is said once
 
 
 def render_text(result: AnalysisResult, width: int = 100, color: bool = False) -> str:

@@ -151,11 +151,11 @@ class Joiner:
         esxi = (inv.host_version if inv else None) or self.esxi_version()
         hardware = inv.hardware_version if inv else None
         vnics = tuple(self.vnic_facts(name, inv, guest, (hardware, esxi)))
-        moves, events_read = event_moves(self, name)
-        if not moves:
-            moves = tuple(m for m in (sampled_move(self, port_segments(self, n.mac)) for n in vnics) if m)[:1]
-        elif not events_read:
-            missing.append("vCenter events for the window (vsphere_events): a vMotion inside it cannot be ruled out")
+        moves = event_moves(self, name)
+        sampled = tuple(m for m in (sampled_move(self, port_segments(self, n.mac)) for n in vnics) if m)[:1]
+        if moves and sampled:  # vCenter says when and between which hosts, the bundle which ports
+            moves = (replace(moves[0], from_port=sampled[0].from_port, to_port=sampled[0].to_port),) + moves[1:]
+        moves = moves or sampled
         limit = inv.cpu_allocation.limit_mhz if inv else None
         return VmFacts(
             name=name, host=inv.host if inv else None, power_state=inv.power_state if inv else None,
@@ -233,7 +233,7 @@ class Joiner:
             ring1, ring2, size_source = ring_sizes(guest_facts, notes)
             notes += [guest_facts["ring_note"]] if guest_facts["ring_note"] else []
         version, version_why = device_version(*versions, guest_facts["mtu"], (ring1, ring2)) if vmxnet3 else (None, None)
-        host_name = self._host_name(target_id)
+        host_name = self.host_name(target_id)
         links, links_unknown = uplinks(self, target_id, port, mac, host_name, notes)
         rx_queues, queues_source = host["rx_queues"], host["rx_queues_source"]
         if rx_queues is None:
@@ -264,7 +264,7 @@ class Joiner:
             host=host_name,
         )
 
-    def _host_name(self, target_id: str | None) -> str | None:
+    def host_name(self, target_id: str | None) -> str | None:
         """The host's name as vCenter knows it: the inventory's host for the VMs on it, else the target id."""
         if target_id is None:
             return None

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from esxdiag.join.facts import Move
 from esxdiag.parsers.netstats import norm_mac
-from esxdiag.specs import ESXI
 
 MIGRATION_EVENTS = ("VmMigratedEvent", "DrsVmMigratedEvent", "VmEmigratingEvent", "VmBeingHotMigratedEvent",
                     "VmBeingMigratedEvent", "VmRelocatedEvent", "VmBeingRelocatedEvent")
@@ -15,20 +14,18 @@ MIGRATION_EVENTS = ("VmMigratedEvent", "DrsVmMigratedEvent", "VmEmigratingEvent"
 DONE = ("VmMigratedEvent", "DrsVmMigratedEvent", "VmRelocatedEvent")
 
 
-def event_moves(joiner, vm: str) -> tuple[tuple[Move, ...], bool]:
-    """(the VM's migrations vCenter reported for the window, whether events were read at all)."""
-    read = False
+def event_moves(joiner, vm: str) -> tuple[Move, ...]:
+    """The VM's migrations vCenter reported for the window."""
     moves: list[Move] = []
     for cap in joiner.bundle.find("vsphere_events"):
         reading = joiner.r.read(cap)
         if reading is None or reading.record.vm not in (vm, None):
             continue
-        read = True
         events = [e for e in reading.record.events if e.type in MIGRATION_EVENTS]
         done = [e for e in events if e.type in DONE] or events[-1:]
         moves += [Move(e.time, e.source_host, e.host, e.type, reading.file) for e in done
                   if e.source_host != e.host or e.source_host is None]
-    return tuple(sorted(moves, key=lambda m: m.time or "")), read
+    return tuple(sorted(moves, key=lambda m: m.time or ""))
 
 
 def port_segments(joiner, mac: str | None) -> list[tuple[str, object]]:
@@ -58,10 +55,4 @@ def sampled_move(joiner, segments: list[tuple[str, object]]) -> Move | None:
     if len(segments) < 2:
         return None
     (a, port_a), (b, port_b) = segments[0], segments[-1]
-    names = {t.id: t.address for t in joiner.bundle.targets if t.kind == ESXI}
-    return Move(None, _host_name(a, names), _host_name(b, names), "sampled on two hosts", None, port_a.port,
-                port_b.port)
-
-
-def _host_name(target_id: str, addresses: dict) -> str:
-    return target_id[len("esxi-"):] if target_id.startswith("esxi-") else target_id
+    return Move(None, joiner.host_name(a), joiner.host_name(b), "sampled on two hosts", None, port_a.port, port_b.port)

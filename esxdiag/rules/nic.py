@@ -43,21 +43,39 @@ def ring_exhaustion(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
     evidence += [s.evidence() for s in nic.drop_symptoms]
     return [Finding(
         "ring-exhaustion", severity, vm.name, nic.mac,
-        f"RX ring exhaustion now on {nic.label or nic.mac} (port {nic.port})",
+        f"RX ring exhaustion now on {nic.label or nic.mac}{_port_words(vm, nic)}",
         f"{rings or 'The rx rings'} filled during the window; {drops}. The guest did not post receive buffers "
         "fast enough: see the ring verdict for what to change first.",
         evidence=tuple(evidence),
     )]
 
 
+def _port_words(vm: VmFacts, nic: VnicFacts) -> str:
+    """The port the counters were read on; a VM that moved inside the window had two."""
+    move = next((m for m in vm.moves if m.to_port is not None), None)
+    if move is not None:
+        return f" (moved: port {move.from_port} on {move.from_host} -> port {move.to_port} on {move.to_host})"
+    if vm.moves:
+        return f" (port {nic.port} after the move)" if nic.port is not None else ""
+    return f" (port {nic.port})" if nic.port is not None else ""
+
+
 def emulated_adapter(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
     if nic.type not in ("e1000", "e1000e"):
         return [RuleCheck("emulated-adapter", "pass", f"adapter type {nic.type or 'unknown'}", nic.mac)]
+    port = nic.dropped_rx
+    dropping = port is not None and port.delta is not None and port.delta > t["ring.drops"]
+    rate = port.rate_per_s if dropping else None
+    severity = "critical" if rate is not None and rate > t["ring.drops_per_s_critical"] else "warning"
+    drops = (f" Its port dropped {port.delta:,} received frames in the window"
+             + (f" ({rate:,.1f}/s)" if rate is not None else "") + "." if dropping else "")
     return [Finding(
-        "emulated-adapter", "warning", vm.name, nic.mac, f"{nic.label or nic.mac} is an emulated {nic.type}",
-        f"{nic.type} is emulated: more host CPU per packet and small fixed rx rings. vmxnet3 is the adapter for "
-        f"network-heavy VMs. Its 1 Gbps link speed is not a limit. {LINK_SPEED_FACTS}",
-        evidence=(Evidence("adapter type", nic.type, None, "vmxnet3", "!=", None, "vnics[].type"),),
+        "emulated-adapter", severity, vm.name, nic.mac,
+        f"{nic.label or nic.mac} is an emulated {nic.type}" + (" and drops received frames" if dropping else ""),
+        f"{nic.type} is emulated: more host CPU per packet and small fixed rx rings.{drops} vmxnet3 is the adapter "
+        f"for network-heavy VMs. Its 1 Gbps link speed is not a limit. {LINK_SPEED_FACTS}",
+        evidence=(Evidence("adapter type", nic.type, None, "vmxnet3", "!=", None, "vnics[].type"),)
+        + ((port.evidence(t["ring.drops"]),) if dropping else ()),
         remediation=(fix.replace_emulated_nic(vm.name, nic.label, nic.mac, nic.type, nic.network, vm.guest_os),),
     )]
 

@@ -84,6 +84,10 @@ def _raise(vm, nic, sig, ring, size, ring_max, size_ev, evidence, cpu, against, 
                              "config.latencySensitivity.level"),)
     if size is None:
         missing.append(f"current ring {ring} size (vsish rxqueues status / ethtool -g)")
+    hot = hot_queue(nic, t)
+    if hot is not None:
+        extra += (f" Rx queue {hot[0]} of {hot[1]} takes {hot[2]:.0f}% of the drops: the raise helps that queue; "
+                  "more queues would not spread one flow.")
     if nic.device_version == "v7":
         extra += (f" This is a vmxnet3 v7 device ({nic.device_version_why}): ring sizes run as powers of two, so "
                   f"ask for {request:,}, not a multiple of 96.")

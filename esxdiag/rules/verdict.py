@@ -137,7 +137,7 @@ def _elsewhere(vm: VmFacts, nic: VnicFacts, sig: RingSignals, evidence, others: 
 def _memory_first(vm: VmFacts, cpu: CpuState, page_absent, evidence, missing: list[str], t) -> RingVerdict:
     why = []
     if cpu.swap is not None:
-        why.append(f"%SWPWT {cpu.swap.qualifier}{cpu.swap.worst_avg:.1f}% per vCPU (over {t['cpu.swap_wait_pct']:g}%)")
+        why.append(f"%SWPWT {cpu.swap.qualifier}{cpu.swap.worst_avg:.1f}% per vCPU, over {t['cpu.swap_wait_pct']:g}%")
     if page_absent is not None:
         why.append(page_absent.words)
     return RingVerdict(
