@@ -54,7 +54,7 @@ FIXTURE_SEEDS = {
 def seeds() -> dict[str, list[Path]]:
     """Parser kind -> real captures of that kind."""
     found: dict[str, list[Path]] = {}
-    for manifest in sorted(EXAMPLES.rglob("manifest.json")):
+    for manifest in sorted(EXAMPLES.rglob("manifest.json")) + sorted((FIXTURES / "situations").rglob("manifest.json")):
         for capture in json.loads(manifest.read_text())["captures"]:
             if capture.get("file") and capture["spec"] in SPECS:
                 path = manifest.parent / capture["file"]

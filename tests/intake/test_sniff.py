@@ -28,6 +28,8 @@ def _example_captures():
 
 FIXTURES = {
     "realworld/esxcli_nic_stats_vmnic0_cut_mark.txt": "esxcli-nic-stats",
+    "vcenter/vsphere_events_drs_migration.json": "vsphere-events",
+    "vcenter/vsphere_host_perf_vmnic1_drops.json": "vsphere-host-perf",
     "realworld/esxcfg_vswitch_l_vss_and_nvds.txt": "esxcfg-vswitch",
     "realworld/net_dvs_l_nvds_output_hidden.txt": "net-dvs",
     "realworld/esxtop_termcap_junk.csv": "esxtop",
