@@ -59,3 +59,52 @@ def test_cpu_contention_band_names_the_thresholds_in_use(make):
     assert cpu.cpu_contention(vm, load_thresholds())[0].title.endswith("investigate (5-10 %)")
     moved = cpu.cpu_contention(vm, load_thresholds(None, ["cpu.ready_pct_warning=6", "cpu.ready_pct_critical=9"]))
     assert moved[0].title.endswith("investigate (6-9 %)")
+
+
+def test_uplink_drops_and_critical_rate(make):
+    from esxdiag.join.facts import UplinkFacts
+    from esxdiag.rules import causes
+
+    link = UplinkFacts("vmnic1", "esx0", "Team Uplink", (make.counter("Receive missed errors", 0, 300),))
+    nic_ = make.vnic(ring1=(5, 5), oob=(7, 7), uplinks=(link,))  # 300 in 60 s: 5/s
+    found = outcome(causes.uplink_loss, make.vm(), nic_)
+    assert isinstance(found, Finding) and found.severity == "warning"
+    assert outcome(causes.uplink_loss, make.vm(), nic_, "uplink.drops_per_s_critical=4").severity == "critical"
+    assert outcome(causes.uplink_loss, make.vm(), nic_, "uplink.drops=300").status == "pass"
+
+
+def test_rx_other_drops_and_tx_drops(make):
+    from esxdiag.rules import causes
+
+    mtu = make.vnic(rx_reasons={"mtu": make.counter("pkt length exceeds vNic mtu", 0, 40)})
+    assert isinstance(outcome(causes.other_rx_drops, make.vm(), mtu), Finding)
+    assert outcome(causes.other_rx_drops, make.vm(), mtu, "rx.other_drops=40").status == "pass"
+    tx = make.vnic(tx={"guest tx ring full": make.counter("guest tx ring full", 0, 12)})
+    found = outcome(causes.tx_drops, make.vm(), tx)
+    assert isinstance(found, Finding) and "ethtool -G eth0 tx 4096" in found.remediation[0].commands
+    assert outcome(causes.tx_drops, make.vm(), tx, "tx.drops=12").status == "pass"
+
+
+def test_ring_hot_queue_share_pct(make):
+    from esxdiag.rules import causes
+
+    queues = {0: make.counter("q0", 0, 85), 1: make.counter("q1", 0, 15)}
+    nic_ = make.vnic(guest_queue_oob=queues)
+    assert causes.one_hot_queue(make.vm(), nic_, load_thresholds(None, [])) == []  # 85 % < 90 %
+    assert isinstance(outcome(causes.one_hot_queue, make.vm(), nic_, "ring.hot_queue_share_pct=80"), Finding)
+
+
+def test_cpu_run_pct_saturated_and_esxtop_coverage(make):
+    from esxdiag.rules.verdict import decide
+
+    busy = make.cpu()
+    busy = type(busy)(**{**busy.__dict__, "run_pct": {"per-vCPU average": (96.0,) * 6}})
+    nic_ = make.vnic()
+    assert decide(make.vm(vnics=[nic_], cpu=busy), nic_, load_thresholds(None, [])).verdict == "guest-saturated"
+    assert decide(make.vm(vnics=[nic_], cpu=busy), nic_,
+                  load_thresholds(None, ["cpu.run_pct_saturated=97"])).verdict == "raise-ring1"
+    short = type(busy)(**{**make.cpu(samples=3).__dict__, "sample_s": 2.0, "window_s": 60.0})
+    words = decide(make.vm(vnics=[nic_], cpu=short), nic_, load_thresholds(None, [])).summary
+    assert "6 s esxtop covered of the 60 s window" in words
+    assert "esxtop covered" not in decide(make.vm(vnics=[nic_], cpu=short), nic_,
+                                          load_thresholds(None, ["cpu.esxtop_coverage_min_pct=5"])).summary
