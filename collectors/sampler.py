@@ -1,8 +1,8 @@
 """One ESXi host sampled for one or more of its VMs in one window: the routine both `esxdiag report
 --vm` (one VM) and the fleet deep check (every suspect on a host) run.
 
-vCenter first (one session, an overall deadline for the login and lookups and again for the
-performance query), then ONE SSH connection to the host (version, preflight, net-stats -l for every
+vCenter first (one session, an overall deadline for the login and lookups and again for each read
+after the window), then ONE SSH connection to the host (version, preflight, net-stats -l for every
 VM's MACs), optional guests (each preflighted), then the two samples of every port and guest around
 one esxtop window (the first Ctrl-C ends it early), then each VM's vCenter counters and migration
 events for the same window, and each of their hosts' uplink counters once. A connection that dies
@@ -38,7 +38,7 @@ class SamplerOptions:
     known_hosts: Path | None = None
     accept_new_host_keys: bool = False
     command_timeout_s: float = 60.0
-    vcenter_timeout_s: float = 60.0  # overall, for the login and lookups and again for the performance query
+    vcenter_timeout_s: float = 60.0  # overall, for the login and lookups and again for each later read
     output_cap_bytes: int | None = None  # replaces every command's own output cap
     no_host_ssh: bool = False
     no_guest: bool = False
