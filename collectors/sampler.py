@@ -182,7 +182,7 @@ class HostSampler:
                                 partial(collect_events, self.session, vm.ref, start, end))
             if events is not None and len(events["events"]) >= MAX_EVENTS:
                 self.writer.note(f"{vm.label}: vCenter returned {MAX_EVENTS} migration events for the window, the "
-                                 "most one query reads: later ones may be missing")
+                                 "most one query reads: others may be missing")
         hosts: dict[str, str] = {}  # host moid -> name, each host once however many of its VMs were sampled
         for vm in self.found:
             if vm.inventory.get("host_moid"):
