@@ -1,13 +1,14 @@
 """One ESXi host sampled for one or more of its VMs in one window: the routine both `esxdiag report
 --vm` (one VM) and the fleet deep check (every suspect on a host) run.
 
-vCenter first (one session, an overall deadline for the login and lookups and again for the
-performance query), then ONE SSH connection to the host (version, preflight, net-stats -l for every
+vCenter first (one session, an overall deadline for the login and lookups and again for each read
+after the window), then ONE SSH connection to the host (version, preflight, net-stats -l for every
 VM's MACs), optional guests (each preflighted), then the two samples of every port and guest around
-one esxtop window (the first Ctrl-C ends it early), then each VM's vCenter counters for the same
-window. A connection that dies is noted once and nothing more is sent on it; a tool the preflight
-found missing is skipped, never sent; output is capped; every failed capture is recorded one way
-(collectors/captures.record_failure / run_capture). Everything lands in the bundle as it is collected.
+one esxtop window (the first Ctrl-C ends it early), then each VM's vCenter counters and migration
+events for the same window, and each of their hosts' uplink counters once. A connection that dies
+is noted once and nothing more is sent on it; a tool the preflight found missing is skipped, never
+sent; output is capped; every failed capture is recorded one way (collectors/captures.record_failure
+/ run_capture). Everything lands in the bundle as it is collected.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import json
 import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
+from functools import partial
 from pathlib import Path
 from typing import Callable
 
@@ -36,7 +38,7 @@ class SamplerOptions:
     known_hosts: Path | None = None
     accept_new_host_keys: bool = False
     command_timeout_s: float = 60.0
-    vcenter_timeout_s: float = 60.0  # overall, for the login and lookups and again for the performance query
+    vcenter_timeout_s: float = 60.0  # overall, for the login and lookups and again for each later read
     output_cap_bytes: int | None = None  # replaces every command's own output cap
     no_host_ssh: bool = False
     no_guest: bool = False
@@ -162,25 +164,47 @@ class HostSampler:
         self.announce_failures()
 
     def perf(self, start: datetime, end: datetime) -> None:
-        from esxdiag.collectors.vsphere import collect_perf
+        """Each VM's counters and migration events, then each of their hosts' uplink counters once."""
+        from esxdiag.collectors.vsphere import collect_events, collect_host_perf, collect_perf
+        from esxdiag.collectors.vsphere_events import MAX_EVENTS
 
         if self.session is None or not self.found:
             return
-        self.progress.step(f"vCenter: performance counters from {start:%H:%M:%S} to {end:%H:%M:%S} UTC")
+        self.progress.step(f"vCenter: performance counters, migration events and host uplink counters from "
+                           f"{start:%H:%M:%S} to {end:%H:%M:%S} UTC")
         for vm in self.found:
-            started = utcnow()
-            try:
-                with self.session.within(self.opts.vcenter_timeout_s, "reading performance counters"):
-                    data = collect_perf(self.session, vm.ref, vm.inventory, start, end)
-            except CollectionError as exc:
-                self.writer.record("vsphere_perf", "vcenter", None, params={"vm": vm.label}, started=started,
-                                   ended=utcnow(), error_kind=error_kind(exc), error=exc.one_line())
-                continue
-            self.writer.record("vsphere_perf", "vcenter", json.dumps(data, indent=1) + "\n",
-                               params={"vm": vm.label}, command="PerformanceManager.QueryPerf", started=started,
-                               ended=utcnow())
-            if not data.get("timestamps"):
+            params = {"vm": vm.label}
+            data = self._read("vsphere_perf", params, "PerformanceManager.QueryPerf", "reading performance counters",
+                              partial(collect_perf, self.session, vm.ref, vm.inventory, start, end))
+            if data is not None and not data.get("timestamps"):
                 self.progress.step("vCenter returned no performance samples for that time: CPU not measured")
+            events = self._read("vsphere_events", params, "EventManager.QueryEvents", "reading migration events",
+                                partial(collect_events, self.session, vm.ref, start, end))
+            if events is not None and len(events["events"]) >= MAX_EVENTS:
+                self.writer.note(f"{vm.label}: vCenter returned {MAX_EVENTS} migration events for the window, the "
+                                 "most one query reads: others may be missing")
+        hosts: dict[str, str] = {}  # host moid -> name, each host once however many of its VMs were sampled
+        for vm in self.found:
+            if vm.inventory.get("host_moid"):
+                hosts.setdefault(vm.inventory["host_moid"], vm.inventory.get("host") or vm.inventory["host_moid"])
+        for moid, name in hosts.items():
+            self._read("vsphere_host_perf", {"host": name}, "PerformanceManager.QueryPerf",
+                       f"reading uplink counters of host {name}",
+                       partial(collect_host_perf, self.session, moid, name, start, end))
+
+    def _read(self, spec: str, params: dict, command: str, what: str, read: Callable[[], dict]) -> dict | None:
+        """One vCenter read within --vcenter-timeout, recorded as ``spec``; a failure is recorded, never raised."""
+        started = utcnow()
+        try:
+            with self.session.within(self.opts.vcenter_timeout_s, what):
+                data = read()
+        except CollectionError as exc:
+            self.writer.record(spec, "vcenter", None, params=params, started=started, ended=utcnow(),
+                               error_kind=error_kind(exc), error=exc.one_line())
+            return None
+        self.writer.record(spec, "vcenter", json.dumps(data, indent=1) + "\n", params=params, command=command,
+                           started=started, ended=utcnow())
+        return data
 
     # --- SSH ------------------------------------------------------------------------------
     def ssh_options(self, password_env: str):

@@ -3,8 +3,9 @@
 find_vm: CreateContainerView + one paged RetrievePropertiesEx (VM name, instance UUID, host;
 host names) + DestroyView. collect_inventory: one RetrievePropertiesEx over the VM, its
 networks (traversed from the VM) and its host plus the host's parent (traversed from the host),
-with an explicit path set per type; the request count does not depend on the inventory size or
-the number of vNICs. The record layout is documented in esxdiag.collectors.vsphere.
+with an explicit path set per type (the VM's hardware version and the host's ESXi version among
+them); the request count does not depend on the inventory size or the number of vNICs. The
+record layout is documented in esxdiag.collectors.vsphere.
 """
 
 from __future__ import annotations
@@ -29,8 +30,9 @@ _VM_PATHS = [
     "config.hardware.numCoresPerSocket", "config.hardware.memoryMB", "config.cpuAllocation",
     "config.guestId", "config.guestFullName", "config.hardware.device", "guest.guestId",
     "guest.guestFullName", "guest.guestFamily", "guest.toolsStatus", "guest.toolsRunningStatus",
-    "guest.hostName", "guest.ipAddress", "guest.net", "config.latencySensitivity",
+    "guest.hostName", "guest.ipAddress", "guest.net", "config.latencySensitivity", "config.version",
 ]
+_HOST_PATHS = ["name", "summary.hardware.cpuMhz", "summary.config.product.version", "parent"]
 NIC_TYPES = {
     vim.vm.device.VirtualVmxnet3: "vmxnet3", vim.vm.device.VirtualE1000: "e1000",
     vim.vm.device.VirtualE1000e: "e1000e", vim.vm.device.VirtualVmxnet2: "vmxnet2",
@@ -170,6 +172,8 @@ def _inventory(session: VsphereSession, vm_ref: VmRef) -> dict:
                         "device_config_id": n.deviceConfigId} for n in guest_net],
         "missing": missing,
         "latency_sensitivity": _latency_level(vm.get("config.latencySensitivity")),
+        "hardware_version": vm.get("config.version") or None,
+        "host_version": host.get("summary.config.product.version") or None,
     }
 
 
@@ -192,7 +196,7 @@ def _fetch(session: VsphereSession, vm_obj: Any, host_moid: str | None) -> tuple
             _PS.TraversalSpec(name="hostParent", type=vim.HostSystem, path="parent", skip=False)]))
     spec = _PS.FilterSpec(objectSet=object_set, propSet=[
         _PS.PropertySpec(type=vim.VirtualMachine, pathSet=_VM_PATHS),
-        _PS.PropertySpec(type=vim.HostSystem, pathSet=["name", "summary.hardware.cpuMhz", "parent"]),
+        _PS.PropertySpec(type=vim.HostSystem, pathSet=_HOST_PATHS),
         _PS.PropertySpec(type=vim.ComputeResource, pathSet=["name"]),
         _PS.PropertySpec(type=vim.Network, pathSet=["name"]),
         _PS.PropertySpec(type=vim.dvs.DistributedVirtualPortgroup, pathSet=["name", "key"]),

@@ -44,7 +44,7 @@ def test_report_html_with_summary_and_complete_bundle(esxdiag):
     html = report.read_text(encoding="utf-8")
     assert html.lstrip().lower().startswith("<!doctype html>") and html.rstrip().endswith("</html>")
     assert "<h2>VM iperf-test1" in html and 'class="verdict verdict-act">Raise RX ring 1' in html
-    assert "25 of 25 expected inputs were read." in html
+    assert "27 of 27 expected inputs were read." in html  # 25 + vsphere_events + vsphere_host_perf
     assert f"report: {report}" in run.stdout
     assert "VM iperf-test1  [CRITICAL]" in run.stdout and "RAISE RX RING 1" in run.stdout
     assert "Findings: 1 critical" in run.stdout

@@ -9,6 +9,7 @@ import json
 import pytest
 
 from esxdiag.errors import EXIT_BAD_INPUT, EXIT_COLLECTION, EXIT_FINDINGS
+from esxdiag.parsers.vsphere import parse_events, parse_host_perf
 
 pytestmark = pytest.mark.lab
 
@@ -34,6 +35,18 @@ def test_rings_without_ssh_answers_in_seconds_from_vcenter_realtime(esxdiag):
     assert ("net.packetsRx.summation", device_key) in series
     notes = run.bundle_loaded().manifest["notes"]
     assert any("no window waited" in n and "host SSH would add" in n for n in notes), notes
+    _events_and_uplinks_beside_perf(run, record)
+
+
+def _events_and_uplinks_beside_perf(run, perf: dict) -> None:
+    """The VM's migration events and its host's uplink counters, read for the VM's perf window."""
+    (events,) = run.captures("vsphere_events")
+    assert events.ok and events.params == {"vm": VM} and events.command == "EventManager.QueryEvents", events
+    assert parse_events(events.path.read_text()).events == ()  # the lab's VM stays on its host
+    (uplinks,) = run.captures("vsphere_host_perf")
+    assert uplinks.ok and uplinks.params == {"host": "esx0.lab.local"}, uplinks
+    host_perf = parse_host_perf(uplinks.path.read_text())
+    assert (host_perf.start, host_perf.end) == (perf["start"], perf["end"]) and host_perf.series
 
 
 def test_unreachable_host_and_guest_do_not_wait_the_window(esxdiag, ssh_lab, live):
@@ -71,6 +84,8 @@ def test_rings_format_json_output_file_and_fail_on(esxdiag):
 def test_report_lands_beside_its_bundle(esxdiag):
     run = esxdiag.run("report", VM)
     assert run.returncode == 0, run.explain()
+    (perf,) = run.captures("vsphere_perf")
+    _events_and_uplinks_beside_perf(run, json.loads(perf.path.read_text()))  # after the window too
     assert (run.bundle / "report.html").is_file()
     assert f"report: {run.bundle / 'report.html'}" in run.stdout
     assert not (esxdiag.workdir / "report.html").exists()

@@ -64,3 +64,17 @@ def session(vcsim_lab):
     live = connect(_lab_creds(vcsim_lab, insecure=True), timeout_s=10)
     yield live
     live.close()
+
+
+@pytest.fixture(scope="module")
+def two_hosts(lab_module, tmp_path_factory):
+    """vcsim alone with one cluster of two hosts (DC0_C0_H0, DC0_C0_H1) and two VMs, for migrations:
+    (lab, session)."""
+    lab = lab_module.start_vcsim(tmp_path_factory.mktemp("two-hosts"),
+                                 ("-cluster", "1", "-host", "2", "-standalone-host", "0", "-vm", "2"))
+    try:
+        live = connect(_lab_creds(lab, insecure=True), timeout_s=10)
+        yield lab, live
+        live.close()
+    finally:
+        lab.stop()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -94,6 +95,7 @@ def test_every_scenario_vm_inventory_matches_the_scenario(session, scenarios):
         assert inv["guest_nics"][0]["mac"] == want["nics"][0]["mac"]
         assert inv["guest_nics"][0]["device_config_id"] == inv["vnics"][0]["device_key"]
         assert inv["missing"] == []
+        assert re.fullmatch(r"vmx-\d+", inv["hardware_version"]) and inv["host_version"]
 
 
 def test_cpu_limited_and_e1000_and_windows_cases(session, scenarios):
@@ -128,6 +130,19 @@ def test_latency_sensitivity_level_is_read(session, extra_vms, vcsim_lab):
     assert parse_vm(json.dumps(inv)).latency_sensitivity == "high"
 
 
+def test_hardware_and_host_versions_are_read_in_the_inventory_request(session, vcsim_lab):
+    """config.version and the host's ESXi version, as govc reads them, in the same single request."""
+    vcsim_lab.govc("vm.create", "-on=false", "-version", "8.0", "-net", "VM Network", "hw20-vm")
+    find, inventory, inv = _requests_for(session, "hw20-vm")
+    assert (find, inventory) == (3, 1)
+    assert inv["hardware_version"] == "vmx-20"
+    govc_version = vcsim_lab.govc("object.collect", "-s", f"HostSystem:{inv['host_moid']}",
+                                  "summary.config.product.version").strip()
+    assert govc_version and inv["host_version"] == govc_version
+    parsed = parse_vm(json.dumps(inv))
+    assert (parsed.hardware_version, parsed.host_version) == ("vmx-20", govc_version)
+
+
 def _requests_for(session, name: str) -> tuple[int, int, dict]:
     start = session.request_count
     ref = find_vm(session, name)
@@ -152,6 +167,7 @@ def test_request_count_does_not_grow_with_inventory_or_vnics(lab_module, lab_cre
                 for vm in ("DC0_C0_RP0_VM0", "DC0_C0_RP0_VM1"):
                     find, inventory, inv = _requests_for(session, vm)
                     counts[(total, vm)] = (find, inventory, len(inv["vnics"]))
+                    assert inv["hardware_version"] and inv["host_version"]  # read in that one request
             finally:
                 session.close()
         finally:

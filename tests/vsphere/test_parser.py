@@ -27,7 +27,9 @@ def test_vm_record_mirrors_the_json_losslessly():
     assert (nic.type, nic.mac, nic.network, nic.dvs_uuid) == ("vmxnet3", "00:50:56:a6:55:f8", "VM Network", None)
     assert vm.guest_nics[0].device_config_id == nic.device_key
     assert vm.latency_sensitivity is None  # written before the field existed: optional
-    assert to_jsonable(vm) == {**json.loads(text), "latency_sensitivity": None}
+    assert (vm.hardware_version, vm.host_version) == (None, None)  # likewise
+    assert to_jsonable(vm) == {**json.loads(text), "latency_sensitivity": None, "hardware_version": None,
+                               "host_version": None}
     high = parse_vm(json.dumps({**json.loads(text), "latency_sensitivity": "high"}))
     assert high.latency_sensitivity == "high"
     with pytest.raises(ParseError):

@@ -1,4 +1,5 @@
-"""collect_perf against vcsim (values are random there: structure, not values) and its CSV decoding."""
+"""collect_perf and collect_host_perf against vcsim (values are random there: structure, not values)
+and their CSV decoding."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from pyVmomi import vim
 
-from esxdiag.collectors.vsphere import collect_inventory, collect_perf, find_vm
+from esxdiag.collectors.vsphere import collect_host_perf, collect_inventory, collect_perf, find_vm
+from esxdiag.collectors.vsphere_host_perf import HOST_NET_COUNTERS, uplink_series
 from esxdiag.collectors.vsphere_perf import CPU_COUNTERS, NET_COUNTERS, decode_csv, choose_interval
-from esxdiag.parsers.vsphere import parse_perf
+from esxdiag.parsers.vsphere import parse_host_perf, parse_perf
 
 UNITS = {"cpu.usage.average": "percent", "net.droppedRx.summation": "number", "cpu.ready.summation": "millisecond"}
 
@@ -42,6 +44,43 @@ def test_perf_has_per_vcpu_and_per_vnic_series(session, scenarios):
     again = session.request_count
     collect_perf(session, ref, inventory, end - timedelta(minutes=5), end)
     assert session.request_count - again == 3  # counter ids are cached per session
+
+
+@pytest.mark.lab
+def test_host_uplink_counters_parse_with_the_project_parser(session, scenarios):
+    """vcsim answers instance "*" with one series named "*": recorded as the host aggregate, with a note."""
+    inventory = collect_inventory(session, find_vm(session, scenarios["vms"][0]["name"]))
+    end = datetime.now(timezone.utc).replace(microsecond=0)
+    collect_host_perf(session, inventory["host_moid"], inventory["host"], end - timedelta(minutes=5), end)
+    before = session.request_count
+    perf = collect_host_perf(session, inventory["host_moid"], inventory["host"], end - timedelta(minutes=5), end)
+    assert session.request_count - before == 1  # one QueryPerf: counter ids are cached per session
+    assert (perf["schema"], perf["host"], perf["interval_s"], perf["rollup"]) == (
+        "esxdiag.vsphere_host_perf/1", scenarios["host"]["name"], 20, "realtime")
+    assert "instance '*'" in perf["note"]
+    assert [(s["counter"], s["instance"], s["unit"]) for s in perf["series"]] == [
+        (c, "", "number") for c in HOST_NET_COUNTERS]
+    parsed = parse_host_perf(json.dumps(perf))
+    assert len(parsed.timestamps) == 16 and parsed.timestamps == tuple(sorted(parsed.timestamps))
+    assert parsed.values("net.errorsRx.summation", "") == tuple(perf["series"][1]["values"])
+
+
+def test_uplink_series_keep_the_aggregate_and_vmnics_only():
+    """A real vCenter's answer to instance "*": "" plus one series per vmnic (and vmk ports, left out)."""
+    metric = vim.PerformanceManager.EntityMetricCSV(
+        sampleInfoCSV="20,2026-01-01T00:00:20Z,20,2026-01-01T00:00:00Z",
+        value=[vim.PerformanceManager.MetricSeriesCSV(id=vim.PerformanceManager.MetricId(counterId=7, instance=i),
+                                                      value=v)
+               for i, v in (("", "30,10"), ("vmnic10", "0,0"), ("vmnic1", "30,10"), ("vmk0", "5,5"), ("vusb0", "0,-1"))])
+    stamps, values = decode_csv([metric])
+    order = sorted(range(len(stamps)), key=lambda i: stamps[i])
+    series, notes = uplink_series(values, {7: ("net.droppedRx.summation", "number")}, order)
+    assert [(s["instance"], s["values"]) for s in series] == [
+        ("", [10, 30]), ("vmnic1", [10, 30]), ("vmnic10", [0, 0]), ("vusb0", [None, 0])]
+    assert notes == ["instances that are not uplinks left out: vmk0"]
+    echoed = {(7, "*"): [3, 4]}  # vcsim
+    series, notes = uplink_series(echoed, {7: ("net.droppedRx.summation", "number")}, [0, 1])
+    assert [(s["instance"], s["values"]) for s in series] == [("", [3, 4])] and "instance '*'" in notes[0]
 
 
 def test_choose_interval_falls_back_to_the_300s_rollup():
