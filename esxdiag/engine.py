@@ -94,6 +94,7 @@ def _vnic_result(vm: VmFacts, nic: VnicFacts, t: dict[str, float], failed: list[
         "ring1_size": nic.ring1_size, "ring2_size": nic.ring2_size, "ring_size_source": nic.ring_size_source,
         "ring1_max": nic.ring1_max, "ring2_max": nic.ring2_max, "rx_queues": nic.rx_queues, "mtu": nic.mtu,
         "rss_enabled": nic.rss_enabled, "driver": nic.driver, "driver_version": nic.driver_version,
+        "device_version": nic.device_version,
     }
     for key, c in (("ring1_full", nic.ring1_full), ("ring2_full", nic.ring2_full),
                    ("host_out_of_buffers", nic.host_out_of_buffers), ("dropped_rx", nic.dropped_rx),

@@ -205,6 +205,8 @@ def _nic_facts(metrics: dict[str, Any]) -> list[str]:
     driver = " ".join(str(extra.pop(k)) for k in ("driver", "driver_version") if k in extra)
     if driver:
         facts.append(f"driver {driver}")
+    if "device_version" in extra:
+        facts.append(f"vmxnet3 {extra.pop('device_version')} device")
     extra.pop("ring_size_source", None)  # a file path: the HTML report links it
     return facts + [f"{k}={fmt(v)}" for k, v in extra.items()]
 

@@ -25,7 +25,7 @@ VNIC_COLUMNS = {
     "vm": "string", "mac": "string", "label": "string", "type": "string", "portset": "string", "port": "Int64",
     "guest_interface": "string", "ring_verdict": "string", "ring1_size": "Int64", "ring2_size": "Int64",
     "ring_size_source": "string", "ring1_max": "Int64", "ring2_max": "Int64", "rx_queues": "Int64", "mtu": "Int64",
-    "rss_enabled": "boolean", "driver": "string", "driver_version": "string",
+    "rss_enabled": "boolean", "driver": "string", "driver_version": "string", "device_version": "string",
 }
 RING_COUNTERS = ("ring1_full", "ring2_full", "host_out_of_buffers", "dropped_rx", "guest_oob", "guest_discards",
                  "vcenter_dropped_rx")

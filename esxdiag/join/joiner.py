@@ -190,13 +190,6 @@ class Joiner:
                                 "device_key": None})
         return out or guest_vnics(self, guest)
 
-    def host_port(self, mac: str | None):
-        for target_id, reading in self.host_port_lists():
-            for port in reading.record.ports:
-                if mac and norm_mac(port.mac) == mac:
-                    return target_id, port, reading
-        return None, None, None
-
     def vnic_facts(self, vm: str, inv: Any, guest, versions: tuple[str | None, str | None]):
         nics = self.vnic_list(vm, inv, guest)
         for nic in nics:

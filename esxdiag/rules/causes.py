@@ -104,9 +104,8 @@ def other_rx_drops(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
     if not causes:
         return [RuleCheck("vmxnet3-drop-reasons", "pass", "no vmxnet3 drops for a reason other than the ring",
                           nic.mac)]
-    severity = "warning"
     return [Finding(
-        "vmxnet3-drop-reasons", severity, vm.name, nic.mac,
+        "vmxnet3-drop-reasons", "warning", vm.name, nic.mac,
         f"{nic.label or nic.mac} drops frames for reasons other than the ring",
         "; ".join(c.words for c in causes) + ". A bigger ring does not help these.",
         evidence=tuple(e for c in causes for e in c.evidence),
