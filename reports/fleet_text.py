@@ -68,6 +68,12 @@ def render_fleet_text(document: dict, top: int = 10) -> str:
                      _num(r["costop_worst_pct"]), _num(r["max_limited_worst_pct"]), _num(r["score"], 1))
             lines.append(" ".join(f"{c:<{w}}" for c, (_, w) in zip(cells, COLUMNS)).rstrip())
             lines.append(f"    {safe_text(r['reason'])}")
+    lossy = [h for h in document["rollups"]["hosts"] if h.get("uplink")]
+    if lossy:
+        lines.append(f"Uplink loss on {len(lossy)} host{'' if len(lossy) == 1 else 's'} (frames lost before the "
+                     "vSwitch: one finding per host, not a ring):")
+        lines.extend(f"  {safe_text(h['uplink'])} ({h['counts'].get('uplink-loss', 0)} of its {h['vms']} VMs "
+                     "classed uplink-loss)" for h in lossy[:top])
     changes = document.get("changes")
     if changes:
         lines.append(f"Since the previous scan ({changes['previous_at']}): "
