@@ -76,4 +76,5 @@ def hosts_of(vm: FleetVm, moves: tuple[Move, ...] | None) -> list[str]:
 
 def words(moves: tuple[Move, ...]) -> str:
     """"moved from esx0 to esx1 at 12:01:56 UTC during the window: drops not compared across hosts"."""
-    return f"{', then '.join(m.words() for m in moves)} during the window: drops not compared across hosts"
+    said = ", then ".join(m.words() if i == 0 else m.words().removeprefix("moved ") for i, m in enumerate(moves))
+    return f"{said} during the window: drops not compared across hosts"
