@@ -57,6 +57,10 @@ def render_fleet_text(document: dict, top: int = 10) -> str:
     lines.append(f"esxdiag scan: {len(vms)} VMs from {len(scanned)} of {len(document['vcenters'])} vCenter(s), "
                  f"window {document['snapshot']['window_s']:g} s, collected {document['snapshot']['collected_at']}")
     lines.append("  " + " | ".join(f"{c} {document['counts'].get(c, 0)}" for c in FLEET_CLASSES))
+    for v in document["vcenters"]:
+        if v["status"] == "scanned" and v.get("migration_events_error"):
+            lines.append(f"  {safe_text(v['name'])}: migration events not read "
+                         f"({safe_text(v['migration_events_error'])}): VMs that moved in the window are not marked")
     concern = [r for r in vms if r["class"] not in ("healthy", "no-data")]
     lines.append(f"Top {min(top, len(concern))} of {len(concern)} VMs needing attention:" if concern
                  else calm_line(document))

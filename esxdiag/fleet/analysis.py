@@ -104,6 +104,20 @@ def host_context(host: FleetHost, t: dict[str, float]) -> dict:
     return out
 
 
+def event_notes(snapshot: Snapshot) -> list[str]:
+    """What the report cannot say about moves: a vCenter whose migration events could not be read, or
+    whose answer was cut at the most one query returns."""
+    notes = []
+    for v in snapshot.vcenters:
+        if v.status == "scanned" and v.migration_events_error:
+            notes.append(f"{v.name}: migration events not read ({v.migration_events_error}): a VM that moved "
+                         "between hosts in the window is not marked")
+        elif v.status == "scanned" and v.migration_events_truncated:
+            notes.append(f"{v.name}: {v.migration_events} migration events, the most one query returns: older "
+                         "moves in the window may be missing")
+    return notes
+
+
 def _rollup(rows: list[dict], key) -> list[dict]:
     groups: dict[tuple, list[dict]] = defaultdict(list)
     for row in rows:
@@ -142,7 +156,7 @@ def build_report(snapshot: Snapshot, thresholds: dict[str, float], snapshot_file
         "schema": SCHEMA_FLEET_REPORT, "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "esxdiag_version": __version__,
         "snapshot": {"file": snapshot_file, "collected_at": snapshot.collected_at, "window_s": snapshot.window_s,
-                     "nic_types": snapshot.nic_types, "filters": snapshot.filters, "notes": list(snapshot.notes)},
+                     "nic_types": snapshot.nic_types, "filters": snapshot.filters, "notes": list(snapshot.notes) + event_notes(snapshot)},
         "thresholds": {k: thresholds[k] for k in THRESHOLD_KEYS},
         "vcenters": [dict(v.__dict__) for v in snapshot.vcenters],
         "not_scanned": [{"vcenter": v.name, "url": v.url, "error": v.error, "error_kind": v.error_kind}

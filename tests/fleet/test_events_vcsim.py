@@ -3,13 +3,15 @@ makes vcsim post one VmMigratedEvent, before it moves the VM, naming the old hos
 destination; the scan reads it with its one QueryEvents and the report marks the VM as moved, with
 the destination from the inventory, and spends no deep check on it. Host counters come from the
 fake PerformanceManager in vcsim's own shape (one "*" series: the host's aggregate, no vmnic), so the
-uplink loss is said without a vmnic name."""
+uplink loss is said without a vmnic name. A query the server refuses costs the events only."""
 
 from __future__ import annotations
 
+import importlib
 import re
 
 import pytest
+from pyVmomi import vim
 
 from esxdiag.collectors.fleet import ScanOptions, scan
 from esxdiag.config import load_thresholds
@@ -102,3 +104,35 @@ def test_uplink_loss_on_a_host_vcsim_gives_only_as_an_aggregate(moved_lab, creds
     stated = [h for h in document["rollups"]["hosts"] if h["uplink"]]
     assert [h["name"] for h in stated] == [SOURCE] and words in stated[0]["uplink"]
     assert [r["name"] for r in deep_candidates(document, 10)] == ["stayer"]
+
+
+class _Refusing:
+    """An EventManager that refuses the query, as vCenter does for a user without System.View on the root."""
+
+    def QueryEvents(self, spec):
+        raise vim.fault.NoPermission(msg="Permission to perform this operation was denied.", privilegeId="System.View")
+
+
+class _Content:
+    def __init__(self, real):
+        self._real, self.eventManager = real, _Refusing()
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+
+def test_events_that_cannot_be_read_cost_the_events_only(moved_lab, creds_for, monkeypatch):
+    scan_module = importlib.import_module("esxdiag.collectors.fleet.scan")
+    real_connect = scan_module.connect
+
+    def connect(creds, timeout_s=30):
+        session = real_connect(creds, timeout_s=timeout_s)
+        session._content = _Content(session._content)
+        return session
+    monkeypatch.setattr(scan_module, "connect", connect)
+    data = scan([creds_for(moved_lab)], ScanOptions(workers=1))
+    status = data["vcenters"][0]
+    assert status["status"] == "scanned" and status["migration_events"] is None
+    assert "reading migration events: NoPermission" in status["migration_events_error"]
+    assert {v["name"]: v["migrations"] for v in data["vms"]} == {"mover": None, "stayer": None, "other": None}
+    assert all(v["perf"] is not None for v in data["vms"])  # the rest of the scan stands

@@ -16,6 +16,8 @@ from esxdiag.config import load_thresholds
 from esxdiag.fleet.analysis import build_report, deep_candidates
 from esxdiag.fleet.snapshot import load_snapshot, snapshot_from_dict, write_snapshot
 from esxdiag.reports.fleet_csv import render_fleet_csv
+from esxdiag.reports.fleet_html import render_fleet_html
+from esxdiag.reports.fleet_text import render_fleet_text
 
 _spec = importlib.util.spec_from_file_location("fleet_snapshots", Path(__file__).with_name("fleet_snapshots.py"))
 fs = importlib.util.module_from_spec(_spec)
@@ -112,3 +114,20 @@ def test_migrations_round_trip_and_damaged_ones_cost_the_field_only(tmp_path):
     r = row(build_report(snapshot_from_dict(damaged), load_thresholds()), "m")
     assert r["class"] == "healthy" and r["moves"] is None
     assert any("migrations" in n and "unknown" in n for n in r["notes"])
+
+
+def test_a_vcenter_whose_events_could_not_be_read_says_so():
+    data = fs.snapshot([fs.vm("m", drops=100)])
+    data["vms"][0]["migrations"] = None
+    data["vcenters"][0].update(migration_events=None, migration_events_error="vc1:443: reading migration events: "
+                               "NoPermission: System.View", migration_events_truncated=False)
+    document = build_report(snapshot_from_dict(data), load_thresholds())
+    said = "vc1:443: migration events not read (vc1:443: reading migration events: NoPermission: System.View)"
+    assert any(n.startswith(said) for n in document["snapshot"]["notes"])
+    assert said in render_fleet_text(document) and said in render_fleet_html(document)
+    assert row(document, "m")["moves"] is None
+    cut = fs.snapshot([fs.vm("m")])
+    cut["vcenters"][0].update(migration_events=1000, migration_events_truncated=True)
+    notes = build_report(snapshot_from_dict(cut), load_thresholds())["snapshot"]["notes"]
+    assert notes == ["vc1:443: 1000 migration events, the most one query returns: older moves in the window may "
+                     "be missing"]
