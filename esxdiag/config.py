@@ -58,6 +58,11 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     # 0.1 per second and 0.01 per 1,000 packets)"
     "fleet.drops_per_s_floor": 0.1,
     "fleet.drops_per_1000_floor": 0.01,
+    # a host uplink (vCenter host net.droppedRx + net.errorsRx per vmnicN, domain.md section 10) losing received
+    # frames faster than this is a finding for every VM on the host (docs/fleet-scan.md "Uplink loss"): the same
+    # "well under 0.1 per second" as a VM's floor (section 8), on its own key because the scan reads no host
+    # packet count (no per-1,000 floor beside it) and some pNIC drivers count frames they filter as drops
+    "fleet.uplink_drops_per_s_floor": 0.1,
     # guest TCP
     "tcp.retransmit_pct": 1.0,  # retransmitted / sent segments in the window
     "tcp.retransmits_per_s": 10.0,  # or a sustained retransmit rate (the seed's sender: ~290/s)
@@ -124,6 +129,7 @@ _RANGES = {  # everything else: 0 .. 1e9
     "cpu.max_limited_share_of_ready": (0.0, 1.0),  # a share of %RDY
     "vcenter.min_samples": (1.0, 180.0),  # 180 realtime samples = vCenter's one hour
     "fleet.drops_per_s_floor": (0.0, 1e6),
+    "fleet.uplink_drops_per_s_floor": (0.0, 1e6),
     "fleet.drops_per_1000_floor": (0.0, 1000.0),  # per 1,000 packets received
     **{key: (0.0, 100.0) for key in DEFAULT_THRESHOLDS if key.endswith("_pct") or "_pct_" in key},
 }

@@ -4,14 +4,18 @@ other (README "Layout": imports point down the pipeline)."""
 
 from __future__ import annotations
 
-# Fleet classes, most urgent first (esxdiag.fleet.rules says when each applies); ring-exhaustion is the
-# confirmed state: only the deep check's host ring counters set it (esxdiag.fleet.confirm)
-FLEET_CLASSES = ("ring-exhaustion", "cpu-and-drops", "ring-suspect", "cpu-limit", "cpu-contention", "emulated-nic",
-                 "no-data", "healthy")
+# Fleet classes, most urgent first (esxdiag.fleet.rules says when each applies); ring-exhaustion and
+# drops-not-ring are confirmed states: only the deep check's host counters set them (esxdiag.fleet.confirm)
+FLEET_CLASSES = ("ring-exhaustion", "cpu-and-drops", "ring-suspect", "uplink-loss", "drops-not-ring", "cpu-limit",
+                 "cpu-contention", "emulated-nic", "no-data", "healthy")
 # The classes that need someone's attention: counted per cluster/host, "new suspect" / "recovered" in history
-CONCERN_CLASSES = FLEET_CLASSES[:6]
+CONCERN_CLASSES = FLEET_CLASSES[:8]
 # Suspicions from vCenter's drop counters that the deep check (vmxnet3 ring counters) can prove or clear
 DROP_CLASSES = ("cpu-and-drops", "ring-suspect")
+# vCenter events that say a VM moved (or began to move) between hosts: the fleet scan reads them for its
+# window (one EventManager.QueryEvents per vCenter), the fleet rules split nothing across two ports
+MIGRATION_EVENTS = ("VmMigratedEvent", "DrsVmMigratedEvent", "VmEmigratingEvent", "VmBeingHotMigratedEvent",
+                    "VmRelocatedEvent")
 
 SCHEMA_SNAPSHOT = "esxdiag.fleet_snapshot/1"
 SCHEMA_FLEET_REPORT = "esxdiag.fleet_report/1"

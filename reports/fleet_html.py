@@ -26,8 +26,8 @@ from esxdiag.result import SEVERITIES
 from esxdiag.vocabulary import CONCERN_CLASSES, FLEET_CLASSES
 
 CLASS_COLOURS = {"ring-exhaustion": "#6d0016", "cpu-and-drops": "#7b2fa3", "ring-suspect": "#b00020",
-                 "cpu-limit": "#c05800", "cpu-contention": "#8a5300", "emulated-nic": "#0b5cad", "no-data": "#888888",
-                 "healthy": "#1e6b35"}
+                 "uplink-loss": "#005f73", "drops-not-ring": "#8c2d5a", "cpu-limit": "#c05800",
+                 "cpu-contention": "#8a5300", "emulated-nic": "#0b5cad", "no-data": "#888888", "healthy": "#1e6b35"}
 WIDTH, HEIGHT, LEFT, BOTTOM, TOP, RIGHT = 760, 360, 60, 40, 20, 20
 PAGE_SIZE = 100  # rows the table shows at once
 TOP_ROWS = 25  # server-rendered (and printed) top suspects

@@ -57,6 +57,10 @@ def render_fleet_text(document: dict, top: int = 10) -> str:
     lines.append(f"esxdiag scan: {len(vms)} VMs from {len(scanned)} of {len(document['vcenters'])} vCenter(s), "
                  f"window {document['snapshot']['window_s']:g} s, collected {document['snapshot']['collected_at']}")
     lines.append("  " + " | ".join(f"{c} {document['counts'].get(c, 0)}" for c in FLEET_CLASSES))
+    for v in document["vcenters"]:
+        if v["status"] == "scanned" and v.get("migration_events_error"):
+            lines.append(f"  {safe_text(v['name'])}: migration events not read "
+                         f"({safe_text(v['migration_events_error'])}): VMs that moved in the window are not marked")
     concern = [r for r in vms if r["class"] not in ("healthy", "no-data")]
     lines.append(f"Top {min(top, len(concern))} of {len(concern)} VMs needing attention:" if concern
                  else calm_line(document))
@@ -68,6 +72,12 @@ def render_fleet_text(document: dict, top: int = 10) -> str:
                      _num(r["costop_worst_pct"]), _num(r["max_limited_worst_pct"]), _num(r["score"], 1))
             lines.append(" ".join(f"{c:<{w}}" for c, (_, w) in zip(cells, COLUMNS)).rstrip())
             lines.append(f"    {safe_text(r['reason'])}")
+    lossy = [h for h in document["rollups"]["hosts"] if h.get("uplink")]
+    if lossy:
+        lines.append(f"Uplink loss on {len(lossy)} host{'' if len(lossy) == 1 else 's'} (frames lost before the "
+                     "vSwitch: one finding per host, not a ring):")
+        lines.extend(f"  {safe_text(h['uplink'])} ({h['counts'].get('uplink-loss', 0)} of its {h['vms']} VMs "
+                     "classed uplink-loss)" for h in lossy[:top])
     changes = document.get("changes")
     if changes:
         lines.append(f"Since the previous scan ({changes['previous_at']}): "

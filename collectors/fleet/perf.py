@@ -25,7 +25,8 @@ from esxdiag.errors import CollectionError
 
 VM_COUNTERS = ("cpu.ready.summation", "cpu.costop.summation", "cpu.maxlimited.summation",
                "net.droppedRx.summation", "net.packetsRx.summation")
-HOST_COUNTERS = ("cpu.usage.average", "net.droppedRx.summation")
+# per host: CPU usage, and the uplinks' receive losses (instance vmnicN on a real vCenter; vcsim: the aggregate)
+HOST_COUNTERS = ("cpu.usage.average", "net.droppedRx.summation", "net.errorsRx.summation")
 DEFAULT_MAX_QUERY_METRICS = 64
 UNLIMITED_METRICS_CAP = 1024  # the server said -1 (no limit): still keep each answer a sane size
 OPTION = "config.vpxd.stats.maxQueryMetrics"

@@ -3,7 +3,9 @@
 Per vCenter: login, CurrentTime (the window ends on the server's clock), the maxQueryMetrics
 option, the places pass, the paged VM pass; then, in shares of VMs (in this process, or in worker
 processes on the same session for big fleets), the vNICs and the QueryPerf batches of the
-powered-on VMs; then their hosts, logout. The snapshot layout is documented in docs/fleet-scan.md.
+powered-on VMs; then their hosts; last the window's migration events (one QueryEvents: a failure
+there costs the events only, said in the vCenter's entry), logout. The snapshot layout is
+documented in docs/fleet-scan.md.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from datetime import datetime, timezone
 from typing import Callable
 
 from esxdiag.collectors.credentials import Credentials
-from esxdiag.collectors.fleet import inventory, perf, workers
+from esxdiag.collectors.fleet import events, inventory, perf, workers
 from esxdiag.collectors.fleet.share import ShareTask, collect_share
 from esxdiag.collectors.vsphere_perf import iso_utc
 from esxdiag.collectors.vsphere_session import VsphereSession, api_errors, connect
@@ -91,7 +93,8 @@ def _scan_one(creds: Credentials, options: ScanOptions, tracker: Progress, vcent
     where = f"{creds.host}:{creds.port}"
     status = {"url": creds.url, "name": where, "status": "failed", "error": None, "error_kind": None,
               "requests": 0, "seconds": None, "max_query_metrics": None, "max_query_metrics_source": None,
-              "vms": 0, "perf_errors": 0, "whole_device_lists": 0, "workers": 1, "unmatched_filters": []}
+              "vms": 0, "perf_errors": 0, "whole_device_lists": 0, "workers": 1, "unmatched_filters": [],
+              "migration_events": None, "migration_events_truncated": False, "migration_events_error": None}
     started = time.monotonic()
     session = None
     out = {"vcenter": status, "hosts": [], "vms": []}
@@ -184,7 +187,23 @@ def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracke
             hosts.append({"vcenter": name, "moid": e.key, "name": e.name,
                           "cluster": cluster["name"] if cluster else None, "perf": host_records.get(e.key),
                           "perf_error": host_errors.get(e.key)})
+    _migrations(session, vms, end, options, status)
     return {"hosts": hosts, "vms": vms}
+
+
+def _migrations(session: VsphereSession, vms: list[dict], end, options: ScanOptions, status: dict) -> None:
+    """Each VM's migration events in the window ([] none; None when they could not be read, with why
+    in the vCenter's entry: the rest of the scan stands)."""
+    try:
+        by_vm, count, truncated = events.read_migrations(session, end, options.window_s, options.timeout_s)
+    except CollectionError as exc:
+        status["migration_events_error"] = exc.one_line()
+        for vm in vms:
+            vm["migrations"] = None
+        return
+    status.update(migration_events=count, migration_events_truncated=truncated)
+    for vm in vms:
+        vm["migrations"] = by_vm.get(vm["moid"], [])
 
 
 def _merge(into: dict, share: dict) -> None:

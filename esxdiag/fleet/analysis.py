@@ -5,7 +5,8 @@ counters before suspected from vCenter's, then class (most urgent first,
 esxdiag.vocabulary.FLEET_CLASSES), then score, then name: a critical CPU limit outranks a
 warning-level drop suspicion.
 Rollups per cluster and per host add the host context vCenter gave: host CPU usage and pNIC
-receive drops over the same window. Layout: docs/fleet-scan.md.
+receive drops and errors over the same window; a host whose uplink loses frames says so once, in its
+rollup (``uplink``), and its VMs carry it (esxdiag.fleet.uplink). Layout: docs/fleet-scan.md.
 """
 
 from __future__ import annotations
@@ -16,19 +17,20 @@ from datetime import datetime, timezone
 from esxdiag import __version__
 from esxdiag.fleet.rules import Assessment, assess
 from esxdiag.fleet.snapshot import FleetHost, Snapshot
+from esxdiag.fleet.uplink import HostUplink, host_uplink
 from esxdiag.result import SEVERITIES, worst_of
 from esxdiag.vocabulary import CONCERN_CLASSES, DROP_CLASSES, FLEET_CLASSES, SCHEMA_FLEET_REPORT
 
 THRESHOLD_KEYS = ("cpu.ready_pct_warning", "cpu.ready_pct_critical", "cpu.costop_pct", "cpu.max_limited_pct",
                   "ring.drops", "ring.drops_per_s_critical", "fleet.score_drops_weight", "fleet.drops_per_s_floor",
-                  "fleet.drops_per_1000_floor")
+                  "fleet.drops_per_1000_floor", "fleet.uplink_drops_per_s_floor")
 
 
 def _r(value: float | None, digits: int = 2) -> float | None:
     return None if value is None else round(value, digits)
 
 
-def vm_row(rank: int, a: Assessment) -> dict:
+def vm_row(rank: int, a: Assessment, t: dict[str, float]) -> dict:
     vm = a.vm
     return {
         "rank": rank, "vcenter": vm.vcenter, "moid": vm.moid, "name": vm.name, "class": a.klass,
@@ -43,8 +45,16 @@ def vm_row(rank: int, a: Assessment) -> dict:
         "ready_avg_pct": _r(a.ready_avg),
         "costop_worst_pct": _r(a.costop_worst), "max_limited_worst_pct": _r(a.max_limited_worst),
         "drops_by_vnic": a.drops_by_vnic, "notes": list(a.notes), "confirmed": a.confirmed, "dropping": a.dropping,
+        "moves": [m.as_dict() for m in a.moves] if a.moves is not None else None,
+        "uplink_loss": [_loss(u.host, v) for u in a.uplinks for v in u.lossy(t)],
         "deep": None,
     }
+
+
+def _loss(host: str, v) -> dict:
+    """One uplink losing frames over the floor (esxdiag.fleet.uplink.VmnicLoss) as JSON."""
+    return {"host": host, "vmnic": v.vmnic, "per_s": _r(v.per_s, 3), "drops_per_s": _r(v.drops / v.seconds, 3),
+            "errors_per_s": None if v.errors is None else _r(v.errors / v.seconds, 3)}
 
 
 def severity_order(severity: str | None) -> int:
@@ -66,9 +76,11 @@ def row_order(row: dict) -> tuple:
                      f"{row['vcenter']}/{row['moid']}")
 
 
-def host_context(host: FleetHost) -> dict:
-    """Host CPU usage (cpu.usage.average, hundredths of a percent) and pNIC receive drops per second."""
-    out = {"cpu_usage_avg_pct": None, "pnic_drops_per_s": None, "source": None, "error": host.perf_error}
+def host_context(host: FleetHost, t: dict[str, float]) -> dict:
+    """Host CPU usage (cpu.usage.average, hundredths of a percent), pNIC receive drops and errors per
+    second, and the uplink loss over the floor, stated once (esxdiag.fleet.uplink)."""
+    out = {"cpu_usage_avg_pct": None, "pnic_drops_per_s": None, "pnic_errors_per_s": None, "uplink_loss": [],
+           "uplink": None, "source": None, "error": host.perf_error}
     perf = host.perf
     if perf is None:
         return out
@@ -77,13 +89,33 @@ def host_context(host: FleetHost) -> dict:
              if v is not None]
     if usage:
         out["cpu_usage_avg_pct"] = round(sum(usage) / len(usage) / 100, 2)
-    drops = [s for s in perf.series if s.counter == "net.droppedRx.summation"]
-    chosen = [s for s in drops if s.instance] or drops  # per pNIC when expanded, else the aggregate
-    values = [v for s in chosen for v in s.values if v is not None]
-    samples = max((sum(v is not None for v in s.values) for s in chosen), default=0)
-    if values and samples:
-        out["pnic_drops_per_s"] = round(sum(values) / (samples * perf.interval_s), 3)
+    for counter, key in (("net.droppedRx.summation", "pnic_drops_per_s"), ("net.errorsRx.summation",
+                                                                          "pnic_errors_per_s")):
+        series = [s for s in perf.series if s.counter == counter]
+        chosen = [s for s in series if s.instance] or series  # per pNIC when expanded, else the aggregate
+        values = [v for s in chosen for v in s.values if v is not None]
+        samples = max((sum(v is not None for v in s.values) for s in chosen), default=0)
+        if values and samples:
+            out[key] = round(sum(values) / (samples * perf.interval_s), 3)
+    figures = host_uplink(host)
+    if figures is not None and figures.lossy(t):
+        out["uplink_loss"] = [_loss(host.name, v) for v in figures.lossy(t)]
+        out["uplink"] = f"{figures.words(t)}: before the vSwitch, not the ring: a finding for every VM on the host"
     return out
+
+
+def event_notes(snapshot: Snapshot) -> list[str]:
+    """What the report cannot say about moves: a vCenter whose migration events could not be read, or
+    whose answer was cut at the most one query returns."""
+    notes = []
+    for v in snapshot.vcenters:
+        if v.status == "scanned" and v.migration_events_error:
+            notes.append(f"{v.name}: migration events not read ({v.migration_events_error}): a VM that moved "
+                         "between hosts in the window is not marked")
+        elif v.status == "scanned" and v.migration_events_truncated:
+            notes.append(f"{v.name}: {v.migration_events} migration events, the most one query returns: older "
+                         "moves in the window may be missing")
+    return notes
 
 
 def _rollup(rows: list[dict], key) -> list[dict]:
@@ -106,20 +138,25 @@ def build_report(snapshot: Snapshot, thresholds: dict[str, float], snapshot_file
                  deep: dict[tuple[str, str], dict] | None = None) -> dict:
     """deep: each deep-checked VM's check by (vcenter, moid) (esxdiag.fleet.deep): folded into its class."""
     deep = deep or {}
-    ranked = rank([assess(vm, thresholds, deep.get((vm.vcenter, vm.moid))) for vm in snapshot.vms])
-    rows = [vm_row(i, a) for i, a in enumerate(ranked, 1)]
+    uplinks: dict[tuple[str, str], HostUplink] = {}
+    for h in snapshot.hosts:
+        if (figures := host_uplink(h)) is not None:
+            uplinks[(h.vcenter, h.name)] = figures
+    ranked = rank([assess(vm, thresholds, deep.get((vm.vcenter, vm.moid)), uplinks) for vm in snapshot.vms])
+    rows = [vm_row(i, a, thresholds) for i, a in enumerate(ranked, 1)]
     for row in rows:
         row["deep"] = deep.get((row["vcenter"], row["moid"]))
     hosts = _rollup(rows, lambda r: (r["vcenter"], r["host"] or "(unknown host)"))
-    context = {(h.vcenter, h.name): host_context(h) for h in snapshot.hosts}
+    context = {(h.vcenter, h.name): host_context(h, thresholds) for h in snapshot.hosts}
     for h in hosts:
         h.update(context.get((h["vcenter"], h["name"]), {"cpu_usage_avg_pct": None, "pnic_drops_per_s": None,
+                                                         "pnic_errors_per_s": None, "uplink_loss": [], "uplink": None,
                                                          "source": None, "error": None}))
     return {
         "schema": SCHEMA_FLEET_REPORT, "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "esxdiag_version": __version__,
         "snapshot": {"file": snapshot_file, "collected_at": snapshot.collected_at, "window_s": snapshot.window_s,
-                     "nic_types": snapshot.nic_types, "filters": snapshot.filters, "notes": list(snapshot.notes)},
+                     "nic_types": snapshot.nic_types, "filters": snapshot.filters, "notes": list(snapshot.notes) + event_notes(snapshot)},
         "thresholds": {k: thresholds[k] for k in THRESHOLD_KEYS},
         "vcenters": [dict(v.__dict__) for v in snapshot.vcenters],
         "not_scanned": [{"vcenter": v.name, "url": v.url, "error": v.error, "error_kind": v.error_kind}
@@ -140,9 +177,11 @@ def worst_severity(document: dict) -> str | None:
 
 def deep_candidates(document: dict, n: int) -> list[dict]:
     """The N VMs a deep check helps most: drop suspicions on a vmxnet3 vNIC (cpu-and-drops, ring-suspect,
-    and drops that vCenter's counters cannot place), most severe first, then by score."""
-    rows = [r for r in document["vms"] if r["class"] in DROP_CLASSES
-            or r["class"] == "no-data" and r["dropping"] and "vmxnet3" in (r["nic_types"] or ())]
+    and drops that vCenter's counters cannot place), most severe first, then by score. Not a VM that
+    moved between hosts in the window (its counters span two ports; the check samples one host, after
+    the window), nor an uplink-loss VM (no ring can help frames lost before the vSwitch)."""
+    rows = [r for r in document["vms"] if not r.get("moves") and (r["class"] in DROP_CLASSES
+            or r["class"] == "no-data" and r["dropping"] and "vmxnet3" in (r["nic_types"] or ()))]
     return sorted(rows, key=lambda r: (severity_order(r["severity"]), -r["score"], r["rank"]))[:max(0, n)]
 
 

@@ -1,13 +1,24 @@
 """A deep check's host evidence folds back into the VM's fleet class (docs/fleet-scan.md "Deep check").
 
-A class from vCenter counters is a suspicion; the per-VM ring verdict from the host's ring counters
-(vsish over one window, esxdiag.rules.verdict) is proof, and decides:
+A class from vCenter counters is a suspicion; the per-VM ring verdict from the host's counters (vsish
+over one window, esxdiag.rules.verdict) is proof, and decides, the first line that applies to any vNIC:
 
   raise-ring1 / raise-ring2 / at-max / enable-rss   ring-exhaustion, critical, confirmed
   cpu-limit-first / cpu-contention-first             cpu-limit / cpu-contention, critical, confirmed
-  not-needed / past-exhaustion-only (every vNIC)     a drop suspicion is cleared: "ruled out by host
-                                                     counters", the VM judged on CPU alone, confirmed
+  memory-first / guest-saturated                     cpu-and-drops, critical, confirmed: the vCPUs cannot
+                                                     refill the ring (the host swaps the VM / every vCPU
+                                                     runs ~100 %), never ring-exhaustion
+  drops-elsewhere with "uplink" in its causes        uplink-loss, confirmed, never ring-exhaustion
+  every vNIC not-needed / past-exhaustion-only /     ring exhaustion ruled out; drops-elsewhere naming a
+  drops-elsewhere                                    cause other than the vMotion stun (or none at all):
+                                                     drops-not-ring, confirmed ("the drops are mtu,
+                                                     page-absent"); otherwise (no drops, or the stun only)
+                                                     a drop suspicion is cleared, judged on CPU alone
   anything else, or a failed check                   the suspicion stays, and the reason says why
+
+drops-not-ring and uplink-loss keep the suspicion's severity when it was a drop suspicion (its rate
+against ring.drops_per_s_critical), else warning. A vNIC's ``causes`` is read with .get(): results
+written before verdicts had causes still fold.
 """
 
 from __future__ import annotations
@@ -20,7 +31,13 @@ from esxdiag.vocabulary import DROP_CLASSES
 
 PROVEN = ("raise-ring1", "raise-ring2", "at-max", "enable-rss")  # ring counters rising, CPU not the cause
 CPU_FIRST = {"cpu-limit-first": "cpu-limit", "cpu-contention-first": "cpu-contention"}
+RESOURCE_FIRST = {"memory-first": "the host swaps the VM: its vCPUs wait for pages (a bigger ring costs memory it "
+                                  "does not have): fix memory first",
+                  "guest-saturated": "every vCPU runs near 100 %: the guest cannot refill its ring (more vCPUs or "
+                                     "rx queues, RSS): fix CPU first"}
+ELSEWHERE = "drops-elsewhere"  # the vNIC's ring counters are flat; its `causes` name where the drops are
 RULED_OUT = ("not-needed", "past-exhaustion-only")
+PASSING = ("vmotion",)  # causes that are the migration stun: a few frames, no finding of their own
 
 Judgement = tuple[str, "str | None", str]  # class, severity, reason
 
@@ -32,6 +49,10 @@ def _where(vm: FleetVm, vnics: list[dict]) -> str:
         nic = by_mac.get((v.get("mac") or "").lower())
         named.append(vnic_words(nic) if nic else f"vNIC {v.get('label') or '?'} ({v.get('mac') or 'MAC unknown'})")
     return ", ".join(dict.fromkeys(named))
+
+
+def _causes(vnics: list[dict]) -> list[str]:
+    return list(dict.fromkeys(str(c) for v in vnics for c in (v.get("causes") or ())))
 
 
 def confirm(vm: FleetVm, suspicion: Judgement, deep: dict, without_drops: Callable[[], Judgement],
@@ -49,12 +70,33 @@ def confirm(vm: FleetVm, suspicion: Judgement, deep: dict, without_drops: Callab
         first = cpu[0]["verdict"]
         return (CPU_FIRST[first], "critical", f"host counters say {first} on {_where(vm, cpu)} (the deep check): "
                 f"fix CPU first; {cpu_text}", True)
-    if vnics and all(v["verdict"] in RULED_OUT for v in vnics) and not deep.get("error"):
+    starved = [v for v in vnics if v["verdict"] in RESOURCE_FIRST]
+    if starved:
+        first = starved[0]["verdict"]
+        return ("cpu-and-drops", "critical", f"host counters say {first} on {_where(vm, starved)} (the deep check): "
+                f"{RESOURCE_FIRST[first]}; not ring exhaustion; {cpu_text}", True)
+    dropping = klass in DROP_CLASSES or klass == "no-data" and severity == "warning"
+    elsewhere = [v for v in vnics if v["verdict"] == ELSEWHERE]
+    uplink = [v for v in elsewhere if "uplink" in (v.get("causes") or ())]
+    if uplink:
+        return ("uplink-loss", severity if dropping else "warning", f"host counters say the drops are at the uplink "
+                f"({ELSEWHERE}: {', '.join(_causes(uplink))} on {_where(vm, uplink)}, the deep check): lost before "
+                f"the vSwitch, not the ring; vCenter: {reason}", True)
+    if vnics and all(v["verdict"] in RULED_OUT or v["verdict"] == ELSEWHERE for v in vnics) and not deep.get("error"):
         verdicts = ", ".join(dict.fromkeys(v["verdict"] for v in vnics))
-        if klass in DROP_CLASSES or klass == "no-data" and severity == "warning":
+        named = _causes(elsewhere)
+        causes = [c for c in named if c not in PASSING]
+        if causes or elsewhere and not named:
+            what = ", ".join(named) or "elsewhere (the deep check named no cause)"
+            return ("drops-not-ring", severity if dropping else "warning", f"ring exhaustion ruled out by host "
+                    f"counters: the drops are {what} ({verdicts} on {_where(vm, vnics)}, the deep check); "
+                    f"vCenter: {reason}", True)
+        stun = " (the drops are the vMotion stun)" if elsewhere else ""
+        if dropping:
             k, s, r = without_drops()
-            return k, s, f"ring exhaustion ruled out by host counters ({verdicts} on {_where(vm, vnics)}); {r}", True
-        return klass, severity, f"{reason}; deep check: {verdicts} (no ring exhaustion)", False
+            return (k, s, f"ring exhaustion ruled out by host counters ({verdicts} on {_where(vm, vnics)}){stun}; {r}",
+                    True)
+        return klass, severity, f"{reason}; deep check: {verdicts} (no ring exhaustion){stun}", False
     why = deep.get("error") or (f"{', '.join(dict.fromkeys(v['verdict'] for v in vnics))} on {_where(vm, vnics)}"
                                 if vnics else "no ring verdict for this VM")
     return klass, severity, f"{reason}; the deep check did not decide ({why})", False

@@ -1,6 +1,7 @@
 """Fold deep-check bundles into the fleet report: analyse each host's bundle with the per-VM
 engine (no network), have its report written beside it (the caller renders it), attach each VM's
-ring verdicts, and judge the checked VMs again with them (esxdiag.fleet.confirm): class, severity,
+ring verdicts (and, for drops-elsewhere, their causes: read with getattr, a result model without them
+gives none), and judge the checked VMs again with them (esxdiag.fleet.confirm): class, severity,
 reason, score and rank follow the host evidence."""
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ def fold(document: dict, snapshot: Snapshot, groups: list, thresholds: dict[str,
         for row in group.vms:
             vm = next((v for v in result.vms if v.name == row["name"]), None) if result else None
             deep = {"verdicts": [n.ring_verdict for n in vm.vnics] if vm else [],
-                    "vnics": [{"label": n.label, "mac": n.mac, "type": n.type, "verdict": n.ring_verdict}
+                    "vnics": [{"label": n.label, "mac": n.mac, "type": n.type, "verdict": n.ring_verdict,
+                               "causes": list(getattr(n.verdict, "causes", None) or ())}
                               for n in vm.vnics] if vm else [],
                     "worst_severity": vm.worst_severity() if vm else None,
                     "report": _relative(report, report_dir) if report else None,

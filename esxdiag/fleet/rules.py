@@ -6,13 +6,21 @@ each CPU level (esxdiag.rules.cpu).
 
 Classes (esxdiag.vocabulary.FLEET_CLASSES), most urgent first:
   ring-exhaustion proven by the deep check's host ring counters (esxdiag.fleet.confirm)
-  cpu-and-drops   drops, and CPU limited or contended (the ring verdict would say "CPU first")
+  cpu-and-drops   drops, and CPU limited or contended (the ring verdict would say "CPU first"); or the
+                  deep check found the host swapping the VM or every vCPU saturated
   ring-suspect    drops on a vmxnet3 vNIC with CPU measured healthy: the deep check proves or not
+  uplink-loss     the VM's host loses received frames on a physical uplink (esxdiag.fleet.uplink) and
+                  the VM has no drops of its own over the floor nor a more urgent class
+  drops-not-ring  proven by the deep check: the ring counters are flat, the drops have another cause
   cpu-limit       %MLMTD over threshold, or a limit set with no %MLMTD figures
   cpu-contention  worst-vCPU %RDY over the warning threshold or %CSTP over its threshold
   emulated-nic    drops on an e1000 / e1000e vNIC (the adapter type is the fix), or one without drops
   no-data         powered off, no counters, or drops without CPU figures (cannot tell which)
   healthy         CPU and drops measured, nothing over threshold
+
+A VM that moved between hosts in the window (vCenter's migration events, esxdiag.fleet.moves) keeps
+the class its counters give, and its reason says when and where it moved: its counters come from two
+ports, so it is no deep-check candidate in this scan.
 
 Drops under the noise floor (fleet.drops_per_s_floor and fleet.drops_per_1000_floor, both) are a
 note, not a class. Drops belong to a vNIC (per-vNIC net.droppedRx instances, device key -> label and
@@ -25,12 +33,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from esxdiag.fleet import moves as vmotion
+from esxdiag.fleet import uplink
 from esxdiag.fleet.confirm import confirm
 from esxdiag.fleet.figures import EMULATED, Figures, measure, vnic_words
 from esxdiag.fleet.snapshot import FleetVm
 from esxdiag.result import SEVERITIES
 from esxdiag.rules.cpu import costop_words, limited_words, ready_words
-from esxdiag.vocabulary import FLEET_CLASSES
+from esxdiag.vocabulary import DROP_CLASSES, FLEET_CLASSES
 
 Judgement = tuple[str, "str | None", str]  # class, severity, reason
 
@@ -59,19 +69,30 @@ class Assessment:
     ready_bound: str | None = None  # exact | lower | upper (vCPU count unknown: esxdiag.join.cpu)
     confirmed: bool = False  # the class rests on the deep check's host counters, not vCenter's alone
     dropping: bool = False  # receive drops over the noise floor
+    moves: tuple[vmotion.Move, ...] | None = None  # moves between hosts in the window (None: events not read)
+    uplinks: tuple[uplink.HostUplink, ...] = ()  # the lossy uplinks of the hosts the VM ran on in the window
 
 
-def assess(vm: FleetVm, t: dict[str, float], deep: dict | None = None) -> Assessment:
-    """deep: the VM's deep check (esxdiag.fleet.deep: "vnics" with their ring verdicts, "error"), if any."""
+def assess(vm: FleetVm, t: dict[str, float], deep: dict | None = None,
+           uplinks: dict[tuple[str, str], uplink.HostUplink] | None = None) -> Assessment:
+    """deep: the VM's deep check (esxdiag.fleet.deep: "vnics" with their ring verdicts, "error"), if any;
+    uplinks: every host's uplink figures by (vCenter, host name) (esxdiag.fleet.uplink)."""
     base = dict(score=0.0, score_terms={}, source=None, samples=0, drops=None, drops_per_s=None, drops_per_1000=None,
                 packets_rx=None, ready_worst=None, ready_vcpu=None, ready_avg=None, costop_worst=None,
                 max_limited_worst=None, notes=vm.damage)
     if vm.power_state != "poweredOn":
         return Assessment(vm, "no-data", "info" if vm.damage else None,
                           f"not scanned: {vm.power_state or 'power state unknown'}{_damaged(vm)}", **base)
+    moves = vmotion.moves_of(vm)
+    lossy = tuple(u for h in vmotion.hosts_of(vm, moves) if (u := (uplinks or {}).get((vm.vcenter, h)))
+                  and u.lossy(t))
+    context = dict(moves=moves, uplinks=lossy)
     if vm.perf is None:
-        return Assessment(vm, "no-data", "info", f"no performance data: {vm.perf_error or 'none returned'}"
-                          f"{_damaged(vm)}", **base)
+        klass, severity, reason = uplink.fold(("no-data", "info", f"no performance data: "
+                                               f"{vm.perf_error or 'none returned'}{_damaged(vm)}"), False, lossy, t)
+        terms = {k: v for k, v in {"uplink": _uplink_term(klass, lossy, t)}.items() if v}
+        return Assessment(vm, klass, severity, _moved(reason, klass, moves),
+                          **{**base, "score": sum(terms.values()), "score_terms": terms}, **context)
     f = measure(vm, t)
     notes = _notes(vm, f)
     klass, severity, reason = _classify(vm, f, notes, t)
@@ -82,11 +103,15 @@ def assess(vm: FleetVm, t: dict[str, float], deep: dict | None = None) -> Assess
             cpu_words(f.gate, vm.cpu_allocation.limit_mhz, t))
     if klass == "no-data":
         reason += _damaged(vm)
+    folded = uplink.fold((klass, severity, reason), f.dropping(t), lossy, t)
+    confirmed = confirmed and folded[0] == klass
+    klass, severity, reason = folded[0], folded[1], _moved(folded[2], folded[0], moves)
     ready, costop, limited = f.gate.ready, f.gate.costop, f.gate.limited
     d = f.drops
     terms = {
         "drops": t["fleet.score_drops_weight"] * ((d.per_s if d else None) or 0)
         / max(t["ring.drops_per_s_critical"], 1e-9),
+        "uplink": _uplink_term(klass, lossy, t),
         "drops_per_1000": (d.per_1000 if d else None) or 0.0,
         "ready": max(0.0, ready.worst_avg - t["cpu.ready_pct_warning"]) if ready else 0.0,
         "costop": max(0.0, costop.worst_avg - t["cpu.costop_pct"]) if costop else 0.0,
@@ -100,7 +125,23 @@ def assess(vm: FleetVm, t: dict[str, float], deep: dict | None = None) -> Assess
         ready.worst_avg if ready else None, ready.vcpu if ready else None,
         f.cpu.summary()["ready_pct_avg"] if f.cpu else None, costop.worst_avg if costop else None,
         limited.worst_avg if limited else None, f.by_vnic, tuple(notes), ready.bound if ready else None,
-        confirmed, f.dropping(t))
+        confirmed, f.dropping(t), **context)
+
+
+def _uplink_term(klass: str, lossy: tuple[uplink.HostUplink, ...], t) -> float:
+    """Score points for the host's uplink loss, as for the VM's own drops, when it is the VM's class."""
+    if klass != "uplink-loss":
+        return 0.0
+    return round(t["fleet.score_drops_weight"] * sum(u.per_s(t) for u in lossy)
+                 / max(t["ring.drops_per_s_critical"], 1e-9), 3)
+
+
+def _moved(reason: str, klass: str, moves: tuple[vmotion.Move, ...] | None) -> str:
+    """The reason, and when and where the VM moved in the window (a drop suspicion: no deep check this scan)."""
+    if not moves:
+        return reason
+    spared = " (not deep-checked in this scan: its counters span two ports)" if klass in DROP_CLASSES else ""
+    return f"{reason}; {vmotion.words(moves)}{spared}"
 
 
 def _notes(vm: FleetVm, f: Figures) -> list[str]:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from esxdiag.errors import ParseError
 from esxdiag.fleet.salvage import lenient_record, salvage_perf
-from esxdiag.parsers.vsphere import CpuAllocation, MissingProperty, VmPerf, build_record
+from esxdiag.parsers.vsphere import CpuAllocation, MissingProperty, VmEvent, VmPerf, build_record
 from esxdiag.vocabulary import SCHEMA_SNAPSHOT
 
 MAX_SNAPSHOT_BYTES = 2 * 1024**3  # a 10,000-VM snapshot is ~60 MB; refuse what cannot be one
@@ -39,6 +39,9 @@ class VcenterStatus:
     unmatched_filters: tuple[str, ...]  # place filters naming nothing in this vCenter
     whole_device_lists: int = 0  # VMs whose vNICs were not at the usual keys: read from the whole device list
     workers: int = 1  # processes that read vNICs and perf counters
+    migration_events: int | None = None  # migration events read for the window (None: not read, or older snapshot)
+    migration_events_truncated: bool = False  # the answer held the most the scan asks for: older ones may be missing
+    migration_events_error: str | None = None  # why the events could not be read
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,9 @@ class FleetVm:
     missing: tuple[MissingProperty, ...]
     perf: VmPerf | None
     perf_error: str | None
+    # vCenter's migration events for the VM in the window, oldest first ([] none; None: not read -- an older
+    # snapshot, or the events query failed): vsphere_events records, host = destination, source_host = source
+    migrations: tuple[VmEvent, ...] | None = None
     damage: tuple[str, ...] = ()  # what could not be read (esxdiag.fleet.salvage), never in the file
 
     @property
@@ -166,7 +172,8 @@ def _read_vm(raw: object, i: int) -> FleetVm:
         notes.append(f"{who}: the snapshot's record of this VM could not be read ({exc.why})")
         return FleetVm(_text(raw, "vcenter") or "(unknown vCenter)", _text(raw, "moid") or f"vms[{i}]", who, None,
                        None, None, None, None, None, CpuAllocation(None, None, None, None), None,
-                       FleetGuest(None, None), None, None, (), None, "damaged snapshot record", tuple(notes))
+                       FleetGuest(None, None), None, None, (), None, "damaged snapshot record",
+                       damage=tuple(notes))
     perf, why = salvage_perf(raw_perf, who, vm.num_cpu, notes)
     return dataclasses.replace(vm, perf=perf, perf_error=vm.perf_error or why, damage=tuple(notes))
 

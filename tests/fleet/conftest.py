@@ -73,7 +73,7 @@ def creds_for():
 
 
 class FakePerfManager:
-    """QueryPerf from a fixed table: {vm name: {(counter, instance): [values per 20 s sample]}}.
+    """QueryPerf from a fixed table: {VM or host name: {(counter, instance): [values per 20 s sample]}}.
 
     instance "*" in the table is answered as vcsim does (one series named "*"); other instances
     as a real vCenter does. Names in `no_realtime` answer nothing at 20 s (and the table at 300 s);
@@ -132,8 +132,9 @@ def fake_perf(monkeypatch):
         def connect(creds, timeout_s=30):
             session = real_connect(creds, timeout_s=timeout_s)
             counters = perf_counters(session)  # real counter ids from vcsim, read before the swap
-            view = session.content.viewManager.CreateContainerView(session.content.rootFolder, [vim.VirtualMachine], True)
-            names = {vm._moId: vm.name for vm in view.view}
+            view = session.content.viewManager.CreateContainerView(session.content.rootFolder,
+                                                                   [vim.VirtualMachine, vim.HostSystem], True)
+            names = {entity._moId: entity.name for entity in view.view}  # hosts too: a table may name one
             view.DestroyView()
             fake = FakePerfManager(table, counters, names, **kw)
             holder["fake"] = fake

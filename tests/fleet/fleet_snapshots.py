@@ -68,12 +68,22 @@ def snapshot(vms: list[dict], hosts: list[dict] | None = None, vcenters: list[st
             "hosts": hosts or [], "vms": vms}
 
 
-def host(name: str = "esx1", usage: int = 2500) -> dict:
+def host(name: str = "esx1", usage: int = 2500, drops: dict | None = None, errors: dict | None = None,
+         vcenter: str = "vc1:443") -> dict:
+    """drops / errors: net.droppedRx / net.errorsRx per sample, per instance ("vmnic1", or "" for the host's
+    aggregate alone, as vcsim answers); errors None: no net.errorsRx series (snapshots before it was read)."""
     stamps = list(STAMPS)
-    return {"vcenter": "vc1:443", "moid": f"host-{name}", "name": name, "cluster": "C1", "perf_error": None,
+    series = [{"counter": "cpu.usage.average", "instance": "", "unit": "percent", "values": [usage] * SAMPLES}]
+    for counter, per_nic in (("net.droppedRx.summation", {"vmnic0": 0} if drops is None else drops),
+                             ("net.errorsRx.summation", errors or {})):
+        series += [{"counter": counter, "instance": nic, "unit": "number", "values": _per_sample(v)}
+                   for nic, v in per_nic.items()]
+    return {"vcenter": vcenter, "moid": f"host-{name}", "name": name, "cluster": "C1", "perf_error": None,
             "perf": {"schema": "esxdiag.vsphere_perf/1", "vm": name, "interval_s": INTERVAL_S, "rollup": "realtime",
-                     "note": None, "start": stamps[0], "end": stamps[-1], "timestamps": stamps,
-                     "series": [{"counter": "cpu.usage.average", "instance": "", "unit": "percent",
-                                 "values": [usage] * SAMPLES},
-                                {"counter": "net.droppedRx.summation", "instance": "vmnic0", "unit": "number",
-                                 "values": [0] * SAMPLES}]}}
+                     "note": None, "start": stamps[0], "end": stamps[-1], "timestamps": stamps, "series": series}}
+
+
+def migration(when: str, source: str | None, dest: str | None, kind: str = "VmMigratedEvent") -> dict:
+    """One vCenter migration event as the scan records it (host = destination, source_host = source)."""
+    return {"type": kind, "time": when, "host": dest, "source_host": source,
+            "message": f"Migrating from {source} to {dest}"}

@@ -94,8 +94,9 @@ def test_classes_numbers_and_ranking(fleet_lab, creds_for, fake_perf):
     rollup = rows["rollup-only"]
     assert (rollup["source"], rollup["ready_worst_pct"]) == ("vcenter-historical", 0.2)
     assert any("300 s rollup" in n for n in rollup["notes"])
-    assert doc["counts"] == {"ring-exhaustion": 0, "cpu-and-drops": 1, "ring-suspect": 2, "cpu-limit": 0, "cpu-contention": 1,
-                             "emulated-nic": 1, "no-data": 3, "healthy": 2}
+    assert doc["counts"] == {"ring-exhaustion": 0, "cpu-and-drops": 1, "ring-suspect": 2, "uplink-loss": 0,
+                             "drops-not-ring": 0, "cpu-limit": 0, "cpu-contention": 1, "emulated-nic": 1, "no-data": 3,
+                             "healthy": 2}
     # one refused entity cost only its own figures: its batch was retried one VM at a time
     assert data["vcenters"][0]["perf_errors"] == 1
 

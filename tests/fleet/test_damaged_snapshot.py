@@ -126,7 +126,7 @@ def _leaves(node, path=()):
             yield from (path + (i,) for i in range(len(node)))
 
 
-BASE = fs.snapshot(copy.deepcopy(FLEET), hosts=[fs.host()])
+BASE = fs.snapshot(copy.deepcopy(FLEET), hosts=[fs.host(errors={"vmnic0": 0})])
 PATHS = [p for p in _leaves(BASE) if p[0] in ("vms", "hosts")]
 REPLACEMENTS = st.sampled_from([-5, -1, 1.5, "x", None, True, 2**70, [], {}, 10**9, 0, "DELETE"])
 
@@ -148,4 +148,14 @@ def test_mutating_any_single_value_keeps_every_other_vm_class(path, value):
     assert len(got) >= len(expected) - len(mutated)
     for moid, klass in expected.items():
         if moid not in mutated:
-            assert got.get(moid) == klass, (path, value)
+            assert got.get(moid) == klass or _uplink_sample(path, value) and got.get(moid) == "uplink-loss", \
+                (path, value)
+
+
+def _uplink_sample(path: tuple, value) -> bool:
+    """A host's vmnic drop or error sample set to a real count: the host's VMs may rightly become uplink-loss
+    (frames lost before the vSwitch), never anything else."""
+    if path[:4] != ("hosts", 0, "perf", "series") or len(path) != 7 or type(value) is not int:
+        return False
+    counter = BASE["hosts"][0]["perf"]["series"][path[4]]["counter"]
+    return counter in ("net.droppedRx.summation", "net.errorsRx.summation") and 0 < value < 2**64

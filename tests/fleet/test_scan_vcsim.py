@@ -15,6 +15,7 @@ from esxdiag.fleet.snapshot import snapshot_from_dict
 
 pytestmark = pytest.mark.lab
 FIXED_REQUESTS = 9  # RetrieveContent, CurrentTime, QueryOptions, places view (3), VM view create+destroy, perfCounter
+EVENT_REQUESTS = 1  # one QueryEvents for the window's migrations, whatever the fleet's size
 
 
 def names(data) -> set[str]:
@@ -30,7 +31,8 @@ def read_whole(vm) -> bool:
 def expected_requests(data, page_size: int, vm_metrics: int) -> int:
     """The request count the design promises, in one process: fixed + per inventory page (1 + one keyed
     vNIC read per distinct vNIC count + 1 if any VM needs its whole device list + ceil(powered-on VMs /
-    batch)) + ceil(hosts / batch). Pages are the VMs in order, as every VM of the views is selected."""
+    batch)) + ceil(hosts / host batch: 3 counters each) + 1 QueryEvents. Pages are the VMs in order, as
+    every VM of the views is selected."""
     vms = data["vms"]
     assert sum(map(read_whole, vms)) == data["vcenters"][0]["whole_device_lists"]
     total = FIXED_REQUESTS + (0 if vms else 1)
@@ -39,8 +41,8 @@ def expected_requests(data, page_size: int, vm_metrics: int) -> int:
         on = sum(v["power_state"] == "poweredOn" for v in page)
         total += (1 + len({v["num_vnics"] for v in page if 0 < v["num_vnics"] <= 10}) + any(map(read_whole, page))
                   + math.ceil(on / max(1, vm_metrics // 5)))
-    host_batches = math.ceil(len(data["hosts"]) / max(1, vm_metrics // 2)) if data["hosts"] else 0
-    return total + host_batches
+    host_batches = math.ceil(len(data["hosts"]) / max(1, vm_metrics // 3)) if data["hosts"] else 0
+    return total + host_batches + EVENT_REQUESTS
 
 
 def test_inventory_of_every_vm(fleet_lab, creds_for):
@@ -95,13 +97,13 @@ def test_paging_follows_continuation_tokens_and_counts_requests(fleet_lab, creds
     assert names(paged) == names(whole) and len(whole["vms"]) == 16
     assert whole["vcenters"][0]["requests"] == expected_requests(whole, 1000, 64)
     assert paged["vcenters"][0]["requests"] == expected_requests(paged, 3, 10)
-    assert len(whole["hosts"]) <= 5  # one host batch either way (5 hosts per call at 10 metrics)
+    assert len(whole["hosts"]) <= 64 // 3  # one host batch at 64 metrics (21 hosts per call, 3 counters each)
     # vcsim's own VMs have their vNIC at 4000; `govc vm.create` numbers it from the 200s (key 203), so
     # the ten test VMs are read whole: both paths are in the count
     assert {v["num_vnics"] for v in whole["vms"]} == {1} and whole["vcenters"][0]["whole_device_lists"] == 10
     # spelled out for one page: 9 fixed + the page + keyed vNICs + whole device lists + 15 powered-on VMs
-    # at 12 per QueryPerf (2) + one host batch
-    assert whole["vcenters"][0]["requests"] == 9 + 1 + 1 + 1 + 2 + 1
+    # at 12 per QueryPerf (2) + one host batch + one QueryEvents
+    assert whole["vcenters"][0]["requests"] == 9 + 1 + 1 + 1 + 2 + 1 + 1
 
 
 def _add_vmxnet3(lab, creds_for, vm_name: str, key: int) -> None:

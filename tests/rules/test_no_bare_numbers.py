@@ -13,7 +13,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 MODULES = sorted((ROOT / "esxdiag" / "rules").glob("*.py")) + [ROOT / "esxdiag" / "fleet" / name
-                                                            for name in ("rules.py", "figures.py", "confirm.py")]
+                                                            for name in ("rules.py", "figures.py", "confirm.py",
+                                                                         "uplink.py", "moves.py")]
 
 ALLOWED = {  # (module, expression) -> why the number is not a domain judgment
     ("nic.py", "t['ring.host_guest_tolerance_pct'] / 100"): "percent to a fraction",
