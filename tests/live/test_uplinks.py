@@ -172,3 +172,36 @@ def test_rings_json_v7_jumbo_raises_ring1_to_4096(rings_json):
     assert vnic["ring_verdict"] == "raise-ring1"
     linux = [r for r in vnic["verdict"]["remediation"] if r["os"] == "linux"]
     assert linux and linux[0]["commands"][0] == f"ethtool -G {V7['nics'][0]['iface']} rx 4096"
+
+
+def test_a_host_without_esxcli_is_said_once_and_the_rest_is_still_sampled(esxdiag, ssh_lab):
+    ssh_lab.set_fault("missing", ssh_lab.host_address, "esxcli")
+    before = len(ssh_lab.commands())
+    run = esxdiag.run("collect", LOSS["name"])
+    assert run.returncode == 0, run.explain()
+    (listing,) = run.captures("esxcli_vm_list", target_kind="esxi")
+    assert (listing.error_kind, listing.rc) == ("not-found", 127) and "sh: esxcli: not found" in listing.error
+    assert run.captures("esxcli_vm_ports") == [] and run.captures("esxcli_nic_stats") == []
+    sent = [e["command"] for e in ssh_lab.commands()[before:] if e["command"].startswith("esxcli")]
+    assert sent == ["esxcli network vm list"]  # tried once, nothing more sent
+    lines = run.stderr.splitlines()
+    (said,) = [i for i, line in enumerate(lines) if "esxcli not found on" in line]
+    assert "no physical uplink (vmnic) counters" in lines[said], run.explain()
+    assert said < next(i for i, line in enumerate(lines) if "(window start)" in line)
+    assert any("esxcli not found on" in n for n in run.bundle_loaded().manifest["notes"])
+    for sample in (0, 1):
+        (rx,) = run.captures("vsish_rxsummary", sample, "esxi")
+        assert rx.ok, rx
+
+
+def test_a_failing_uplink_read_is_recorded_at_both_ends_and_never_stops_the_run(esxdiag, ssh_lab):
+    command = f"esxcli network nic stats get -n {LOSS['nics'][0]['uplink']}"
+    ssh_lab.set_fault("missing", ssh_lab.host_address, "esxcli", command=command)
+    run = esxdiag.run("collect", LOSS["name"])
+    assert run.returncode == 0, run.explain()
+    assert [c.ok for c in run.captures("esxcli_vm_ports")] == [True]
+    stats = sorted(run.captures("esxcli_nic_stats"), key=lambda c: c.sample)
+    assert [(c.sample, c.error_kind, c.command) for c in stats] == [(0, "not-found", command), (1, "not-found", command)]
+    assert run.lines_naming("esxcli_nic_stats", "not found"), run.explain()
+    assert all(c.ok for c in run.captures("vsish_clientstats")) and len(run.captures("vsish_clientstats")) == 2
+    assert run.captures("ethtool_stats", 1, "linux")[0].ok
