@@ -252,6 +252,8 @@ class HostSampler:
         counters are read at both ends of the window (a frame lost there never reaches a vNIC ring)."""
         from esxdiag.collectors import esxi
 
+        if not self.alive(self.host, "team uplinks (esxcli)"):
+            return
         conn, target_id = self.host
         subjects = [esxi.uplink_subject(v.label, v.inventory.get("name"), v.macs(), self.ports)
                     for v in self.found if v.macs()]

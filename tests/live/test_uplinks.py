@@ -205,3 +205,29 @@ def test_a_failing_uplink_read_is_recorded_at_both_ends_and_never_stops_the_run(
     assert run.lines_naming("esxcli_nic_stats", "not found"), run.explain()
     assert all(c.ok for c in run.captures("vsish_clientstats")) and len(run.captures("vsish_clientstats")) == 2
     assert run.captures("ethtool_stats", 1, "linux")[0].ok
+
+
+def test_a_connection_lost_in_the_uplink_lookup_is_named_once_and_fails_the_run(esxdiag, ssh_lab):
+    ssh_lab.set_fault("drop", ssh_lab.host_address, "esxcli", command="esxcli network vm list")
+    before = len(ssh_lab.commands())
+    run = esxdiag.run("collect", LOSS["name"])
+    assert run.returncode == 3, run.explain()  # a lost connection: the run failed, as anywhere else
+    (listing,) = run.captures("esxcli_vm_list")
+    assert listing.error_kind == "connection-lost", listing
+    host = [e["command"] for e in ssh_lab.commands()[before:] if e["address"] == ssh_lab.host_address]
+    assert host[-1] == "esxcli network vm list"  # nothing sent after the connection died
+    assert run.captures("esxcli_vm_ports") == [] and run.captures("vsish_rxsummary") == []
+    notes = [n for n in run.bundle_loaded().manifest["notes"] if "connection lost;" in n]
+    assert len(notes) == 1, notes
+    assert run.captures("ethtool_stats", 1, "linux")[0].ok  # the guest is still sampled at both ends
+
+
+def test_no_uplink_lookup_is_tried_on_a_connection_already_lost(esxdiag, ssh_lab):
+    ssh_lab.set_fault("drop", ssh_lab.host_address, "net-stats")
+    run = esxdiag.run("collect", LOSS["name"])
+    assert run.returncode == 3, run.explain()
+    (listing,) = run.captures("net_stats_list")
+    assert listing.error_kind == "connection-lost", listing
+    assert run.captures("esxcli_vm_list") == []  # never tried, not recorded as one more failure
+    notes = [n for n in run.bundle_loaded().manifest["notes"] if "connection lost;" in n]
+    assert len(notes) == 1 and "team uplinks" in notes[0], notes
