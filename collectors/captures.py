@@ -9,6 +9,9 @@ from esxdiag.bundle import ERROR_KINDS, BundleWriter, Capture, utcnow
 from esxdiag.collectors.ssh import OnWait, SshConnection
 from esxdiag.errors import CollectionError
 
+# a capture that failed this way says its program cannot be used on that target (collectors/preflight.py)
+MISSING_KINDS = {"not-found": "not found", "permission": "not allowed to run", "timeout": "did not answer"}
+
 
 def run_capture(conn: SshConnection, writer: BundleWriter, target_id: str, spec_name: str,
                 params: dict | None = None, sample: int | None = None, timeout_s: float | None = None,
@@ -51,3 +54,16 @@ def record_failure(writer: BundleWriter, target_id: str, spec_name: str, params:
     kind = error.kind if error.kind in ERROR_KINDS else "error"
     return writer.record(spec_name, target_id, None, params=params, sample=sample, started=now, ended=now,
                          error_kind=kind, error=error.one_line())
+
+
+def mark_missing(conn: SshConnection, writer: BundleWriter, capture: Capture, program: str, where: str,
+                 cost: str) -> str | None:
+    """When ``capture`` failed because ``program`` is not there, may not be run or hung: mark it
+    unavailable on ``conn`` (its later captures are recorded as skipped with this reason, nothing
+    sent), note it in the bundle and return the sentence; None for any other outcome."""
+    if capture.ok or capture.error_kind not in MISSING_KINDS:
+        return None
+    why = f"{program} {MISSING_KINDS[capture.error_kind]} on {conn.target} {where}: {cost}"
+    conn.unavailable[program] = why
+    writer.note(why)
+    return why

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Callable
 
 from esxdiag.bundle import BundleWriter
-from esxdiag.collectors.captures import run_capture
+from esxdiag.collectors.captures import mark_missing, run_capture
 from esxdiag.collectors.esxi import ESXTOP_MARGIN_S
 from esxdiag.collectors.ssh import SshConnection
 from esxdiag.specs import ESXI, LINUX
@@ -23,7 +23,6 @@ PROBES = {
              "TCP retransmits only"),),
 }
 PROBE_TIMEOUT_S = {"esxtop_probe": 2 + ESXTOP_MARGIN_S}  # one row at -d 2, plus esxtop's start-up
-MISSING_KINDS = {"not-found": "not found", "permission": "not allowed to run", "timeout": "did not answer"}
 
 
 def preflight(conn: SshConnection, writer: BundleWriter, target_id: str, say: Callable[[str], None]) -> None:
@@ -32,10 +31,5 @@ def preflight(conn: SshConnection, writer: BundleWriter, target_id: str, say: Ca
         capture = run_capture(conn, writer, target_id, spec_name, timeout_s=PROBE_TIMEOUT_S.get(spec_name))[0]
         if capture.ok:
             continue
-        if capture.error_kind not in MISSING_KINDS:
-            say(f"{spec_name}: {capture.error}")  # ran but failed: the window still tries it
-            continue
-        why = f"{program} {MISSING_KINDS[capture.error_kind]} on {conn.target} in the preflight: {cost}"
-        conn.unavailable[program] = why
-        writer.note(why)
-        say(why)
+        why = mark_missing(conn, writer, capture, program, "in the preflight", cost)
+        say(why or f"{spec_name}: {capture.error}")  # else ran but failed: the window still tries it

@@ -88,6 +88,7 @@ class HostSampler:
         self.session = None
         self.host = None  # (connection, target id)
         self.ports: list = []
+        self.uplinks: list[str] = []  # team uplinks (vmnicN) of the VMs' vNICs, sampled with the ports
         self.unreached: list[str] = []  # targets that could not be connected to
         self.unreached_why: list[str] = []  # and why, one line each
         self.lost: list[str] = []
@@ -259,7 +260,7 @@ class HostSampler:
         if conn is None:
             return
         self.host = (conn, target_id)
-        self.progress.step("host: vmware -vl, preflight (vsish, esxtop), net-stats -l, rx queues")
+        self.progress.step("host: vmware -vl, preflight (vsish, esxtop), net-stats -l, rx queues, team uplinks")
         esxi.host_facts(conn, self.writer, target_id)
         self.preflight(self.host)
         macs = [m for v in self.found for m in v.macs()]
@@ -268,6 +269,20 @@ class HostSampler:
         if not self.ports:
             self.writer.note(f"{target_id}: no port with the VM's MACs {', '.join(macs) or '(unknown)'}: "
                              "is the VM on this host?")
+        self.open_uplinks()
+
+    def open_uplinks(self) -> None:
+        """Before sample 0, once per host: which team uplinks (vmnicN) carry the VMs' vNICs, so their
+        counters are read at both ends of the window (a frame lost there never reaches a vNIC ring)."""
+        from esxdiag.collectors import esxi
+
+        if not self.alive(self.host, "team uplinks (esxcli)"):
+            return
+        conn, target_id = self.host
+        subjects = [esxi.uplink_subject(v.label, v.inventory.get("name"), v.macs(), self.ports)
+                    for v in self.found if v.macs()]
+        self.uplinks = esxi.discover_uplinks(conn, self.writer, target_id, subjects, self.progress.step)
+        self._announced = len(self.writer.manifest["captures"])  # discover_uplinks said its own failures
 
     def open_guests(self) -> None:
         o = self.opts
@@ -326,8 +341,9 @@ class HostSampler:
         label = "window start" if n == 0 else "window end"
         if self.host and self.alive(self.host, f"ring counters ({label})"):
             conn, tid = self.host
-            self.progress.step(f"host: vsish ring counters ({label})")
-            esxi.sample_ports(conn, self.writer, tid, self.ports, n)
+            uplinks = f" and uplink {', '.join(self.uplinks)} counters" if self.uplinks else ""
+            self.progress.step(f"host: vsish ring counters{uplinks} ({label})")
+            esxi.sample_ports(conn, self.writer, tid, self.ports, n, uplinks=self.uplinks)
         for vm in self.found:
             if vm.guest and self.alive(vm.guest, f"guest counters ({label})"):
                 conn, tid = vm.guest

@@ -27,6 +27,8 @@ CASES = {  # example directory -> scenario VM
     "healthy-vm": "app-healthy01",
     "windows-single-queue": "win2012r2-file01",
     "e1000-adapter": "legacy-e1000",
+    "uplink-loss": "iperf-uplink-loss",  # issue 22: drops on the physical uplink vmnic1, vNIC counters flat
+    "v7-jumbo-ring": "iperf-v7-jumbo",  # issue 22: vmxnet3 v7 (vmx-20) ran rx 4032 as 2048 at MTU 9000
 }
 
 

@@ -7,8 +7,10 @@ From code: load this file by path (importlib) and call ``start_lab(workdir) -> L
 
 vcsim cannot rename hosts or set a host's CPU MHz, so the lab adds the scenario's host
 (esx0.lab.local) to an empty cluster with its own local datastore; its cpuMhz stays vcsim's
-2294. Each VM gets the scenario's vCPUs, memory, guest id, NIC types and exact MACs, the CPU
-limit, guest hostname / IP / full name and tools status, then all VMs are powered on.
+2294; its product is vcsim's own ESXi 8.0.2 (build-21997540), which the emulated host prints too.
+Each VM gets the scenario's hardware version (config.version, ``govc vm.create -version vmx-NN``),
+vCPUs, memory, guest id, NIC types and exact MACs, the CPU limit, guest hostname / IP / full name
+and tools status, then all VMs are powered on.
 
 Where the lab's vCenter numbers come from: vcsim's performance values are random and cannot be
 injected, so ``start_lab`` puts tests/lab/vcenter_proxy.py in front of vcsim (``.url``,
@@ -142,9 +144,10 @@ def build_scenarios(lab: Lab, scenarios_path: str | Path = SCENARIOS) -> dict:
     lab.govc("datastore.create", "-type", "local", "-name", "LocalDS_0", "-path", str(datastore), host)
     for vm in scenarios["vms"]:
         name, first, guest = vm["name"], vm["nics"][0], vm["guest"]
+        hardware = ["-version", vm["hardware_version"]] if vm.get("hardware_version") else []
         lab.govc("vm.create", "-on=false", "-host", host, "-ds", "LocalDS_0", "-c", str(vm["num_cpu"]),
                  "-m", str(vm["memory_mb"]), "-g", guest["guest_id"], "-net", NETWORK,
-                 "-net.adapter", first["type"], "-net.address", first["mac"], name)
+                 "-net.adapter", first["type"], "-net.address", first["mac"], *hardware, name)
         for nic in vm["nics"][1:]:
             lab.govc("vm.network.add", "-vm", name, "-net", NETWORK, "-net.adapter", nic["type"],
                      "-net.address", nic["mac"])

@@ -8,10 +8,16 @@ from pathlib import Path
 
 import pytest
 
+from esxdiag.result import VERDICTS
+
 pytestmark = pytest.mark.lab
 
 SCENARIOS = json.loads((Path(__file__).resolve().parents[1] / "lab" / "scenarios.json").read_text())
 EXPECTED = {vm["name"]: vm["expected_verdict"] for vm in SCENARIOS["vms"]}
+# a scenario whose verdict this tree does not know yet (issue 22's drops-elsewhere) is an expected failure
+# until the analysis that names it lands; the mark goes away by itself when VERDICTS gains it
+UNKNOWN_VERDICT = pytest.mark.xfail(strict=False, reason="analysis for issue 22 lands on another branch")
+CASES = [pytest.param(vm, marks=UNKNOWN_VERDICT) if verdict not in VERDICTS else vm for vm, verdict in EXPECTED.items()]
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +29,7 @@ def rings_runs(make_esxdiag, sshd, tmp_path_factory):
     return dict(zip(EXPECTED, runs))
 
 
-@pytest.mark.parametrize("vm", list(EXPECTED))
+@pytest.mark.parametrize("vm", CASES)
 def test_rings_gives_the_scenario_verdict(rings_runs, vm):
     run = rings_runs[vm]
     assert run.returncode == 0, run.explain()
@@ -44,7 +50,8 @@ def test_report_html_with_summary_and_complete_bundle(esxdiag):
     html = report.read_text(encoding="utf-8")
     assert html.lstrip().lower().startswith("<!doctype html>") and html.rstrip().endswith("</html>")
     assert "<h2>VM iperf-test1" in html and 'class="verdict verdict-act">Raise RX ring 1' in html
-    assert "27 of 27 expected inputs were read." in html  # 25 + vsphere_events + vsphere_host_perf
+    # 25 + vsphere_events + vsphere_host_perf + esxcli vm list, vm port list, vmnic0 at both ends
+    assert "31 of 31 expected inputs were read." in html
     assert f"report: {report}" in run.stdout
     assert "VM iperf-test1  [CRITICAL]" in run.stdout and "RAISE RX RING 1" in run.stdout
     assert "Findings: 1 critical" in run.stdout
@@ -52,7 +59,9 @@ def test_report_html_with_summary_and_complete_bundle(esxdiag):
     for spec, sample, kind in [("vsphere_vm", None, "vcenter"), ("net_stats_list", None, "esxi"),
                                ("vsish_rxsummary", 0, "esxi"), ("vsish_rxsummary", 1, "esxi"),
                                ("esxtop_batch", None, "esxi"), ("ethtool_stats", 0, "linux"),
-                               ("ethtool_stats", 1, "linux")]:
+                               ("ethtool_stats", 1, "linux"), ("esxcli_vm_list", None, "esxi"),
+                               ("esxcli_vm_ports", None, "esxi"), ("esxcli_nic_stats", 0, "esxi"),
+                               ("esxcli_nic_stats", 1, "esxi")]:
         found = run.captures(spec, sample, kind)
         assert len(found) == 1, (spec, sample, found)
         capture = found[0]

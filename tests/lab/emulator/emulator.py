@@ -54,6 +54,13 @@ def esxi(lab: Lab, argv: list[str]):
         return lambda: esxi_out.version(lab)
     if argv == ["net-stats", "-l"]:
         return lambda: esxi_out.net_stats_list(lab)
+    if argv == ["esxcli", "network", "vm", "list"]:
+        return lambda: esxi_out.esxcli_vm_list(lab)
+    if len(argv) == 7 and argv[:6] == ["esxcli", "network", "vm", "port", "list", "-w"] and argv[6].isdigit():
+        return lambda: esxi_out.esxcli_vm_ports(lab, int(argv[6]))
+    if len(argv) == 7 and argv[:6] == ["esxcli", "network", "nic", "stats", "get", "-n"] \
+            and re.fullmatch(r"vmnic[0-9]{1,4}|vusb[0-9]{1,3}", argv[6]):
+        return lambda: esxi_out.esxcli_nic_stats(lab, argv[6])
     if len(argv) == 6 and argv[:3] == ["esxtop", "-b", "-d"] and argv[4] == "-n" \
             and argv[3].isdigit() and argv[5].isdigit():
         return lambda: esxi_out.esxtop(lab, int(argv[3]), int(argv[5]))

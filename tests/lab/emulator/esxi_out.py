@@ -3,7 +3,10 @@
 Each function returns (stdout, stderr, rc). Layouts follow real captures: net-stats -l column
 widths from tests/fixtures/host/net_stats_l_no_eth_suffix_big_uplinks.txt; rxSummary field list
 and 3-space indent from seed 002 / formats.md 2.1 (ESXi 6.0 has these 20 fields); clientStats
-keys from a public capture (formats.md 2.2); rxqueues status lines from seed 002.
+keys from a public capture (formats.md 2.2); rxqueues status lines from seed 002; esxcli network
+vm list (dash ruler, widths from the longest value), vm port list (3-space ``Key: value`` records,
+blank line between) and nic stats get (title + the 23 keys in order) from the captures in
+tests/fixtures/host/ (formats.md 3.3-3.5).
 """
 
 from __future__ import annotations
@@ -14,9 +17,11 @@ import sys
 import time
 from datetime import datetime, timezone
 
-from model import BROADCAST_BYTES, BROADCAST_PKTS, Lab, counter, rx_bytes, tcp_counter
+from model import (BROADCAST_BYTES, BROADCAST_PKTS, DEFAULT_UPLINK, Lab, bytes_per_pkt, counter, rx_bytes,
+                   tcp_counter, uplink_counter)
 
 Out = tuple[str, str, int]
+_NETWORK = "VM Network"  # the port group of every scenario vNIC (vcsim's network, tests/lab/vcsim_lab.py)
 _VMXNET3_SUBTYPE, _E1000_SUBTYPE = 9, 7  # 7: seen on an NSX controller vNIC (likely e1000)
 
 
@@ -111,6 +116,58 @@ def rxqueue_status(lab: Lab, portset: str, port: int, queue: int, path: str) -> 
     return _node("status of a vmxnet3 vNIC rx queue", pairs), "", 0
 
 
+def esxcli_vm_list(lab: Lab) -> Out:
+    """``esxcli network vm list``: column widths follow the longest value, the dash ruler under the
+    header, World ID and Num Ports right-aligned, Networks a ", "-joined list (one per port)."""
+    rows = [(str(vm["world_id"]), vm["name"], str(len(vm["nics"])), ", ".join(_NETWORK for _ in vm["nics"]))
+            for vm in lab.scenario["vms"]]
+    header = ("World ID", "Name", "Num Ports", "Networks")
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip(),
+             "  ".join("-" * w for w in widths)]
+    for world, vm_name, ports, networks in rows:
+        lines.append(f"{world.rjust(widths[0])}  {vm_name.ljust(widths[1])}  {ports.rjust(widths[2])}  {networks}")
+    return "\n".join(lines) + "\n", "", 0
+
+
+def esxcli_vm_ports(lab: Lab, world: int) -> Out:
+    """``esxcli network vm port list -w WORLD``: one 3-space-indented record per vNIC port, a blank
+    line between records (tests/fixtures/host/esxcli_vm_port_list_rayd62_2178744.txt)."""
+    vm = lab.vm_by_world(world)
+    if vm is None:  # esxcli's wording for an unknown world is not in any capture we have (inferred)
+        return "", f"Error: Invalid World ID: {world}\n", 1
+    host = lab.scenario["host"]
+    records = []
+    for nic in vm["nics"]:
+        uplink = lab.uplink(nic.get("uplink", DEFAULT_UPLINK))
+        pairs = [("Port ID", nic["port"]), ("vSwitch", host["portset"]), ("Portgroup", _NETWORK), ("DVPort ID", ""),
+                 ("MAC Address", nic["mac"]), ("IP Address", nic.get("ip") or "0.0.0.0"),
+                 ("Team Uplink", uplink["client"] if uplink else "void"),
+                 ("Uplink Port ID", uplink["port"] if uplink else 0), ("Active Filters", "")]
+        records.append("".join(f"   {k}: {v}\n" if v != "" else f"   {k}:\n" for k, v in pairs))
+    return "\n".join(records), "", 0
+
+
+NIC_STATS_KEYS = (  # formats.md 3.5, in the order esxcli prints them (tests/fixtures/host/esxcli_network_nic_stats_get_*)
+    "Packets received", "Packets sent", "Bytes received", "Bytes sent", "Receive packets dropped",
+    "Transmit packets dropped", "Multicast packets received", "Broadcast packets received", "Multicast packets sent",
+    "Broadcast packets sent", "Total receive errors", "Receive length errors", "Receive over errors",
+    "Receive CRC errors", "Receive frame errors", "Receive FIFO errors", "Receive missed errors",
+    "Total transmit errors", "Transmit aborted errors", "Transmit carrier errors", "Transmit FIFO errors",
+    "Transmit heartbeat errors", "Transmit window errors")
+
+
+def esxcli_nic_stats(lab: Lab, vmnic: str) -> Out:
+    """``esxcli network nic stats get -n vmnicN``: the title line, then every counter cumulative
+    (start + rate x seconds since the lab started, scenarios.json host.uplinks)."""
+    uplink = lab.uplink(vmnic)
+    if uplink is None:  # esxcli's wording for an unknown NIC is not in any capture we have (inferred)
+        return "", f"Error: Unable to find NIC {vmnic}\n", 1
+    t = lab.elapsed
+    body = "".join(f"   {key}: {uplink_counter(uplink, key, t)}\n" for key in NIC_STATS_KEYS)
+    return f"NIC statistics for {vmnic}\n" + body, "", 0
+
+
 _GROUP_COUNTERS = ("Members", "% Used", "% Run", "% System", "% Wait", "% VmWait", "% Ready", "% Idle",
                    "% Overlap", "% CoStop", "% Max Limited", "% Swap Wait")
 _VCPU_COUNTERS = ("% Used", "% Run", "% Ready", "% CoStop", "% Max Limited")
@@ -139,14 +196,17 @@ def _esxtop_columns(lab: Lab) -> list[tuple[str, object]]:
                      for c, v in zip(_VCPU_COUNTERS, (used, used, w_ready, w_costop, w_limited))]
     for uplink in host["uplinks"]:
         inst = f"{host['portset']}:{uplink['port']}:{uplink['client']}"
-        cols += [(f"\\\\{name}\\Network Port({inst})\\{c}", 0.0) for c in _PORT_COUNTERS]
+        rates = uplink.get("rates_per_s", {})
+        values = (rates.get("Packets sent", 0.0), rates.get("Bytes sent", 0.0) * 8 / 1e6,
+                  rates.get("Packets received", 0.0), rates.get("Bytes received", 0.0) * 8 / 1e6, 0.0, 0.0)
+        cols += [(f"\\\\{name}\\Network Port({inst})\\{c}", float(v)) for c, v in zip(_PORT_COUNTERS, values)]
     for vm in lab.scenario["vms"]:
         for nic in vm["nics"]:
             rates = nic.get("rates_per_s", {})
             rx, drop = rates.get("pkts rx ok", 0.0), rates.get("running out of buffers", 0.0)
             tx = (vm.get("tcp") or {}).get("segments_sent_rate", 0.0)
             drop_pct = 100.0 * drop / (rx + drop) if rx + drop else 0.0
-            mbits_rx = rx * (32948 if vm["guest"].get("lro") else 1514) * 8 / 1e6
+            mbits_rx = rx * bytes_per_pkt(vm) * 8 / 1e6
             values = (tx, tx * 1514 * 8 / 1e6, rx, mbits_rx, 0.0, drop_pct)
             inst = f"{host['portset']}:{nic['port']}:{vm['world_id']}:{vm['name']}"
             cols += [(f"\\\\{name}\\Network Port({inst})\\{c}", v) for c, v in zip(_PORT_COUNTERS, values)]

@@ -142,7 +142,9 @@ def nstat(lab: Lab, vm: dict) -> Out:
 
 
 def ring_persistence(vm: dict) -> Out:
-    """grep -rsIn over paths some of which do not exist: with -s the messages go, exit 2 stays."""
-    hits = [f"/etc/rc.local:13:ethtool -G {n['iface']} rx {n['ring1']}" for n in vm["nics"]
-            if n.get("rings_persisted")]
+    """grep -rsIn over paths some of which do not exist: with -s the messages go, exit 2 stays. A
+    persisted NIC prints its ``persisted_in`` line (default rc.local) with the size the guest asks
+    for (``ring1_requested``, else the ring it runs: a v7 device may round the request down)."""
+    hits = [f"{n.get('persisted_in', '/etc/rc.local:13:ethtool -G')} {n['iface']} rx {n.get('ring1_requested', n['ring1'])}"
+            for n in vm["nics"] if n.get("rings_persisted")]
     return "".join(h + "\n" for h in hits), "", 2

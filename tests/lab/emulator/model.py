@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 # Average received frame size behind "bytes rx ok": seed 002 iperf-test1 rxSummary
-# (1670920359206 bytes / 50714621 pkts with LRO); 1500-byte frames without LRO.
+# (1670920359206 bytes / 50714621 pkts with LRO); full-MTU frames (MTU + 14-byte Ethernet header) without LRO.
 LRO_BYTES_PER_PKT = 32948
-PLAIN_BYTES_PER_PKT = 1514
+ETHERNET_HEADER = 14
+DEFAULT_UPLINK = "vmnic0"  # a NIC without "uplink" rides the host's first uplink
 BROADCAST_PKTS, BROADCAST_BYTES = 195, 26464  # seed 002 rxSummary, constant in the lab
 
 
@@ -47,6 +48,12 @@ class Lab:
                 return vm["guest"]["os"], vm
         return "unknown", None
 
+    def vm_by_world(self, world: int) -> dict | None:
+        return next((vm for vm in self.scenario["vms"] if vm["world_id"] == world), None)
+
+    def uplink(self, name: str) -> dict | None:
+        return next((u for u in self.scenario["host"]["uplinks"] if u["client"] == name), None)
+
     def nic_by_port(self, portset: str, port: int) -> tuple[dict, dict] | None:
         if portset != self.scenario["host"]["portset"]:
             return None
@@ -69,5 +76,16 @@ def tcp_counter(vm: dict, which: str, elapsed: float) -> int:
     return int(tcp.get(f"{which}_start", 0) + tcp.get(f"{which}_rate", 0) * elapsed)
 
 
+def bytes_per_pkt(vm: dict) -> int:
+    return LRO_BYTES_PER_PKT if vm["guest"].get("lro") else vm["guest"]["mtu"] + ETHERNET_HEADER
+
+
 def rx_bytes(vm: dict, pkts: int) -> int:
-    return pkts * (LRO_BYTES_PER_PKT if vm["guest"].get("lro") else PLAIN_BYTES_PER_PKT)
+    return pkts * bytes_per_pkt(vm)
+
+
+def uplink_counter(uplink: dict, name: str, elapsed: float) -> int:
+    """A vmnic's esxcli nic stats counter by its printed name; 0 when the scenario gives none."""
+    start = uplink.get("counters_start", {}).get(name, 0)
+    rate = uplink.get("rates_per_s", {}).get(name, 0)
+    return int(start + rate * elapsed)
