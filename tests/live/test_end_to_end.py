@@ -8,16 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from esxdiag.result import VERDICTS
 
 pytestmark = pytest.mark.lab
 
 SCENARIOS = json.loads((Path(__file__).resolve().parents[1] / "lab" / "scenarios.json").read_text())
 EXPECTED = {vm["name"]: vm["expected_verdict"] for vm in SCENARIOS["vms"]}
-# a scenario whose verdict this tree does not know yet (issue 22's drops-elsewhere) is an expected failure
-# until the analysis that names it lands; the mark goes away by itself when VERDICTS gains it
-UNKNOWN_VERDICT = pytest.mark.xfail(strict=False, reason="analysis for issue 22 lands on another branch")
-CASES = [pytest.param(vm, marks=UNKNOWN_VERDICT) if verdict not in VERDICTS else vm for vm, verdict in EXPECTED.items()]
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +24,7 @@ def rings_runs(make_esxdiag, sshd, tmp_path_factory):
     return dict(zip(EXPECTED, runs))
 
 
-@pytest.mark.parametrize("vm", CASES)
+@pytest.mark.parametrize("vm", list(EXPECTED))
 def test_rings_gives_the_scenario_verdict(rings_runs, vm):
     run = rings_runs[vm]
     assert run.returncode == 0, run.explain()
