@@ -259,6 +259,7 @@ class VnicFacts:
     device_version: str | None = None  # vmxnet3 device: "v7" (ESXi 8, VM hardware 20+), "pre-v7", None unknown
     device_version_why: str | None = None  # what says so, or why it is unknown
     host: str | None = None  # the host whose port the counters come from (the end of the window)
+    move: Move | None = None  # the vNIC's MAC on ports of two hosts within the window
 
 
 @dataclass(frozen=True)

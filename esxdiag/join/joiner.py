@@ -4,11 +4,10 @@ facts built here."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from esxdiag.bundle import Bundle, slug
-from dataclasses import replace
-
 from esxdiag.join.causes import port_tx, rx_reasons, uplinks
 from esxdiag.join.cpu import cpu_from_esxtop, cpu_from_perf
 from esxdiag.join.device import device_version, ring1_max, ring2_max
@@ -152,10 +151,10 @@ class Joiner:
         hardware = inv.hardware_version if inv else None
         vnics = tuple(self.vnic_facts(name, inv, guest, (hardware, esxi)))
         moves = event_moves(self, name)
-        sampled = tuple(m for m in (sampled_move(self, port_segments(self, n.mac)) for n in vnics) if m)[:1]
+        sampled = next((n.move for n in vnics if n.move is not None), None)
         if moves and sampled:  # vCenter says when and between which hosts, the bundle which ports
-            moves = (replace(moves[0], from_port=sampled[0].from_port, to_port=sampled[0].to_port),) + moves[1:]
-        moves = moves or sampled
+            moves = (replace(moves[0], from_port=sampled.from_port, to_port=sampled.to_port),) + moves[1:]
+        moves = moves or ((sampled,) if sampled else ())
         limit = inv.cpu_allocation.limit_mhz if inv else None
         return VmFacts(
             name=name, host=inv.host if inv else None, power_state=inv.power_state if inv else None,
@@ -218,7 +217,8 @@ class Joiner:
                 f"could not be collected ({failed.error_kind}: {failed.error})" if failed
                 else "host captures were not collected"))
         guest_facts = guest_side(self, guest, mac, missing, vmxnet3, nic.get("guest_interface"), vnic_count == 1)
-        symptoms = port_drop_symptoms(self.esxtop_for(vm), self.perf_for(vm), port, nic, vnic_count)
+        esxtop = self.esxtop_for(vm)
+        symptoms = port_drop_symptoms(esxtop, self.perf_for(vm), port, nic, vnic_count)
         notes = (move_notes + list(host["notes"]) + list(guest_facts["notes"]) +
                  self._switch_mtu_note(target_id, port, guest_facts))
         ring1, ring2, size_source = ring_sizes(host, notes)
@@ -252,7 +252,7 @@ class Joiner:
             notes=tuple(notes), uplinks=links, uplinks_unknown=links_unknown,
             rx_reasons=rx_reasons(self, target_id, port, notes) if vmxnet3 else {},
             tx={**port_tx(self, target_id, port, notes), **guest_facts["tx"]},
-            tx_symptoms=port_tx_symptoms(self.esxtop_for(vm), port),
+            tx_symptoms=port_tx_symptoms(esxtop, port), move=sampled_move(self, segments),
             guest_queue_oob=guest_facts["queue_oob"], device_version=version, device_version_why=version_why,
             host=host_name,
         )
