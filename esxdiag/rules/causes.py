@@ -102,8 +102,9 @@ def other_rx_drops(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
     if not nic.rx_reasons:
         return []
     if not causes:
-        return [RuleCheck("vmxnet3-drop-reasons", "pass", "no vmxnet3 drops for a reason other than the ring",
-                          nic.mac)]
+        absent = [cause for cause in REASON_WORDS if cause not in nic.rx_reasons]
+        return [RuleCheck("vmxnet3-drop-reasons", "pass", f"no drops for {', '.join(nic.rx_reasons)} in the window"
+                          + (f"; not reported by this host: {', '.join(absent)}" if absent else ""), nic.mac)]
     return [Finding(
         "vmxnet3-drop-reasons", "warning", vm.name, nic.mac,
         f"{nic.label or nic.mac} drops frames for reasons other than the ring",

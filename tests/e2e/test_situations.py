@@ -143,3 +143,27 @@ def test_11_host_and_guest_disagreeing_is_printed_in_the_text():
 def test_every_situation_is_read_whole(name):
     result, _, _ = run(name)
     assert [c for c in result.coverage if c.status in ("unparsed", "failed")] == []
+
+
+def test_mtu_drops_are_subtracted_from_the_port_and_named():
+    _, doc, _ = run("mtu-mismatch")
+    nic = vnic(doc)
+    assert nic["ring_verdict"] == "drops-elsewhere" and nic["verdict"]["causes"] == ["mtu"]
+    assert nic["metrics"]["dropped_rx"]["delta"] == 1200 and "1,200" in nic["verdict"]["summary"]
+    assert not any("ethtool -G" in c for c in commands(nic["verdict"]))
+    assert any(f["rule"] == "vmxnet3-drop-reasons" for f in doc["vms"][0]["findings"])
+
+
+def test_page_absent_drops_point_at_host_memory():
+    _, doc, _ = run("page-absent")
+    nic = vnic(doc)
+    assert nic["ring_verdict"] == "drops-elsewhere" and nic["verdict"]["causes"] == ["page-absent"]
+    assert any("mem.reservation" in c for c in commands(nic["verdict"]))
+
+
+def test_a_reason_the_capture_does_not_print_is_not_reported_not_zero():
+    _, doc, _ = run("uplink-loss")  # ESXi 6.0-style rxSummary: no MTU, truncation, steering or burst-queue lines
+    assert not any(f["rule"] == "vmxnet3-drop-reasons" for f in doc["vms"][0]["findings"])
+    (check,) = [c for c in doc["vms"][0]["checks"] if c["rule"] == "vmxnet3-drop-reasons"]
+    assert "no drops for large-headers, sg-limit, page-absent" in check["reason"]
+    assert "not reported by this host: mtu, truncation, steering, burst-queue" in check["reason"]
