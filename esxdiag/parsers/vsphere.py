@@ -110,8 +110,18 @@ class PerfSeries:
     values: tuple[int | None, ...]
 
 
+class _Samples:
+    """What both performance records answer: the samples of one counter instance."""
+
+    series: tuple[PerfSeries, ...]
+
+    def values(self, counter: str, instance: str) -> tuple[int | None, ...] | None:
+        """The samples of one counter instance ("" = aggregate), or None when not captured."""
+        return next((s.values for s in self.series if s.counter == counter and s.instance == instance), None)
+
+
 @dataclass(frozen=True)
-class VmPerf:
+class VmPerf(_Samples):
     schema: str
     vm: str
     interval_s: int
@@ -122,9 +132,6 @@ class VmPerf:
     timestamps: tuple[str, ...]
     series: tuple[PerfSeries, ...]
 
-    def values(self, counter: str, instance: str) -> tuple[int | None, ...] | None:
-        """The samples of one counter instance ("" = aggregate), or None when not captured."""
-        return next((s.values for s in self.series if s.counter == counter and s.instance == instance), None)
 
 
 @dataclass(frozen=True)
@@ -146,7 +153,7 @@ class VmEvents:
 
 
 @dataclass(frozen=True)
-class HostPerf:
+class HostPerf(_Samples):
     """A host's vCenter counters per instance (vmnicN): the uplinks' drops and errors."""
 
     schema: str
@@ -158,9 +165,6 @@ class HostPerf:
     end: str
     timestamps: tuple[str, ...]
     series: tuple[PerfSeries, ...]
-
-    def values(self, counter: str, instance: str) -> tuple[int | None, ...] | None:
-        return next((s.values for s in self.series if s.counter == counter and s.instance == instance), None)
 
 
 _VM_SAMPLE = """\
@@ -206,11 +210,7 @@ _PERF_SAMPLE = """\
 @parser("vsphere-perf", about="esxdiag's vCenter performance JSON: per-vCPU ready/costop/maxlimited, vNIC drops",
         sniff=json_schema(SCHEMA_PERF), sample=_PERF_SAMPLE)
 def parse_perf(text: str) -> VmPerf:
-    perf = build_record(VmPerf, _load(text, SCHEMA_PERF), "")
-    if not perf.series:
-        raise NoData(f"no perf series for {perf.vm}")
-    check_perf(perf, "")
-    return perf
+    return _perf(text, VmPerf, SCHEMA_PERF)
 
 
 _EVENTS_SAMPLE = """\
@@ -245,10 +245,15 @@ _HOST_PERF_SAMPLE = """\
 @parser("vsphere-host-perf", about="esxdiag's vCenter host performance JSON: per-vmnic drops and errors",
         sniff=json_schema(SCHEMA_HOST_PERF), sample=_HOST_PERF_SAMPLE)
 def parse_host_perf(text: str) -> HostPerf:
-    perf = build_record(HostPerf, _load(text, SCHEMA_HOST_PERF), "")
+    return _perf(text, HostPerf, SCHEMA_HOST_PERF)
+
+
+def _perf(text: str, cls: type, schema: str) -> VmPerf | HostPerf:
+    perf = build_record(cls, _load(text, schema), "")
+    host = cls is HostPerf
     if not perf.series:
-        raise NoData(f"no perf series for host {perf.host}")
-    check_perf(perf, "", vmnics=True)
+        raise NoData(f"no perf series for {f'host {perf.host}' if host else perf.vm}")
+    check_perf(perf, "", vmnics=host)
     return perf
 
 
