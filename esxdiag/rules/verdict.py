@@ -103,7 +103,7 @@ def _decide(vm: VmFacts, nic: VnicFacts, t: dict[str, float], others: list[Cause
                            evidence=evidence, missing=nic.missing)
     if not sig.rising:
         if others:
-            return _elsewhere(vm, nic, sig, evidence, others)
+            return _elsewhere(nic, evidence, others)
         if port_drops:  # the port drops while the rings keep up: the guest is not draining them
             first = _cpu_first(vm, cpu, evidence, list(nic.missing), t, "The vSwitch port drops frames")
             if first is not None:
@@ -123,7 +123,7 @@ def _decide(vm: VmFacts, nic: VnicFacts, t: dict[str, float], others: list[Cause
     return change_ring(vm, nic, sig, evidence, cpu, missing, t)
 
 
-def _elsewhere(vm: VmFacts, nic: VnicFacts, sig: RingSignals, evidence, others: list[Cause]) -> RingVerdict:
+def _elsewhere(nic: VnicFacts, evidence, others: list[Cause]) -> RingVerdict:
     """The ring counters are flat while another cause's counters rose: name it; a ring change would not help."""
     return RingVerdict(
         "drops-elsewhere",
