@@ -45,7 +45,7 @@ def _rate(c: CounterWindow) -> str:
     return f" ({c.rate_per_s:,.1f}/s)" if c.rate_per_s is not None else ""
 
 
-def uplink_cause(vm: VmFacts, link: UplinkFacts, t: dict[str, float]) -> Cause | None:
+def uplink_cause(link: UplinkFacts, t: dict[str, float]) -> Cause | None:
     rising = [c for c in link.counters if _rising(c, t["uplink.drops"])]
     vcenter = [s for s in link.symptoms if s.rising]
     if not rising and not (vcenter and not link.counters):  # vCenter only when esxcli did not read the NIC
@@ -61,7 +61,7 @@ def uplink_cause(vm: VmFacts, link: UplinkFacts, t: dict[str, float]) -> Cause |
 
 def rx_causes(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> list[Cause]:
     """The causes other than the ring whose counters rose in the window, uplink first (the path's order)."""
-    out = [c for link in nic.uplinks if (c := uplink_cause(vm, link, t)) is not None]
+    out = [c for link in nic.uplinks if (c := uplink_cause(link, t)) is not None]
     for cause, counter in nic.rx_reasons.items():
         if not _rising(counter, t["rx.other_drops"]):
             continue
@@ -77,7 +77,7 @@ def rx_causes(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> list[Cause]:
 
 
 def uplink_loss(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
-    causes = [c for link in nic.uplinks if (c := uplink_cause(vm, link, t)) is not None]
+    causes = [c for link in nic.uplinks if (c := uplink_cause(link, t)) is not None]
     if not causes:
         if nic.uplinks:
             names = ", ".join(link.vmnic for link in nic.uplinks)
