@@ -37,7 +37,7 @@ COUNTERS = (
     ("ring1_full", "ring-1-full"),
     ("ring2_full", "ring-2-full"),
     ("host_out_of_buffers", "out-of-buffer drops"),
-    ("dropped_rx", "droppedRx"),
+    ("dropped_rx", "host port droppedRx (clientStats)"),  # not vCenter's net.droppedRx: named where it is
     ("guest_oob", "guest pkts rx OOB"),
     ("guest_discards", "guest rx discards"),
 )
