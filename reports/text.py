@@ -15,7 +15,7 @@ import textwrap
 from collections import Counter
 from typing import Any
 
-from esxdiag.reports.words import count, held_words, utc_time, vcpu_words
+from esxdiag.reports.words import count, held_words, utc_time, vcpu_words, vnic_prefix
 from esxdiag.result import SEVERITIES, AnalysisResult, Remediation, RingVerdict, Series, VmResult, VnicResult
 from esxdiag.terminal import safe_text
 
@@ -235,7 +235,7 @@ def _cpu_line(vm: VmResult) -> str:
 
 def _vnic_block(out: _Writer, vm: VmResult, vnic: VnicResult) -> None:
     name = " ".join(str(p) for p in (vnic.label, vnic.mac, vnic.guest_interface) if p)
-    out.line(f"vNIC {name or 'unidentified'} ({vnic.type or 'type unknown'}): "
+    out.line(f"{vnic_prefix(vnic.label)}{name or 'unidentified'} ({vnic.type or 'type unknown'}): "
              f"{verdict_headline(vnic.verdict).upper()}", indent=2, style="bold")
     out.line(vnic.verdict.summary, indent=4)
     numbers = counter_phrases(vnic.metrics)
