@@ -32,7 +32,7 @@ def test_a_typed_host_port_that_refuses_is_named_and_not_blamed_on_esxi_ssh_bein
     error = _refused("esxi", port, tmp_path)
     text = str(error)
     assert error.kind == "refused", text
-    assert f"127.0.0.1 refused the connection on port {port}" in text
+    assert f"root@127.0.0.1:{port}: connection refused on port {port}: nothing listens there" in text
     assert text.index("check the port in --host-ssh") < text.index("off by default"), text
     assert text.count(str(port)) == 2, text  # the target, then the port that refused: no third time
 
@@ -41,7 +41,7 @@ def test_a_guest_that_refuses_is_advised_about_the_guest_not_the_host(tmp_path):
     port = _closed_port()
     error = _refused("linux", port, tmp_path)
     text = str(error)
-    assert error.kind == "refused" and f"refused the connection on port {port}" in text
+    assert error.kind == "refused" and f"connection refused on port {port}: no sshd listens there" in text
     assert "--guest-ssh" in text and "ESXi" not in text and "--host-ssh" not in text, text
 
 
