@@ -15,6 +15,7 @@ ABOUT = {  # a line for each shipped document; a document without one is still a
     "fleet-scan": "esxdiag scan: the snapshot, the fleet report and history",
     "parsers": "every parser kind of `esxdiag parse` and the command output it reads",
     "serve": "esxdiag serve: cycles, /metrics, the web pages, alerting and what to install beside it",
+    "permissions": "the vCenter role (Read-only), host and guest logins each command needs; every API method",
 }
 CONTRIB = "contrib"
 
