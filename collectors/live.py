@@ -37,7 +37,7 @@ class LiveOptions:
 
 @dataclass(frozen=True)
 class Outcome:
-    bundle: Path
+    bundle: Path | None  # None: nothing was collected, so no folder was kept (esxdiag.cli.live)
     fatal: str | None  # why the VM could not be covered (vCenter unreachable, VM not found, off)
     interrupted: bool = False
     unreached: tuple[str, ...] = ()  # host/guest targets that could not be connected to
@@ -66,7 +66,8 @@ def collect(opts: LiveOptions, progress: Progress | None = None) -> Outcome:
     finally:
         run.close()
     if run.fatal:
-        writer.note(run.fatal)
-    progress.step(f"bundle written: {writer.root}")
+        writer.note(run.fatal)  # the caller keeps the folder only if something was collected into it
+    else:
+        progress.step(f"bundle written: {writer.root}")
     return Outcome(writer.root, run.fatal, unreached=tuple(run.unreached), lost=tuple(run.lost))
 

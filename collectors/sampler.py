@@ -92,6 +92,7 @@ class HostSampler:
         self.unreached: list[str] = []  # targets that could not be connected to
         self.unreached_why: list[str] = []  # and why, one line each
         self.lost: list[str] = []
+        self.esxtop_ok = False  # esxtop recorded the window: CPU is measured whatever vCenter returns
         self._announced = 0
 
     @property
@@ -173,17 +174,21 @@ class HostSampler:
             return
         self.progress.step(f"vCenter: performance counters, migration events and host uplink counters from "
                            f"{start:%H:%M:%S} to {end:%H:%M:%S} UTC")
+        unsampled = []  # VMs vCenter returned no samples for
         for vm in self.found:
             params = {"vm": vm.label}
             data = self._read("vsphere_perf", params, "PerformanceManager.QueryPerf", "reading performance counters",
                               partial(collect_perf, self.session, vm.ref, vm.inventory, start, end))
             if data is not None and not data.get("timestamps"):
-                self.progress.step("vCenter returned no performance samples for that time: CPU not measured")
+                unsampled.append(vm.label)
             events = self._read("vsphere_events", params, "EventManager.QueryEvents", "reading migration events",
                                 partial(collect_events, self.session, vm.ref, start, end))
             if events is not None and len(events["events"]) >= MAX_EVENTS:
                 self.writer.note(f"{vm.label}: vCenter returned {MAX_EVENTS} migration events for the window, the "
                                  "most one query reads: others may be missing")
+        if unsampled and not self.esxtop_ok:  # said once for the host, and only when no source measured CPU
+            self.progress.step(f"vCenter returned no performance samples for that time and esxtop did not run: "
+                               f"CPU not measured ({', '.join(unsampled)})")
         hosts: dict[str, str] = {}  # host moid -> name, each host once however many of its VMs were sampled
         for vm in self.found:
             if vm.inventory.get("host_moid"):
@@ -373,6 +378,7 @@ class HostSampler:
 
                 cap = esxi.run_esxtop(conn, self.writer, tid, o.window_s, o.esxtop_delay_s, on_wait=on_wait)
                 self.announce_failures()
+                self.esxtop_ok = cap.ok
                 if cap.ok:
                     return self.ended_early(ctrl_c, deadline)
             # no esxtop (or it failed): still let the window pass, so the two samples differ

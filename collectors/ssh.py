@@ -225,15 +225,26 @@ class SshConnection:
         return (f"pass --ssh-key, load a key into ssh-agent, set {variable}, or run on a terminal to be "
                 f"prompted; check the user name in {flag}")
 
+    def _refused(self) -> CollectionError:
+        """Who refused (address and port), and the advice for that target: ESXi's SSH service is off by
+        default and listens on 22; another port, or a guest, is a port with no sshd behind it."""
+        host, port = self.target.host, self.target.port
+        where = f"{self.target}: connection refused on port {port}"
+        if self.kind == specs.ESXI and port == 22:
+            return CollectionError(f"{where}: {_ESXI_SSH_HINT}", kind="disabled")
+        if self.kind == specs.ESXI:
+            return CollectionError(f"{where}: nothing listens there; check the port in --host-ssh (ESXi's SSH "
+                                   "service listens on 22, and is off by default: Host > Actions > Services > "
+                                   "Enable Secure Shell)", kind="refused")
+        return CollectionError(f"{where}: no sshd listens there in the guest; check the address and port in "
+                               "--guest-ssh (USER@HOST[:PORT], or USER@:PORT with the Tools address)", kind="refused")
+
     def _open_socket(self) -> socket.socket:
         label, timeout = str(self.target), self.options.connect_timeout_s
         try:
             sock = socket.create_connection((self.target.host, self.target.port), timeout=timeout)
         except ConnectionRefusedError:
-            if self.kind == specs.ESXI:
-                raise CollectionError(f"{label}: connection refused: {_ESXI_SSH_HINT}", kind="disabled") from None
-            raise CollectionError(f"{label}: connection refused (is sshd running on port {self.target.port}?)",
-                                  kind="refused") from None
+            raise self._refused() from None
         except socket.timeout:
             raise CollectionError(f"{label}: no answer within {timeout:g} s", kind="unreachable") from None
         except OSError as exc:

@@ -53,14 +53,15 @@ def analyze(bundle_root: str | Path, thresholds: dict[str, float], bundle: Bundl
     )
 
 
-def _failures(bundle: Bundle, vm: str) -> list[str]:
-    """Why the run failed, for this VM: its guest, or a host / vCenter every VM rests on."""
+def _failures(bundle: Bundle, vm: str) -> list[tuple[str, str | None]]:
+    """Why the run failed, for this VM, with the kind of target that failed: its guest, or a host /
+    vCenter every VM rests on."""
     targets = {target.id: target for target in bundle.targets}
-    return [f["why"] for f in bundle.manifest.get("failed", ())
+    return [(f["why"], getattr(targets.get(f["target"]), "kind", None)) for f in bundle.manifest.get("failed", ())
             if getattr(targets.get(f["target"]), "vm", None) in (None, vm)]
 
 
-def _vm_result(vm: VmFacts, t: dict[str, float], failed: list[str], held: list[str]) -> VmResult:
+def _vm_result(vm: VmFacts, t: dict[str, float], failed: list[tuple[str, str | None]], held: list[str]) -> VmResult:
     outcomes: list = []
     for rule in rules.VM_RULES:
         outcomes.extend(rule(vm, t))
@@ -86,10 +87,11 @@ def counter_json(c) -> dict:
             "per_s": None if c.rate_per_s is None else round(c.rate_per_s, 3), "reset": c.reset, "source": c.source}
 
 
-def _vnic_result(vm: VmFacts, nic: VnicFacts, t: dict[str, float], failed: list[str], held: list[str]) -> VnicResult:
+def _vnic_result(vm: VmFacts, nic: VnicFacts, t: dict[str, float], failed: list[tuple[str, str | None]],
+                 held: list[str]) -> VnicResult:
     verdict = decide(vm, nic, t)
     if failed:
-        verdict = failed_run(verdict, failed, held)
+        verdict = failed_run(verdict, [why for why, _ in failed], held, tuple(k for _, k in failed if k))
     metrics = {
         "ring1_size": nic.ring1_size, "ring2_size": nic.ring2_size, "ring_size_source": nic.ring_size_source,
         "ring1_max": nic.ring1_max, "ring2_max": nic.ring2_max, "rx_queues": nic.rx_queues, "mtu": nic.mtu,

@@ -1,5 +1,6 @@
 """manifest.json checked field by field before analysis, so a hand-edited or damaged manifest
-gives one clear error naming the field instead of a crash or silently wrong joins."""
+gives clear errors naming each field instead of a crash or silently wrong joins (`bundle check`
+lists every one at once)."""
 
 from __future__ import annotations
 
@@ -37,65 +38,98 @@ def _int_or_null(where: str, field: str, value: Any) -> None:
 
 
 def validate(manifest: dict[str, Any], where: str, error_kinds: tuple[str, ...], specs: dict) -> None:
-    subject = manifest.get("subject", {"vms": []})
-    if not isinstance(subject, dict) or not isinstance(subject.get("vms", []), list) \
-            or not all(isinstance(v, str) for v in subject.get("vms", [])):
-        _fail(where, "subject", 'an object {"vms": [names]}', subject)
-    window = manifest.get("window_s")
-    if window is not None and (not isinstance(window, (int, float)) or isinstance(window, bool)
-                               or not math.isfinite(window) or window <= 0):
-        _fail(where, "window_s", "a finite positive number of seconds or null", window)
+    """The first defect, as a BundleError naming the field (and how many more `bundle check` lists)."""
+    found = defects(manifest, where, error_kinds, specs)
+    if found:
+        more = (f" (and {len(found) - 1} more defect{'s' if len(found) > 2 else ''}: `esxdiag bundle check` lists "
+                "every one)") if len(found) > 1 else ""
+        raise BundleError(found[0] + more)
+
+
+def defects(manifest: dict[str, Any], where: str, error_kinds: tuple[str, ...], specs: dict) -> list[str]:
+    """Every field defect of the manifest at once, each naming its field ("targets" and "captures" are
+    lists: checked before). A defect in one field never hides the next field's."""
+    found: list[str] = []
+
+    def check(test, *args) -> bool:
+        try:
+            test(*args)
+        except BundleError as exc:
+            found.append(str(exc))
+            return False
+        return True
+
+    check(_subject, where, manifest.get("subject", {"vms": []}))
+    check(_window, where, manifest.get("window_s"))
     if not isinstance(manifest.get("notes", []), list):
-        _fail(where, "notes", "a list", manifest.get("notes"))
+        check(_fail, where, "notes", "a list", manifest.get("notes"))
     failed = manifest.get("failed", [])
     if not isinstance(failed, list) or not all(isinstance(f, dict) and isinstance(f.get("target"), str)
                                                and isinstance(f.get("why"), str) for f in failed):
-        _fail(where, "failed", 'a list of {"target": id, "why": text}', failed)
+        check(_fail, where, "failed", 'a list of {"target": id, "why": text}', failed)
     unused = manifest.get("unused_files", [])
     if not isinstance(unused, list) or not all(isinstance(u, dict) and isinstance(u.get("file"), str)
                                                and isinstance(u.get("why"), str) for u in unused):
-        _fail(where, "unused_files", 'a list of {"file": text, "why": text}', unused)
-    ids = set()
+        check(_fail, where, "unused_files", 'a list of {"file": text, "why": text}', unused)
     for i, target in enumerate(manifest["targets"]):
         here = f"{where}: targets[{i}]"
         if not isinstance(target, dict):
-            _fail(here, "target", "an object", target)
+            check(_fail, here, "target", "an object", target)
+            continue
         if not isinstance(target.get("id"), str) or not target["id"]:
-            _fail(here, "id", "a non-empty string", target.get("id"))
+            check(_fail, here, "id", "a non-empty string", target.get("id"))
         if target.get("kind") not in TARGET_KINDS:
-            _fail(here, "kind", f"one of {', '.join(TARGET_KINDS)}", target.get("kind"))
+            check(_fail, here, "kind", f"one of {', '.join(TARGET_KINDS)}", target.get("kind"))
         for field in ("address", "vm"):
-            _text_or_null(here, field, target.get(field))
-        ids.add(target["id"])
+            check(_text_or_null, here, field, target.get(field))
     seen: dict[tuple, int] = {}
     for i, cap in enumerate(manifest["captures"]):
         here = f"{where}: captures[{i}]"
         if not isinstance(cap, dict):
-            _fail(here, "capture", "an object", cap)
-        if not isinstance(cap.get("spec"), str):
-            _fail(here, "spec", "a spec name (string)", cap.get("spec"))
-        if cap["spec"] not in specs:
-            raise BundleError(f"{here}: unknown spec {cap['spec']!r:.60}")
+            check(_fail, here, "capture", "an object", cap)
+            continue
+        spec_ok = isinstance(cap.get("spec"), str) or check(_fail, here, "spec", "a spec name (string)",
+                                                            cap.get("spec"))
+        if spec_ok and cap["spec"] not in specs:
+            found.append(f"{here}: unknown spec {cap['spec']!r:.60}")
+            spec_ok = False
         if not isinstance(cap.get("target"), str):
-            _fail(here, "target", "a target id (string)", cap.get("target"))
+            check(_fail, here, "target", "a target id (string)", cap.get("target"))
         params = cap.get("params") or {}
-        if not isinstance(params, dict) or not all(isinstance(v, str) or (isinstance(v, int) and
-                                                   not isinstance(v, bool) and abs(v) < 10 ** 18)
-                                                   for v in params.values()):
-            _fail(here, "params", "an object of strings", params)
-        _check_params(here, specs[cap["spec"]], params)
-        _relative_file(here, cap.get("file"))
-        _int_or_null(here, "sample", cap.get("sample"))
-        _int_or_null(here, "rc", cap.get("rc"))
+        params_ok = isinstance(params, dict) and all(isinstance(v, str) or (isinstance(v, int) and
+                                                     not isinstance(v, bool) and abs(v) < 10 ** 18)
+                                                     for v in params.values())
+        if not params_ok:
+            check(_fail, here, "params", "an object of strings", params)
+        elif spec_ok:
+            check(_check_params, here, specs[cap["spec"]], params)
+        check(_relative_file, here, cap.get("file"))
+        check(_int_or_null, here, "sample", cap.get("sample"))
+        check(_int_or_null, here, "rc", cap.get("rc"))
         for field in _OPTIONAL_TEXT:
-            _text_or_null(here, field, cap.get(field))
+            check(_text_or_null, here, field, cap.get(field))
         if cap.get("error_kind") is not None and cap["error_kind"] not in error_kinds:
-            _fail(here, "error_kind", f"null or one of {', '.join(error_kinds)}", cap["error_kind"])
+            check(_fail, here, "error_kind", f"null or one of {', '.join(error_kinds)}", cap["error_kind"])
+        if not (spec_ok and params_ok and isinstance(cap.get("target"), str)):
+            continue
         key = (cap["spec"], cap["target"], tuple(sorted((k, str(v)) for k, v in params.items())), cap.get("sample"))
         if key in seen:
-            raise BundleError(f"{here}: the same capture as captures[{seen[key]}] (spec, target, params, sample): "
-                              "which one to use is ambiguous")
-        seen[key] = i
+            found.append(f"{here}: the same capture as captures[{seen[key]}] (spec, target, params, sample): "
+                         "which one to use is ambiguous")
+        seen.setdefault(key, i)
+    return found
+
+
+def _subject(where: str, subject: Any) -> None:
+    if not isinstance(subject, dict) or not isinstance(subject.get("vms", []), list) \
+            or not all(isinstance(v, str) for v in subject.get("vms", [])):
+        _fail(where, "subject", 'an object {"vms": [names]}', subject)
+
+
+def _window(where: str, window: Any) -> None:
+    if window is not None and (not isinstance(window, (int, float)) or isinstance(window, bool)
+                               or not math.isfinite(window) or window <= 0):
+        _fail(where, "window_s", "a finite positive number of seconds or null", window)
 
 
 def _check_params(where: str, spec: Any, params: dict[str, Any]) -> None:

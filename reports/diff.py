@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from esxdiag.reports.words import vnic_prefix
 from esxdiag.terminal import safe_text
 from esxdiag.vocabulary import DIFF_RATES as RATES, DIFF_SIZES as SIZES, DIFF_TOTALS as TOTALS
 
@@ -23,6 +24,13 @@ def _num(value: Any) -> str:
     return f"{value:,}" if isinstance(value, int) else str(value)
 
 
+def _size_change(before: Any, after: Any) -> str:
+    """A setting's change in words (ring 1 256 -> 4,096: "raised"); nothing when a side is unknown."""
+    if not isinstance(before, (int, float)) or not isinstance(after, (int, float)):
+        return ""
+    return "raised" if after > before else "lowered" if after < before else "unchanged"
+
+
 def rows(vm: dict[str, Any]) -> list[tuple[str, list[tuple[str, str, str, str]]]]:
     """Sections of (what, before, after, change) rows: the shape both text and HTML print."""
     sections = [("CPU", [(label, _num(vm["cpu"][k]["before"]), _num(vm["cpu"][k]["after"]),
@@ -30,10 +38,11 @@ def rows(vm: dict[str, Any]) -> list[tuple[str, list[tuple[str, str, str, str]]]
                 ("Guest TCP", [(label, _num(vm["tcp"][k]["before"]), _num(vm["tcp"][k]["after"]),
                                 vm["tcp"][k]["change"] or "") for k, label in _TCP])]
     for nic in vm["vnics"]:
-        title = f"vNIC {nic['label'] or ''} {nic['mac'] or ''} {nic['guest_interface'] or ''}".split()
+        title = f"{vnic_prefix(nic['label'])}{nic['label'] or ''} {nic['mac'] or ''} {nic['guest_interface'] or ''}".split()
         lines = [("ring verdict", *(v or "absent" for v in nic["verdict"]),
                   "changed" if nic["verdict"][0] != nic["verdict"][1] else "unchanged")]
-        lines += [(label, _num(nic["sizes"][k][0]), _num(nic["sizes"][k][1]), "") for k, label in SIZES]
+        lines += [(label, _num(nic["sizes"][k][0]), _num(nic["sizes"][k][1]), _size_change(*nic["sizes"][k]))
+                  for k, label in SIZES]
         lines += [(label, _num(nic["rates"][k]["before"]), _num(nic["rates"][k]["after"]),
                    nic["rates"][k]["change"] or "") for k, label in RATES]
         lines += [(label, _num(nic["totals"][k]["before"]), _num(nic["totals"][k]["after"]),

@@ -60,8 +60,9 @@ def scatter(document: dict) -> dict:
     t = document["thresholds"]
     measured = [r for r in document["vms"] if r["ready_worst_pct"] is not None and r["drops_per_s"] is not None]
     rows = measured[:PLOT_LIMIT]  # the document is ranked
-    x_max = max([r["ready_worst_pct"] for r in rows] + [t["cpu.ready_pct_critical"] * 1.5])
-    y_max = max([math.log10(1 + r["drops_per_s"]) for r in rows] + [math.log10(1 + t["ring.drops_per_s_critical"]) * 1.5])
+    x_step, x_max = _linear_axis(max([r["ready_worst_pct"] for r in rows] + [t["cpu.ready_pct_critical"] * 1.5]))
+    y_ticks = _log_ticks(max([r["drops_per_s"] for r in rows] + [t["ring.drops_per_s_critical"] * 1.5]))
+    y_max = math.log10(1 + y_ticks[-1])  # the axis ends on a labelled tick at or above every point
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
 
     def x(v: float) -> float:
@@ -71,27 +72,39 @@ def scatter(document: dict) -> dict:
         return round(TOP + plot_h - math.log10(1 + v) / y_max * plot_h, 1)
 
     order = sorted(rows, key=lambda r: -FLEET_CLASSES.index(r["class"]))  # urgent classes drawn last, on top
-    ticks = [0, 1, 10, 100, 1000, 10000, 100000]
     return {
         "width": WIDTH, "height": HEIGHT, "left": LEFT, "top": TOP, "bottom": HEIGHT - BOTTOM, "right": WIDTH - RIGHT,
         "points": [{"x": x(r["ready_worst_pct"]), "y": y(r["drops_per_s"]), "colour": CLASS_COLOURS[r["class"]],
                     "row": r} for r in order],
-        "x_ticks": [{"x": x(v), "label": f"{v:g}"} for v in _linear_ticks(x_max)],
-        "y_ticks": [{"y": y(v), "label": f"{v:g}"} for v in ticks if math.log10(1 + v) <= y_max],
-        "ready_lines": [{"x": x(t["cpu.ready_pct_warning"]), "label": f"{t['cpu.ready_pct_warning']:g}%"},
-                        {"x": x(t["cpu.ready_pct_critical"]), "label": f"{t['cpu.ready_pct_critical']:g}%"}],
+        "x_ticks": [{"x": x(i * x_step), "label": f"{i * x_step:g}"} for i in range(round(x_max / x_step) + 1)],
+        "y_ticks": [{"y": y(v), "label": f"{v:,g}"} for v in y_ticks],
+        # the two labels on two lines: their thresholds are close on a wide %RDY axis
+        "ready_lines": [{"x": x(t["cpu.ready_pct_warning"]), "label": f"{t['cpu.ready_pct_warning']:g}%", "dy": 10},
+                        {"x": x(t["cpu.ready_pct_critical"]), "label": f"{t['cpu.ready_pct_critical']:g}%", "dy": 24}],
         "drop_line": {"y": y(t["ring.drops_per_s_critical"]), "label": f"{t['ring.drops_per_s_critical']:g}/s"},
         "not_drawn": len(document["vms"]) - len(rows), "limit": PLOT_LIMIT,
     }
 
 
-def _linear_ticks(top: float) -> list[float]:
+def _linear_axis(top: float) -> tuple[float, float]:
+    """(tick step, axis end): a 1-2-5 step, at most 8 steps, the end the first tick past ``top`` (a point
+    at ``top`` is inside the axes, not on their edge)."""
     step = 10 ** math.floor(math.log10(top / 5)) if top > 0 else 1
     for mult in (1, 2, 5, 10):
         if top / (step * mult) <= 8:
             step *= mult
             break
-    return [i * step for i in range(int(top // step) + 1)]
+    return step, (math.floor(top / step) + 1) * step
+
+
+def _log_ticks(top: float) -> list[float]:
+    """Ticks of the log(1 + drops/s) axis up to the first one at or above ``top``: 0, 1, 2, 5, 10, 20, 50 ...
+    while they fit three decades, decades beyond (labels stay apart)."""
+    ticks, decade = [0.0], 1.0
+    while ticks[-1] < top:
+        ticks += [decade * m for m in (1, 2, 5)] if top <= 1000 else [decade]
+        decade *= 10
+    return [v for i, v in enumerate(ticks) if i == 0 or ticks[i - 1] < top]
 
 
 def _cells(row: dict, vm_href=None) -> list:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from esxdiag.vocabulary import FLEET_CLASSES
 from esxdiag.reports.text import safe_text
+from esxdiag.reports.words import count
 
 COLUMNS = (("#", 3), ("severity", 8), ("class", 14), ("VM", 24), ("vCenter", 18), ("host", 16), ("drops/s", 9),
            ("/1k pkts", 9), ("%RDY max", 8), ("%CSTP", 6), ("%MLMTD", 7), ("score", 7))
@@ -88,7 +89,7 @@ def render_fleet_text(document: dict, top: int = 10) -> str:
                 lines.append(f"  {label:<9} {safe_text(item['name'])}: {item['before'] or '-'} -> {item['after'] or '-'}")
     deep = document.get("deep")
     if deep:
-        lines.append(f"Deep checks ({len(deep['vms'])} VMs on {len(deep['hosts'])} hosts):")
+        lines.append(f"Deep checks ({count(len(deep['vms']), 'VM')} on {count(len(deep['hosts']), 'host')}):")
         for host in deep["hosts"]:
             if host["error"]:
                 lines.append(f"  host {safe_text(host['host'])} not reached: {safe_text(host['error'])}")

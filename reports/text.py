@@ -15,7 +15,7 @@ import textwrap
 from collections import Counter
 from typing import Any
 
-from esxdiag.reports.words import count, held_words, utc_time, vcpu_words
+from esxdiag.reports.words import count, held_words, utc_time, vcpu_words, vnic_prefix
 from esxdiag.result import SEVERITIES, AnalysisResult, Remediation, RingVerdict, Series, VmResult, VnicResult
 from esxdiag.terminal import safe_text
 
@@ -37,7 +37,7 @@ COUNTERS = (
     ("ring1_full", "ring-1-full"),
     ("ring2_full", "ring-2-full"),
     ("host_out_of_buffers", "out-of-buffer drops"),
-    ("dropped_rx", "droppedRx"),
+    ("dropped_rx", "host port droppedRx (clientStats)"),  # not vCenter's net.droppedRx: named where it is
     ("guest_oob", "guest pkts rx OOB"),
     ("guest_discards", "guest rx discards"),
 )
@@ -178,15 +178,22 @@ def first_remediation(vm: VmResult, vnic: VnicResult) -> Remediation | None:
 
 
 class _Writer:
-    def __init__(self, width: int, color: bool):
+    def __init__(self, width: int, color: bool, said: tuple[str, ...] = ()):
         self.width, self.color, self.lines = max(width, 40), color, []
+        self.said = said  # a failed run's failures, printed in full once (the first line)
+
+    def once(self, text: str) -> str:
+        """A failure already printed in full is referred to, not repeated."""
+        for why in self.said:
+            text = text.replace(why, "see RUN FAILED above")
+        return text
 
     def paint(self, text: str, style: str | None) -> str:
         return f"{ANSI[style]}{text}{ANSI_RESET}" if self.color and style in ANSI else text
 
     def line(self, text: str, indent: int = 0, style: str | None = None) -> None:
         pad = " " * indent
-        wrapped = textwrap.wrap(safe_text(text), self.width, initial_indent=pad, subsequent_indent=pad + "  ",
+        wrapped = textwrap.wrap(safe_text(self.once(text)), self.width, initial_indent=pad, subsequent_indent=pad + "  ",
                                 break_on_hyphens=False) or [pad]
         self.lines += [self.paint(w, style) for w in wrapped]
 
@@ -228,7 +235,7 @@ def _cpu_line(vm: VmResult) -> str:
 
 def _vnic_block(out: _Writer, vm: VmResult, vnic: VnicResult) -> None:
     name = " ".join(str(p) for p in (vnic.label, vnic.mac, vnic.guest_interface) if p)
-    out.line(f"vNIC {name or 'unidentified'} ({vnic.type or 'type unknown'}): "
+    out.line(f"{vnic_prefix(vnic.label)}{name or 'unidentified'} ({vnic.type or 'type unknown'}): "
              f"{verdict_headline(vnic.verdict).upper()}", indent=2, style="bold")
     out.line(vnic.verdict.summary, indent=4)
     numbers = counter_phrases(vnic.metrics)
@@ -240,7 +247,8 @@ def _vnic_block(out: _Writer, vm: VmResult, vnic: VnicResult) -> None:
     if _nic_facts(vnic.metrics):
         out.line("adapter: " + ", ".join(_nic_facts(vnic.metrics)), indent=4)
     for missing in vnic.verdict.missing:
-        out.line(f"missing: {missing}", indent=4)
+        if missing not in out.said:  # the failure itself is the first line
+            out.line(f"missing: {missing}", indent=4)
     remedy = first_remediation(vm, vnic)
     if remedy and vnic.ring_verdict == "insufficient-evidence":  # a change that is not about rings (e1000)
         out.line(" ".join(p for p in (f"change: {remedy.title}.", remedy.disruption, *remedy.notes) if p), indent=4)
@@ -274,6 +282,7 @@ def render_text(result: AnalysisResult, width: int = 100, color: bool = False) -
     out = _Writer(width, color)
     if failed_headline(result):  # first: what failed, before anything that reads like an answer
         out.line(failed_headline(result), style="critical")
+        out.said = tuple(result.bundle.get("failed") or ())
     created = f", collected {utc_time(result.bundle['created'])}" if result.bundle.get("created") else ""
     out.line(f"{result.tool} summary: bundle {result.bundle.get('path', 'n/a')}{created}, "
              f"window {fmt(result.bundle.get('window_s'))} s", style="bold")

@@ -20,6 +20,11 @@ COMPARE = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator
 _VCPU = re.compile(r"^vmx-vcpu-(\d+)(?::.*)?$")
 
 
+def vnic_prefix(label: str | None) -> str:
+    """The word vNIC before a vNIC's label, unless the label already says it ("vNIC 0", from net-stats -l)."""
+    return "" if (label or "").startswith("vNIC ") else "vNIC "
+
+
 def held_words(coverage) -> list[str]:
     """What a (partial) bundle holds: the kinds of the captures read (wholly or in part), in coverage order."""
     return list(dict.fromkeys(SPECS[c.spec].title for c in coverage if c.used and c.spec in SPECS))

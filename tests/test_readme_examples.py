@@ -7,6 +7,8 @@ import contextlib
 import io
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -38,3 +40,12 @@ def test_every_python_example_in_the_readme_runs(monkeypatch):
     assert "iperf-test1 00:50:56:a6:55:f4 raise-ring1" in out
     assert "examples/no-such-bundle: not a directory" in out
     assert not (ROOT / "history.sqlite").exists() and os.getcwd() == str(ROOT)
+
+
+@pytest.mark.parametrize("number", range(1, len(python_blocks()) + 1))
+def test_each_python_example_runs_alone_in_a_fresh_interpreter(number):
+    """Copied alone (issue 25 point 9): no block leans on a name an earlier block defined."""
+    pytest.importorskip("pandas")
+    block = python_blocks()[number - 1]
+    done = subprocess.run([sys.executable, "-c", block], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, f"README.md python block {number}:\n{block}\n{done.stderr}"

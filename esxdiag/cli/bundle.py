@@ -7,12 +7,13 @@ import json
 import tempfile
 from pathlib import Path
 
-from esxdiag.bundle import MANIFEST, Bundle
+from esxdiag.bundle import ERROR_KINDS, MANIFEST, Bundle, read_manifest
 from esxdiag.errors import EXIT_BAD_INPUT, EXIT_OK, BundleError
 from esxdiag.intake.folder import infer
 from esxdiag.intake.found import IntakeError
 from esxdiag.join.readings import Readings
 from esxdiag.intake.sniff import sniff_file
+from esxdiag.manifest import defects as manifest_defects
 from esxdiag.specs import SPECS
 
 
@@ -52,12 +53,15 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    """Every defect at once: the manifest's fields (a BundleError names the first), then each capture
-    listed and parsed with the code `analyze` uses; exit 2 when one is missing or unparseable."""
+    """Every defect at once: the manifest's fields (each one), then each capture listed and parsed
+    with the code `analyze` uses; exit 2 when one is missing or unparseable."""
     folder = Path(args.dir)
     if folder.is_dir() and not (folder / MANIFEST).exists() and not (folder / MANIFEST).is_symlink():
         return _check_loose(folder)
-    bundle = Bundle.load(args.dir)  # field defects raise: exit 2 naming the field
+    try:
+        bundle = Bundle.load(args.dir)
+    except BundleError as exc:
+        return _manifest_defects(folder, exc)
     defects, warnings, partial = [], [], []
     for index, cap in enumerate(bundle.captures):
         where = f"captures[{index}] ({kind_words(cap.spec)})"
@@ -87,6 +91,22 @@ def cmd_check(args: argparse.Namespace) -> int:
     if defects:
         print("the bundle format and what each spec holds: esxdiag help bundle-format")
     return EXIT_BAD_INPUT if defects else EXIT_OK
+
+
+def _manifest_defects(folder: Path, error: BundleError) -> int:
+    """A manifest that cannot be loaded: every field defect at once (the captures are read once it loads)."""
+    mpath = folder / MANIFEST
+    manifest = read_manifest(mpath) if folder.is_dir() else None  # not JSON: that error alone, exit 2
+    found = []
+    if isinstance(manifest, dict) and all(isinstance(manifest.get(k), list) for k in ("targets", "captures")):
+        found = manifest_defects(manifest, str(mpath), ERROR_KINDS, SPECS)
+    if not found:
+        raise error
+    for line in found:
+        print(f"defect: {line}")
+    print(f"{mpath}: DEFECTS ({len(found)} defects in the manifest's fields; its captures are read once it loads)")
+    print("the bundle format and what each spec holds: esxdiag help bundle-format")
+    return EXIT_BAD_INPUT
 
 
 def _parse_every_capture(bundle: Bundle, defects: list[str], warnings: list[str], partial: list[str]) -> None:

@@ -9,12 +9,32 @@ from importlib import resources
 
 from esxdiag.errors import EXIT_OK, EsxdiagError
 
-TOPICS = {
+ABOUT = {  # a line for each shipped document; a document without one is still a topic
     "bundle-format": "the bundle directory and manifest.json; assembling one by hand; damaged captures",
     "report-schema": "the report's JSON: verdicts, evidence, coverage statuses, rules and thresholds",
     "fleet-scan": "esxdiag scan: the snapshot, the fleet report and history",
     "parsers": "every parser kind of `esxdiag parse` and the command output it reads",
+    "serve": "esxdiag serve: cycles, /metrics, the web pages, alerting and what to install beside it",
+    "permissions": "the vCenter role (Read-only), host and guest logins each command needs; every API method",
 }
+CONTRIB = "contrib"
+
+
+def shipped_docs() -> list[str]:
+    """Every document installed with esxdiag (esxdiag.docs/*.md): each is a topic."""
+    try:
+        files = resources.files("esxdiag.docs").iterdir()
+    except ModuleNotFoundError:
+        return []
+    return sorted(f.name.removesuffix(".md") for f in files if f.name.endswith(".md"))
+
+
+def topics() -> dict[str, str]:
+    docs = {name: ABOUT.get(name, f"docs/{name}.md") for name in shipped_docs()}
+    return {**docs, CONTRIB: "where the Prometheus rules, Grafana dashboard and systemd unit are installed"}
+
+
+TOPICS = topics()
 
 
 def register(sub) -> None:
@@ -32,10 +52,23 @@ def doc_text(topic: str) -> str:
         raise EsxdiagError(f"the {topic} documentation is not installed with this esxdiag ({exc})") from None
 
 
+def contrib_text() -> str:
+    """Where contrib/ is installed, and what each file is for (docs/serve.md has the details)."""
+    try:
+        root = resources.files("esxdiag.contrib")
+    except ModuleNotFoundError as exc:
+        raise EsxdiagError(f"contrib/ is not installed with this esxdiag ({exc})") from None
+    files = sorted(f"{folder.name}/{f.name}" for folder in root.iterdir() if folder.is_dir()
+                   and not folder.name.startswith("__") for f in folder.iterdir() if f.is_file())
+    return (f"contrib/ is installed with esxdiag in {root}\n"
+            + "".join(f"  {root / name}\n" for name in files)
+            + "Copy them from there (esxdiag help serve: \"What to install beside it\").\n")
+
+
 def cmd_help(args: argparse.Namespace) -> int:
     if args.topic is None:
         for topic, about in TOPICS.items():
             print(f"esxdiag help {topic:14} {about}")
         return EXIT_OK
-    sys.stdout.write(doc_text(args.topic))
+    sys.stdout.write(contrib_text() if args.topic == CONTRIB else doc_text(args.topic))
     return EXIT_OK

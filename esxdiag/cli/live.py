@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from esxdiag.bundle import create_unique, remove_if_empty, slug, stamp
+from esxdiag.bundle import MANIFEST, create_unique, remove_if_empty, slug, stamp
 from esxdiag.cli.output import add_report_options, emit, fail_on_code
 from esxdiag.collectors.credentials import DEFAULT_CONFIG
 from esxdiag.collectors.live import LiveOptions, collect, parse_ssh
@@ -144,10 +144,22 @@ def _collect(args: argparse.Namespace, output: str | None):
         return collect(opts)
     bundle = default_bundle(args.vm[0])
     try:
-        return collect(dataclasses.replace(opts, output=bundle))
+        outcome = collect(dataclasses.replace(opts, output=bundle))
     except BaseException:
         remove_if_empty(bundle)
         raise
+    if outcome.fatal and {p.name for p in bundle.iterdir()} == {MANIFEST}:  # a mistyped VM name: nothing read
+        (bundle / MANIFEST).unlink()
+        remove_if_empty(bundle)
+        return dataclasses.replace(outcome, bundle=None)
+    return outcome
+
+
+def _say_bundle(outcome) -> None:
+    if outcome.bundle is None:
+        print("esxdiag: no bundle kept: nothing was collected before the error above", file=sys.stderr)
+    else:
+        print(safe_text(f"bundle: {outcome.bundle.resolve()}"))
 
 
 def _exit(outcome, code: int) -> int:
@@ -160,7 +172,7 @@ def _exit(outcome, code: int) -> int:
 
 def cmd_collect(args: argparse.Namespace) -> int:
     outcome = _collect(args, args.output)
-    print(safe_text(f"bundle: {outcome.bundle.resolve()}"))
+    _say_bundle(outcome)
     return _exit(outcome, EXIT_OK)
 
 
@@ -172,7 +184,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     outcome = _collect(args, args.bundle)
     if outcome.fatal or outcome.interrupted:
         print("esxdiag: no report written (the error above stopped the run)", file=sys.stderr)
-        print(safe_text(f"bundle: {outcome.bundle.resolve()}"))
+        _say_bundle(outcome)
         return _exit(outcome, EXIT_COLLECTION)
     table = RINGS if getattr(args, "rings", False) else REPORT
     output = args.output

@@ -36,8 +36,9 @@ class Drops:
     packets: int | None = None
 
     def words(self) -> str:
-        per_k = f", {self.per_1000:.2f} per 1,000 packets" if self.per_1000 is not None else ""
-        return f"{self.drops:,} receive drops ({self.per_s or 0:.2f}/s{per_k})"
+        """From the figures the fleet table shows (rounded to 3 places first), so both print the same."""
+        per_k = f", {round(self.per_1000, 3):.2f} per 1,000 packets" if self.per_1000 is not None else ""
+        return f"{self.drops:,} receive drops ({round(self.per_s or 0, 3):.2f}/s{per_k})"
 
 
 def drops_of(drops: int | None, packets: int | None, seconds: float) -> Drops | None:

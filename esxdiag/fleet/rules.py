@@ -39,7 +39,7 @@ from esxdiag.fleet.confirm import confirm
 from esxdiag.fleet.figures import EMULATED, Figures, measure, vnic_words
 from esxdiag.fleet.snapshot import FleetVm
 from esxdiag.result import SEVERITIES
-from esxdiag.rules.cpu import costop_words, limited_words, ready_words
+from esxdiag.rules.cpu import costop_words, limit_ready_words, limited_words, ready_from_limit, ready_words
 from esxdiag.vocabulary import DROP_CLASSES, FLEET_CLASSES
 
 Judgement = tuple[str, "str | None", str]  # class, severity, reason
@@ -103,6 +103,9 @@ def assess(vm: FleetVm, t: dict[str, float], deep: dict | None = None,
             cpu_words(f.gate, vm.cpu_allocation.limit_mhz, t))
     if klass == "no-data":
         reason += _damaged(vm)
+    if klass == "ring-suspect" and deep is None and not moves:
+        reason += ("; not proven: the host's ring counters would prove it (a deep check: esxdiag scan --deep N "
+                   "reads them for the N most urgent VMs)")
     folded = uplink.fold((klass, severity, reason), f.dropping(t), lossy, t)
     confirmed = confirmed and folded[0] == klass
     klass, severity, reason = folded[0], folded[1], _moved(folded[2], folded[0], moves)
@@ -169,6 +172,8 @@ def cpu_words(gate, limit_mhz: int | None, t) -> str:
     """The CPU figures in the per-VM report's words for each level (esxdiag.rules.cpu), each with its
     threshold: "CPU healthy (...)" only when every figure is at or below its threshold."""
     ready = ready_words(gate.ready, t) if gate.ready is not None else (None, "%RDY not measured")
+    if ready[0] is not None and ready_from_limit(gate.ready, gate.limited, t):  # a limit, not contention
+        ready = ("limit", limit_ready_words(gate.ready, gate.limited))
     costop = costop_words(gate.costop, t) if gate.costop is not None else (False, "")
     limited = limited_words(gate.limited, limit_mhz, t)
     parts = "; ".join(w for _, w in (ready, costop, limited) if w)
@@ -230,7 +235,7 @@ def _drop_class(f: Figures, families: dict, measured: bool, cpu_text: str, notes
                                                      "exhaustion from CPU starvation"))
         elif kind == "vmxnet3":
             candidates.append(("ring-suspect", rate, f"{own.words()} on {where} with {cpu_text}: rx ring "
-                                                     "exhaustion likely; the deep check proves it"))
+                                                     "exhaustion likely"))
         elif kind == "emulated":
             candidates.append(("emulated-nic", rate, f"{own.words()} on the emulated {where}: change the adapter "
                                                      "type to vmxnet3 (a vmxnet3 ring setting cannot help it)"))

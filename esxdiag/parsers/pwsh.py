@@ -31,9 +31,11 @@ class Records:
     warnings: list[str] = field(default_factory=list)
 
 
-def read_records(text: str, command: str = "the command") -> Records:
+def read_records(text: str, command: str = "the command", optional: tuple[str, ...] = ()) -> Records:
     """``command``: the cmdlet that printed ``text``, named in the re-capture advice. A last line
-    without a line end (a capture cut short) is not read, with a warning; JSON shows a cut itself."""
+    without a line end (a capture cut short) is not read, with a warning; JSON shows a cut itself.
+    ``optional``: columns of a default table view that may be cut to the console width (read as
+    empty, with a warning); a cut value in any other column refuses the capture."""
     cut: list[str] = []
     if text.lstrip("\ufeff \t\r\n")[:1] not in ("[", "{"):
         text, cut = drop_cut_line(text)
@@ -45,10 +47,10 @@ def read_records(text: str, command: str = "the command") -> Records:
     lines = body.splitlines()
     ruler = is_table(lines)
     if ruler is not None:  # the default table view: read by its ruler when no value was cut
-        rows = read_table(lines, ruler, _leading_lines(text), f"{command} | Format-List *")
+        records = Records([], "table", cut)
+        rows = read_table(lines, ruler, _leading_lines(text), f"{command} | Format-List *", optional, records.warnings)
         if not rows:
             raise NoData("PowerShell table with a header and no rows")
-        records = Records([], "table", cut)
         for n, row in enumerate(rows, 1):
             record = _Record(records.warnings, f"row {n}")
             for key, value in row.items():

@@ -7,7 +7,8 @@ leaves at least one blank between two columns. So between the dashes of two colu
 of a row is where one cell ends and the next begins. A row with no blank there (a value that ran
 into the next column) or a cell PowerShell cut to the column width (``...`` in Windows PowerShell
 5.1, ``…`` in PowerShell 7) cannot be read: the error names the column and the command that
-prints every value whole.
+prints every value whole. A cut cell of a column the caller can do without (``optional``) is read
+as empty, with a warning naming the column and that command.
 """
 
 from __future__ import annotations
@@ -29,9 +30,12 @@ def is_table(lines: list[str]) -> int | None:
     return ruler
 
 
-def read_table(lines: list[str], ruler: int, offset: int, recapture: str) -> list[dict[str, str | None]]:
+def read_table(lines: list[str], ruler: int, offset: int, recapture: str, optional: tuple[str, ...] = (),
+               warnings: list[str] | None = None) -> list[dict[str, str | None]]:
     """Rows of the table whose ruler is ``lines[ruler]`` as {column: cell} (empty cells None);
-    ``offset`` + 1 is the file line of ``lines[0]``; ``recapture`` the command to suggest."""
+    ``offset`` + 1 is the file line of ``lines[0]``; ``recapture`` the command to suggest; a cut cell
+    of an ``optional`` column is None, said once per column in ``warnings``."""
+    said: set[str] = set()
     spans = [(m.start(), m.end()) for m in _DASHES.finditer(lines[ruler])]
     header = lines[ruler - 1]
     names = _cells(header, spans, ruler + offset)
@@ -53,8 +57,14 @@ def read_table(lines: list[str], ruler: int, offset: int, recapture: str) -> lis
         if cells is None:
             raise ParseError(f"default table row {line.strip()[:80]!r} does not line up with the columns (a value "
                              f"ran into the next one): re-capture with '{recapture}'", line=number)
-        for name, cell in zip(names, cells):
-            if cell.endswith(_CUT):
+        for i, (name, cell) in enumerate(zip(names, cells)):
+            if cell.endswith(_CUT) and name in optional and warnings is not None:
+                cells[i] = ""
+                if name not in said:
+                    said.add(name)
+                    warnings.append(f"line {number}: column {name} is cut to the console width ({cell[:60]!r}): "
+                                    f"read without it; re-capture with '{recapture}' for every value whole")
+            elif cell.endswith(_CUT):
                 raise _cut(f"column {name}", cell, number, recapture)
         rows.append({name: cell or None for name, cell in zip(names, cells)})
     return rows

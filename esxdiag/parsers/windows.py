@@ -281,7 +281,9 @@ _STATS_KEYS = win("ReceivedBytes")
 def parse_netadapter(text: str) -> WinNetAdapters:
     """Get-NetAdapter in any view; a capture without MacAddress (Select-Object without it) is read
     with a warning: its adapters then cannot be told apart by MAC."""
-    found = read_records(text, "Get-NetAdapter")
+    # the description only names the adapter type (the VMware MAC prefix still finds the vNIC): a narrow
+    # console's cut InterfaceDescription is read without it; a cut Name, MAC, status or speed is refused
+    found = read_records(text, "Get-NetAdapter", optional=("InterfaceDescription",))
     need(found.items, ("Name",), "Get-NetAdapter")
     for key, other in (("ReceivedBytes", "Get-NetAdapterStatistics"), ("NumberOfReceiveQueues", "Get-NetAdapterRss"),
                        ("RegistryKeyword", "Get-NetAdapterAdvancedProperty")):

@@ -49,6 +49,19 @@ def ready_words(ready: WindowStat, t: dict[str, float]) -> tuple[str | None, str
                       f"{ready.qualifier}{ready.worst_avg:.1f}% > {crit if severity == 'critical' else warn:g})")
 
 
+def ready_from_limit(ready: WindowStat, limited: WindowStat | None, t: dict[str, float]) -> bool:
+    """The ready time is the CPU limit's (%MLMTD over its threshold and at least
+    cpu.max_limited_share_of_ready of %RDY): the host is not contended for this VM."""
+    return (limited is not None and limited.judge(t["cpu.max_limited_pct"]) == "above"
+            and limited.worst_avg >= t["cpu.max_limited_share_of_ready"] * ready.worst_avg)
+
+
+def limit_ready_words(ready: WindowStat, limited: WindowStat) -> str:
+    """%RDY that the CPU limit causes, in the words of the cpu-contention rule's finding."""
+    return (f"CPU ready time comes from its CPU limit (worst vCPU %RDY {ready.qualifier}{ready.worst_avg:.1f}%, "
+            f"of which {limited.worst_avg:.1f}% is %MLMTD)")
+
+
 def costop_words(costop: WindowStat, t: dict[str, float]) -> tuple[bool | None, str]:
     """(over the threshold: True / False / None when a bound cannot tell, words)."""
     limit = t["cpu.costop_pct"]
@@ -93,8 +106,7 @@ def cpu_contention(vm: VmFacts, t: dict[str, float]):
                                 limited.locator))
     severity = "critical" if ready.worst_avg > crit else "warning"
     band = ready_band(severity, t)
-    share = t["cpu.max_limited_share_of_ready"]
-    if against and limited.worst_avg >= share * ready.worst_avg:  # the limit, not other VMs, causes the wait
+    if ready_from_limit(ready, limited, t):  # the limit, not other VMs, causes the wait
         return [Finding(
             "cpu-contention", "info", vm.name, None, f"CPU ready time on {vm.name} comes from its CPU limit",
             f"Worst vCPU ready {ready.qualifier}{ready.worst_avg:.1f}%, of which {limited.worst_avg:.1f}% is "

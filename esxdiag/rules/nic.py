@@ -34,9 +34,23 @@ def ring_exhaustion(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
         return [RuleCheck("ring-exhaustion", "pass", "no ring-full events or out-of-buffer drops in the window",
                           nic.mac)]
     rate = sig.drops.rate_per_s if sig.drops is not None else None
-    severity = "critical" if rate is not None and rate > t["ring.drops_per_s_critical"] else "warning"
-    rings = " and ".join(f"ring {n}" for n, up in ((1, sig.ring1_rising), (2, sig.ring2_rising)) if up)
+    # which ring filled, and how badly, rests on the host's counters: the guest's own (pkts rx OOB) alone
+    # says buffers ran out, at most a warning
+    read = {1: nic.ring1_full is not None and nic.ring1_full.complete,
+            2: nic.ring2_full is not None and nic.ring2_full.complete}
+    guest_only = not any(read.values()) and sig.drops is not None and sig.drops in (nic.guest_oob, nic.guest_discards)
+    severity = "critical" if rate is not None and rate > t["ring.drops_per_s_critical"] and not guest_only \
+        else "warning"
+    rings = " and ".join(f"ring {n}" for n, up in ((1, sig.ring1_rising), (2, sig.ring2_rising)) if up and read[n])
     drops = f"{sig.drops.delta:,} packets dropped ({rate:,.1f}/s)" if rate is not None and sig.drops else "drops rising"
+    if guest_only:
+        return [Finding(
+            "ring-exhaustion", severity, vm.name, nic.mac,
+            f"Receive buffers ran out in the guest on {nic.label or nic.mac}{_port_words(vm, nic)}",
+            f"The guest's {sig.drops.what} rose: {drops}. The host's ring counters (vsish rxSummary) were not "
+            "read, so which ring filled is not known: see the ring verdict for what to collect.",
+            evidence=tuple([sig.drops.evidence(t["ring.drops"])] + [s.evidence() for s in nic.drop_symptoms]),
+        )]
     evidence = [c.evidence(t["ring.full_events"]) for c in (sig.ring1, sig.ring2) if c is not None]
     if sig.drops is not None:
         evidence.append(sig.drops.evidence(t["ring.drops"]))
@@ -54,7 +68,9 @@ def _port_words(vm: VmFacts, nic: VnicFacts) -> str:
     """The port the counters were read on; a VM that moved inside the window had two."""
     move = next((m for m in vm.moves if m.to_port is not None), None)
     if move is not None:
-        return f" (moved: port {move.from_port} on {move.from_host} -> port {move.to_port} on {move.to_host})"
+        before = f"port {move.from_port}" if move.from_port is not None else "a port not read"
+        return (f" (moved: {before} on {move.from_host or 'the first host'} -> port {move.to_port} on "
+                f"{move.to_host or 'the second host'})")
     if vm.moves:
         return f" (port {nic.port} after the move)" if nic.port is not None else ""
     return f" (port {nic.port})" if nic.port is not None else ""

@@ -295,15 +295,27 @@ def _from_vcenter(vm, drops: DropSymptom, evidence, cpu: CpuState, missing: list
         basis=f"drops seen by vCenter in {dropping} of {samples} samples ({span}): likely, not proven")
 
 
-def failed_run(verdict: RingVerdict, failures: list[str], held: list[str]) -> RingVerdict:
+FAILED_ADVICE = {  # by the kind of target that failed: the flag that reaches it, and the one that leaves it out
+    "esxi": "the ESXi host: --host-ssh USER@HOST[:PORT], or --no-host-ssh",
+    "linux": "the guest: --guest-ssh USER@HOST[:PORT] (USER@:PORT keeps the Tools address), or --no-guest",
+    "windows": "the guest: --guest-ssh USER@HOST[:PORT] (USER@:PORT keeps the Tools address), or --no-guest",
+    "vcenter": "vCenter: --vcenter URL, --user, and --insecure or --thumbprint for its certificate",
+}
+
+
+def failed_run(verdict: RingVerdict, failures: list[str], held: list[str],
+               kinds: tuple[str, ...] = ()) -> RingVerdict:
     """A run that failed (README exit code 3) gives no verdict: what failed, and what the partial
-    bundle holds; the evidence that was read stays listed."""
+    bundle holds; the evidence that was read stays listed. ``kinds``: the kinds of the targets that
+    failed (esxi, linux, windows, vcenter): the advice is for those only."""
+    advice = list(dict.fromkeys(FAILED_ADVICE[k] for k in kinds if k in FAILED_ADVICE)) or \
+        [FAILED_ADVICE["esxi"], FAILED_ADVICE["linux"]]
     return RingVerdict(
         "insufficient-evidence",
         f"The run failed ({'; '.join(failures)}): no verdict from a failed run. The partial bundle holds "
-        + (", ".join(held) if held else "no capture") + ". Fix what failed and run again (host SSH: "
-        "--host-ssh USER@HOST[:PORT]; an unknown host key: --known-hosts, or --accept-new-host-keys after "
-        "checking its fingerprint), or leave that part out on purpose (--no-host-ssh / --no-guest).",
+        + (", ".join(held) if held else "no capture") + ". Fix what failed and run again, or leave that part "
+        f"out on purpose (for {'; for '.join(advice)}); an unknown host key: --known-hosts, or "
+        "--accept-new-host-keys after checking its fingerprint.",
         evidence=verdict.evidence, missing=tuple(failures) + verdict.missing, basis="the run failed")
 
 

@@ -62,7 +62,7 @@ def test_bundle_check_names_missing_files_and_misspelt_params(seed_folder, kit):
     status["params"]["q"] = status["params"].pop("queue")
     (seed_folder / "manifest.json").write_text(json.dumps(manifest))
     proc = kit.run("bundle", "check", seed_folder)
-    assert proc.returncode == 2 and "'q' unknown for vsish_rxqueue_status" in proc.stderr
+    assert proc.returncode == 2 and "defect: " in proc.stdout and "'q' unknown for vsish_rxqueue_status" in proc.stdout
 
 
 def test_bundle_check_warns_when_a_file_holds_another_kind(seed_folder, kit):

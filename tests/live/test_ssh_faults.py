@@ -94,12 +94,14 @@ def host_sshd_down(make_esxdiag, sshd, tmp_path_factory):
         sshd.clear_faults()
 
 
-def test_sshd_down_on_the_host_says_ssh_is_disabled(host_sshd_down, sshd, live):
+def test_sshd_down_on_the_host_names_the_port_that_refused(host_sshd_down, sshd, live):
+    """The lab's port is not 22, as a port typed in --host-ssh: the advice is to check it (issue 25)."""
     run, report = host_sshd_down
-    assert_host_gap(run, report, live, sshd, "disabled", "connection refused", "SSH is disabled")
+    assert_host_gap(run, report, live, sshd, "refused", f"connection refused on port {sshd.port}",
+                    "check the port in --host-ssh")
     assert_guest_collected(run)
     assert run.returncode == 3, run.explain()  # partial: the host was not reached; the report still rendered
-    assert "not collected: net_stats_list" in run.stdout and "failed (disabled)" in run.stdout
+    assert "not collected: net_stats_list" in run.stdout and "failed (refused)" in run.stdout
     assert "missing: host port list (net-stats -l)" in run.stdout
     assert not run.captures("esxtop_batch") and not run.captures("vsish_rxsummary")
 

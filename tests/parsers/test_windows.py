@@ -179,9 +179,7 @@ def test_default_advanced_property_table_without_a_cut_value():
     assert props["NumRxBuffersSmall"].registry_scalar == "8192" and props["*RSS"].display_value == "Enabled"
 
 
-@pytest.mark.parametrize("kind, fixture, line, column, command", [
-    ("win-netadapter", REAL / "win_netadapter_table_truncated.txt", 5, "column InterfaceDescription",
-     "Get-NetAdapter | Format-List *"),
+@pytest.mark.parametrize("kind, fixture, line, column, command", [  # a cut description is read: test_windows_cut.py
     ("win-advprops", FIX / "win_advprops_vmxnet3_table_ps51.txt", 4, "column RegistryKeyword",
      "Get-NetAdapterAdvancedProperty | Format-List *"),
     ("win-advprops", FIX / "win_advprops_vmxnet3_table_ps7.txt", 8, "column RegistryKeyword",

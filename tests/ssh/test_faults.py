@@ -78,11 +78,12 @@ def test_closed_port_on_esxi_says_ssh_is_disabled_and_on_a_guest_refused(lab, op
     guest = lab.address_of("iperf-test2")
     lab.set_fault("refuse", address=lab.host_address)
     lab.set_fault("refuse", address=guest)
-    esxi = _connect_fails(lab, lab.host_address, "esxi", options)
-    assert esxi.kind == "disabled" and "disabled by default on ESXi" in str(esxi)
+    esxi = _connect_fails(lab, lab.host_address, "esxi", options)  # the lab's port is not 22: a typed port
+    assert esxi.kind == "refused" and f"connection refused on port {lab.port}" in str(esxi)
+    assert "check the port in --host-ssh" in str(esxi) and "off by default" in str(esxi)
     linux = _connect_fails(lab, guest, "linux", options)
-    assert linux.kind == "refused"
-    assert _manifest_kind(writer, esxi) == "disabled" and _manifest_kind(writer, linux) == "refused"
+    assert linux.kind == "refused" and "--guest-ssh" in str(linux) and "ESXi" not in str(linux)
+    assert _manifest_kind(writer, esxi) == "refused" and _manifest_kind(writer, linux) == "refused"
     lab.clear_faults()
     with SshConnection(SshTarget(lab.user, guest, lab.port), "linux", options) as conn:
         assert conn.run_spec("nproc", {}).stdout == b"2\n"
