@@ -131,6 +131,20 @@ def vcenter_families(entries: list[VcenterState]) -> list[Metric]:
     return [*g.values(), *c.values(), errors, classes]
 
 
+def history_families(state: State) -> list[Metric]:
+    """The history file's own health: a fault there is not a vCenter's."""
+    success = GaugeMetricFamily("esxdiag_history_last_write_success",
+                                "1 when the last cycle wrote the history, 0 when it could not (the scan stands)")
+    written = GaugeMetricFamily("esxdiag_history_last_write_timestamp_seconds", "when a cycle last wrote the history")
+    errors = CounterMetricFamily("esxdiag_history_write_errors", "cycles whose history write failed")
+    if state.history_written_ts is not None or state.history_error is not None:
+        success.add_metric([], int(state.history_error is None))
+    if state.history_written_ts is not None:
+        written.add_metric([], state.history_written_ts)
+    errors.add_metric([], state.history_errors)
+    return [success, written, errors]
+
+
 class ServeCollector(Collector):
     def __init__(self, state: State):
         self.state = state
@@ -153,6 +167,7 @@ class ServeCollector(Collector):
         info.add_metric([], {"version": __version__})
         yield info
         yield from vcenter_families(entries)
+        yield from history_families(self.state)
         per_vcenter = [self._samples(e) for e in entries if e.document is not None]
         for name, text, _ in FLEET_FAMILIES:
             family = GaugeMetricFamily(name, text)
@@ -164,5 +179,6 @@ class ServeCollector(Collector):
         """Every family this collector can expose (its names, without samples)."""
         yield InfoMetricFamily("esxdiag_serve", "the esxdiag serving these metrics")
         yield from vcenter_families([])
+        yield from history_families(State([]))
         for name, text, _ in FLEET_FAMILIES:
             yield GaugeMetricFamily(name, text)

@@ -96,7 +96,14 @@ class Pages:
         return HISTORY.formats["html"].render(page, RenderContext()).encode()
 
     def health(self) -> dict:
-        return {"status": "ok", "vcenters": [
+        """Liveness (always answered) with an honest status: starting until every vCenter's first
+        cycle ended, degraded naming each vCenter whose last cycle failed and a history not written."""
+        entries = self.state.views()
+        degraded = [f"{e.name}: {e.last_error}" for e in entries if e.last_ok is False]
+        if self.state.history_error:
+            degraded.append(f"history: {self.state.history_error}")
+        status = "degraded" if degraded else "starting" if any(e.last_ok is None for e in entries) else "ok"
+        return {"status": status, "degraded": degraded, "history_error": self.state.history_error, "vcenters": [
             {"vcenter": e.name, "last_ok": e.last_ok, "stale": e.stale, "running": e.running,
              "last_cycle": iso(e.last_ts), "last_good_cycle": iso(e.good_ts), "error": e.last_error}
-            for e in self.state.views()]}
+            for e in entries]}

@@ -67,6 +67,17 @@ class State:
         self._lock = threading.Lock()
         self._entries = {e.name: e for e in entries}
         self.started_ts: float | None = None
+        self.history_error: str | None = None  # the last history write failed: why
+        self.history_written_ts: float | None = None  # when a cycle last wrote the history
+        self.history_errors = 0  # cycles whose history write failed
+
+    def note_history(self, error: str | None, ts: float) -> None:
+        with self._lock:
+            self.history_error = error
+            if error is None:
+                self.history_written_ts = ts
+            else:
+                self.history_errors += 1
 
     def names(self) -> list[str]:
         return list(self._entries)

@@ -69,6 +69,7 @@ class Handler(BaseHTTPRequestHandler):
     sys_version = ""
     protocol_version = "HTTP/1.1"
     timeout = CONNECTION_TIMEOUT_S
+    _headers_sent = False
 
     def setup(self) -> None:
         super().setup()
@@ -79,10 +80,25 @@ class Handler(BaseHTTPRequestHandler):
         log.debug("%s %s", self.client_address[0], format % args)
 
     def do_GET(self) -> None:
-        self._answer(head=False)
+        self._guarded(head=False)
 
     def do_HEAD(self) -> None:
-        self._answer(head=True)
+        self._guarded(head=True)
+
+    def _guarded(self, head: bool) -> None:
+        """An answer whatever happens: a bug or an unreadable history is a 500 with one line, never a
+        connection closed without one."""
+        self._headers_sent = False
+        try:
+            self._answer(head)
+        except (ConnectionError, TimeoutError, ssl.SSLError):
+            raise
+        except Exception as exc:
+            log.exception("GET %s: internal error (%s)", self.path, type(exc).__name__)
+            if not self._headers_sent:
+                self.close_connection = True
+                self._send(HTTPStatus.INTERNAL_SERVER_ERROR, b"internal error (see serve's log)\n", "text/plain",
+                           head, {"Connection": "close"})
 
     def _refuse(self) -> None:
         self._send(HTTPStatus.METHOD_NOT_ALLOWED, b"read-only: GET and HEAD\n", "text/plain", False,
@@ -145,6 +161,7 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
 
     def _head(self, status: HTTPStatus, media_type: str, length: int, extra: dict) -> None:
+        self._headers_sent = True
         self.send_response(status)
         body = {"Content-Type": media_type, "Content-Length": str(length)} if status != HTTPStatus.NO_CONTENT else {}
         for name, value in {**HEADERS, **body, **extra}.items():
