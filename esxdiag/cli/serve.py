@@ -26,6 +26,11 @@ def register(sub) -> None:
     w.add_argument("--web-config", type=Path, metavar="FILE",
                    help="Prometheus exporter web config (YAML): tls_server_config (cert_file, key_file) and "
                    "basic_auth_users (name: bcrypt hash)")
+    w.add_argument("--web-max-connections", type=int, default=512, metavar="N",
+                   help="connections served at once; one more is answered 503 (default: %(default)s)")
+    w.add_argument("--web-idle-timeout", type=float, default=10.0, metavar="SECONDS",
+                   help="a connection that has not sent a complete request (or its next one) within SECONDS is "
+                   "closed (default: %(default)g)")
     w.add_argument("--interval", type=float, default=300.0, metavar="SECONDS",
                    help="one cycle per vCenter every SECONDS (default: %(default)g); a cycle still running at the "
                    "next start makes that one skipped (counted)")

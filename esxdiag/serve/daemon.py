@@ -35,7 +35,8 @@ log = logging.getLogger("esxdiag.serve")
 def check(args: argparse.Namespace) -> None:
     check_fleet_options(args)
     for name, low, high in (("interval", 1, 86400), ("retention_days", 0.01, 3650), ("deep_hosts", 1, 1000),
-                            ("deep_recheck", 0, 7 * 86400), ("shutdown_grace", 0, 600)):
+                            ("deep_recheck", 0, 7 * 86400), ("shutdown_grace", 0, 600),
+                            ("web_max_connections", 1, 10000), ("web_idle_timeout", 0.5, 3600)):
         if not low <= getattr(args, name) <= high:
             raise EsxdiagError(f"--{name.replace('_', '-')} must be between {low:g} and {high:g}")
     if args.jitter is not None and not 0 <= args.jitter < args.interval / 2:
@@ -100,7 +101,8 @@ def serve(args: argparse.Namespace) -> list[str]:
     ProcessCollector(registry=registry)
     PlatformCollector(registry=registry)
     pages = Pages(state, store, thresholds, args.window, runner.options.filters.describe())
-    server = WebServer(host, port, pages, registry, data_dir / "deep", web)
+    server = WebServer(host, port, pages, registry, data_dir / "deep", web, args.web_max_connections,
+                       args.web_idle_timeout)
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())

@@ -21,6 +21,8 @@ from esxdiag.serve.store import Store
     (["--retention-days", "0"], "--retention-days must be between"),
     (["--window", "5"], "--window must be between 20 and 3600"),
     (["--listen", "127.0.0.1"], "expected HOST:PORT"),
+    (["--web-max-connections", "0"], "--web-max-connections must be between 1 and 10000"),
+    (["--web-idle-timeout", "0"], "--web-idle-timeout must be between 0.5 and 3600"),
 ])
 def test_bad_options_exit_2_before_any_start(tmp_path, capsys, monkeypatch, extra, said):
     monkeypatch.setenv("ESXDIAG_PASSWORD", "x")
