@@ -112,6 +112,17 @@ def resolve_credentials(
     return Credentials(normalised, user, password, insecure_flag, _normalise_thumbprint(pin))
 
 
+def insecure_warning(creds: Credentials, insecure_flag: bool | None, env: Mapping[str, str]) -> str | None:
+    """The line said whenever TLS verification is off for a vCenter (None while it is verified or
+    pinned), naming what turned it off."""
+    if not creds.insecure or creds.thumbprint:
+        return None
+    why = "--insecure" if insecure_flag else next(
+        (f"{k}={env[k]}" for k in ("ESXDIAG_INSECURE", "GOVC_INSECURE") if env.get(k)), "insecure= in the config file")
+    return (f"warning: TLS certificate verification is OFF for {creds.host}:{creds.port} ({why}): anyone on the "
+            "path can read the vCenter password")
+
+
 def _split_userinfo(url: str) -> tuple[str, str | None, str | None]:
     """'https://u:p@h/sdk' -> ('https://h/sdk', 'u', 'p'); also accepts govc's bare 'u:p@h'."""
     if not url:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import configparser
 import fnmatch
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ from pathlib import Path
 from esxdiag.bundle import create_unique, stamp
 from esxdiag.cli.deep import add_deep_options, run_deep
 from esxdiag.cli.output import emit, fail_on_code
-from esxdiag.collectors.credentials import DEFAULT_CONFIG, resolve_credentials
+from esxdiag.collectors.credentials import DEFAULT_CONFIG, insecure_warning, resolve_credentials
 from esxdiag.config import load_thresholds
 from esxdiag.errors import EXIT_COLLECTION, EXIT_FINDINGS, EXIT_OK, EsxdiagError
 from esxdiag.fleet.analysis import build_report, tripped, worst_severity
@@ -150,6 +151,11 @@ def fleet_credentials(args: argparse.Namespace) -> list:
                                 config_path=args.config) for url in urls]
 
 
+def tls_warnings(args: argparse.Namespace, targets: list) -> list[str]:
+    """One warning per vCenter whose TLS certificate is not verified."""
+    return [w for w in (insecure_warning(c, args.insecure, os.environ) for c in targets) if w]
+
+
 def _progress(quiet: bool):
     """VMs done of total: one updating line on a terminal, else a line at each quarter."""
     if quiet:
@@ -262,6 +268,8 @@ def cmd_scan(args: argparse.Namespace) -> int:
         folder = _folder(args, live=False, deep=False)
     else:
         targets = fleet_credentials(args)
+        for warning in tls_warnings(args, targets):
+            print(safe_text(warning), file=sys.stderr)
         data = _scan(args, targets)
         folder = _folder(args, live=True, deep=deep)
         path = write_snapshot(data, _snapshot_path(args, folder))  # before any analysis

@@ -16,7 +16,7 @@ from types import MappingProxyType
 
 from prometheus_client import CollectorRegistry, PlatformCollector, ProcessCollector
 
-from esxdiag.cli.scan import check_fleet_options, fleet_credentials
+from esxdiag.cli.scan import check_fleet_options, fleet_credentials, tls_warnings
 from esxdiag.config import load_thresholds
 from esxdiag.errors import EsxdiagError
 from esxdiag.fleet.history import default_path
@@ -91,8 +91,8 @@ def serve(args: argparse.Namespace) -> list[str]:
     deep_max_age = 2 * args.deep_recheck
     names = [f"{c.host}:{c.port}" for c in targets]
     restored = _restore_deep(store, names, deep_max_age)
-    state = State([VcenterState(n, c.url, args.interval, deep=MappingProxyType(restored[n]))
-                   for n, c in zip(names, targets)])
+    state = State([VcenterState(n, c.url, args.interval, tls_verified=not c.insecure or bool(c.thumbprint),
+                                deep=MappingProxyType(restored[n])) for n, c in zip(names, targets)])
     runner = CycleRunner(args, thresholds, store, data_dir, threading.Lock())
     jitter = min(30.0, args.interval / 10) if args.jitter is None else args.jitter
     scheduler = Scheduler(targets, runner, state, args.interval, jitter, deep_max_age)
@@ -109,6 +109,8 @@ def serve(args: argparse.Namespace) -> list[str]:
     threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.5}, name="web", daemon=True).start()
     print(f"esxdiag serve: listening on {server.url} ({len(targets)} vCenter(s) every {args.interval:g} s; "
           f"history {store.path}; data {data_dir})", file=sys.stderr, flush=True)
+    for warning in tls_warnings(args, targets):
+        log.warning("%s", warning)
     if args.window < args.interval:
         log.warning("--window %g s is shorter than --interval %g s: bursts between windows are not seen",
                     args.window, args.interval)

@@ -96,7 +96,9 @@ def vcenter_families(entries: list[VcenterState]) -> list[Metric]:
         ("esxdiag_vcenter_last_scan_requests", "SOAP requests of the last cycle's scan"),
         ("esxdiag_vcenter_scan_interval_seconds", "the interval between cycles"),
         ("esxdiag_vcenter_vms", "VMs in the last good cycle"),
-        ("esxdiag_vcenter_cycle_running", "1 while a cycle runs"))}
+        ("esxdiag_vcenter_cycle_running", "1 while a cycle runs"),
+        ("esxdiag_vcenter_tls_verified", "0 when the vCenter's TLS certificate is not verified (--insecure or its "
+         "like, no thumbprint pinned): anyone on the path can read its password"))}
     c = {name: CounterMetricFamily(name, text, labels=["vcenter"]) for name, text in (
         ("esxdiag_vcenter_scans", "cycles finished, good or not"),
         ("esxdiag_vcenter_scans_skipped", "cycles not started because the one before still ran"),
@@ -116,6 +118,7 @@ def vcenter_families(entries: list[VcenterState]) -> list[Metric]:
                             ("esxdiag_vcenter_scan_duration_seconds", e.last_seconds),
                             ("esxdiag_vcenter_last_scan_requests", e.last_requests),
                             ("esxdiag_vcenter_scan_interval_seconds", e.interval_s),
+                            ("esxdiag_vcenter_tls_verified", int(e.tls_verified)),
                             ("esxdiag_vcenter_vms", len(e.document["vms"]) if e.document else None)):
             if value is not None:
                 g[name].add_metric(vc, value)

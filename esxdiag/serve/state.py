@@ -37,6 +37,7 @@ class VcenterState:
     name: str  # host:port, as in the snapshot
     url: str
     interval_s: float
+    tls_verified: bool = True  # False: --insecure or its like, no thumbprint pinned
     document: dict | None = None  # the last good cycle's fleet report (this vCenter only); never mutated
     good_ts: float | None = None  # epoch: when the last good cycle ended
     last_ts: float | None = None  # epoch: when the last cycle ended
