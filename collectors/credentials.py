@@ -191,8 +191,15 @@ def _read_config(config_path: str | Path | None) -> tuple[dict[str, str], dict[s
         if "url" in values:
             raise CredentialsError(f"config file {path}: [vcenter {name}] names its vCenter in the section "
                                    "title; url= belongs under [vcenter]")
-    mode = path.stat().st_mode
-    if any(s.get("password") for s in (section, *per_host.values())) and mode & (stat.S_IRWXG | stat.S_IRWXO):
-        raise CredentialsError(f"config file {path} holds a password but is accessible by group/other "
-                               f"(mode {stat.filemode(mode)}): run chmod 600 {path}")
+    shared = shared_secret(path, "a password")
+    if shared and any(s.get("password") for s in (section, *per_host.values())):
+        raise CredentialsError(f"config file {shared}")
     return section, per_host
+
+
+def shared_secret(path: Path, holds: str) -> str | None:
+    """Why a file holding a secret is refused: group or other may access it (None when private)."""
+    mode = path.stat().st_mode
+    if mode & (stat.S_IRWXG | stat.S_IRWXO):
+        return f"{path} holds {holds} but is accessible by group/other (mode {stat.filemode(mode)}): run chmod 600 {path}"
+    return None

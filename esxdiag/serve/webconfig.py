@@ -8,7 +8,9 @@ exporter-toolkit web configuration file, `--web-config FILE`):
     basic_auth_users:
       prometheus: $2y$10$...                 # bcrypt hashes (htpasswd -nBC 10 "" | tr -d ':\\n')
 
-Anything else in the file is refused, naming the key, rather than silently ignored. Passwords are
+Anything else in the file is refused, naming the key, rather than silently ignored; so are the file
+(with users) and the TLS key file when group or other may read them, as the config file holding a
+password is. Passwords are
 checked with bcrypt.checkpw (constant-time); an unknown user is checked against a dummy hash of the
 configured hashes' highest cost, so the time taken does not tell which users exist. A password over
 bcrypt's 72 bytes is refused (401) after the same check of its first 72 bytes. Neither passwords nor hashes are ever logged.
@@ -27,6 +29,7 @@ from pathlib import Path
 import bcrypt
 import yaml
 
+from esxdiag.collectors.credentials import shared_secret
 from esxdiag.errors import EsxdiagError
 
 BCRYPT_HASH = re.compile(r"\$2[aby]\$\d\d\$[./A-Za-z0-9]{53}")
@@ -56,11 +59,14 @@ def load_web_config(path: Path | None) -> WebConfig:
         return WebConfig()
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        shared = shared_secret(path, "password hashes")
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise WebConfigError(f"{path}: cannot read the web config ({type(exc).__name__})") from None
     data = data or {}
     if not isinstance(data, dict):
         raise WebConfigError(f"{path}: the web config must be a YAML mapping")
+    if shared and data.get("basic_auth_users"):
+        raise WebConfigError(f"web config {shared}")
     unknown = sorted(set(data) - {"tls_server_config", "basic_auth_users"})
     if unknown:
         raise WebConfigError(f"{path}: unsupported key(s) {', '.join(map(str, unknown))} (esxdiag reads "
@@ -80,6 +86,9 @@ def _tls(path: Path, section) -> ssl.SSLContext | None:
     context.minimum_version = TLS_VERSIONS[version]
     cert, key = (path.parent / str(section[k]) for k in ("cert_file", "key_file"))
     try:
+        shared = shared_secret(key, "a private key")
+        if shared:
+            raise WebConfigError(f"TLS key file {shared}")
         context.load_cert_chain(cert, key)
     except (OSError, ssl.SSLError) as exc:
         raise WebConfigError(f"{path}: cannot load {cert} / {key}: {exc}") from None
