@@ -88,3 +88,30 @@ def test_a_read_only_history_is_its_own_fault_too(tmp_path, monkeypatch):
     assert state.get("vc1:443").last_ok is True and "readonly" in state.history_error
     scheduler.run_one(VC, "vc1:443")
     assert state.history_errors == 2 and state.get("vc1:443").failures == {}
+
+
+def test_before_the_first_cycle_the_page_and_healthz_say_starting(tmp_path, start_web):
+    state = State([VcenterState("vc1:443", VC.url, 300), VcenterState("vc2:443", "https://vc2/sdk", 300)])
+    state.started_ts = 1_790_000_000.0
+    server = start_web(state, Store(tmp_path / "h.sqlite", 3), tmp_path / "data", load_web_config(None))
+    status, body = get(server, "/")
+    assert status == 200 and b"Starting (started 2026-09-21T" in body and b"vc1:443, vc2:443" in body
+    assert b"not scanned" not in body and b"ending ;" not in body
+    health = json.loads(get(server, "/healthz")[1])
+    assert (health["status"], health["degraded"]) == ("starting", [])
+
+
+def test_healthz_is_degraded_naming_the_vcenter_that_failed(web_server):
+    health = json.loads(get(web_server, "/healthz")[1])
+    assert health["status"] == "degraded" and health["degraded"] == ["vc2:443: unreachable (refused)"]
+
+
+def test_the_fleet_page_says_the_history_is_not_written(tmp_path, monkeypatch, start_web):
+    scheduler, state, store = serve_parts(tmp_path, monkeypatch)
+    scheduler.run_one(VC, "vc1:443")
+    server = start_web(state, store, tmp_path / "data", load_web_config(None))
+    assert b"Degraded" not in get(server, "/")[1]
+    store.path.write_bytes(b"\x00" * 4096)
+    scheduler.run_one(VC, "vc1:443")
+    status, body = get(server, "/")
+    assert status == 200 and b"Degraded: the history is not written" in body and b"ring01" in body
