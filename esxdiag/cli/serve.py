@@ -50,6 +50,10 @@ def register(sub) -> None:
     w.add_argument("--deep-recheck", type=float, default=3600.0, metavar="SECONDS",
                    help="a VM deep-checked less than SECONDS ago leaves its turn to the next suspect; its result "
                    "is exported for twice as long (default: %(default)g)")
+    w.add_argument("--proof-max-age", type=float, metavar="SECONDS",
+                   help="a VM proven ring-exhausted by a deep check keeps that class in later cycles while the "
+                   "check is younger than SECONDS and its vCenter drops go on (default: twice --deep-recheck); "
+                   "also how long a deep check is shown")
     w.add_argument("--shutdown-grace", type=float, default=5.0, metavar="SECONDS",
                    help="on SIGTERM, how long a running cycle may take to stop before it is abandoned "
                    "(default: %(default)g)")

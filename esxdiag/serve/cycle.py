@@ -24,6 +24,7 @@ from esxdiag.fleet.analysis import build_report
 from esxdiag.fleet.history import HistoryError
 from esxdiag.fleet.snapshot import snapshot_from_dict, write_snapshot
 from esxdiag.serve.deep import DeepRunner
+from esxdiag.serve.proofs import keep_proofs
 from esxdiag.serve.state import DeepCheck, State, VcenterState, keep_deep
 from esxdiag.serve.store import Store
 
@@ -36,6 +37,7 @@ class Outcome:
     checks: list[DeepCheck] = field(default_factory=list)
     unreached_hosts: int = 0
     history_error: str | None = None  # the history could not be written: its own fault, the scan stands
+    retired: frozenset = frozenset()  # MOIDs whose kept proof the drops' end retired (esxdiag.serve.proofs)
     history_written: bool = False
 
 
@@ -48,6 +50,7 @@ class CycleRunner:
         self.thresholds, self.store, self.data_dir = thresholds, store, data_dir
         self.snapshots = data_dir / "snapshots"
         self.snapshots.mkdir(parents=True, exist_ok=True)
+        self.proof_max_age_s = proof_max_age(args)
         self.deep = DeepRunner(args, thresholds, data_dir, deep_lock) if args.deep or args.deep_vm else None
 
     def __call__(self, creds, stop: threading.Event, entry: VcenterState) -> Outcome:
@@ -68,8 +71,12 @@ class CycleRunner:
             except Exception:  # the scan stands without its deep check: logged, counted as a host not reached
                 log.exception("%s: deep check failed", status["name"])
                 document["deep"], unreached = None, 1
+        retired = set()
+        if status["status"] == "scanned":
+            retired = keep_proofs(document, snapshot, self.thresholds, entry.deep, time.time(), self.proof_max_age_s)
         history_error = self.keep(document, checks)
-        return Outcome(document, checks, unreached, history_error, history_written=history_error is None)
+        return Outcome(document, checks, unreached, history_error, history_written=history_error is None,
+                       retired=frozenset(retired))
 
     def keep(self, document: dict, checks: list[DeepCheck]) -> str | None:
         """Record the cycle in the history and apply retention; the history's fault, if any (logged)."""
@@ -85,6 +92,11 @@ class CycleRunner:
             return str(exc) if isinstance(exc, HistoryError) else f"{self.store.path}: {exc}"
         prune_deep_dirs(self.data_dir / "deep", now.timestamp() - self.store.retention.total_seconds())
         return None
+
+
+def proof_max_age(args: argparse.Namespace) -> float:
+    """How long a deep check is shown, and a proof it holds kept: --proof-max-age, else twice --deep-recheck."""
+    return 2 * args.deep_recheck if args.proof_max_age is None else args.proof_max_age
 
 
 def _row(check: DeepCheck) -> dict:
@@ -123,7 +135,7 @@ def settle(state: State, name: str, outcome: Outcome, ended_ts: float, seconds: 
     if status["status"] == "scanned":
         state.update(name, document=document, good_ts=ended_ts, last_ok=True, last_error=None, last_error_kind=None,
                      last_vms=status["vms"], deep=keep_deep(entry.deep, outcome.checks, document, ended_ts,
-                                                            deep_max_age_s), **common)
+                                                            deep_max_age_s, outcome.retired), **common)
     else:
         state.count_failure(name, status["error_kind"] or "unknown", last_ok=False, last_error=status["error"],
                             last_error_kind=status["error_kind"], last_vms=None, **common)

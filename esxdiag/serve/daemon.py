@@ -20,7 +20,7 @@ from esxdiag.cli.scan import check_fleet_options, fleet_credentials, tls_warning
 from esxdiag.config import load_thresholds
 from esxdiag.errors import EsxdiagError
 from esxdiag.fleet.history import default_path
-from esxdiag.serve.cycle import CycleRunner
+from esxdiag.serve.cycle import CycleRunner, proof_max_age
 from esxdiag.serve.metrics import ServeCollector
 from esxdiag.serve.pages import Pages
 from esxdiag.serve.schedule import Scheduler
@@ -36,8 +36,9 @@ def check(args: argparse.Namespace) -> None:
     check_fleet_options(args)
     for name, low, high in (("interval", 1, 86400), ("retention_days", 0.01, 3650), ("deep_hosts", 1, 1000),
                             ("deep_recheck", 0, 7 * 86400), ("shutdown_grace", 0, 600),
+                            ("proof_max_age", 0, 30 * 86400),
                             ("web_max_connections", 1, 10000), ("web_idle_timeout", 0.5, 3600)):
-        if not low <= getattr(args, name) <= high:
+        if getattr(args, name) is not None and not low <= getattr(args, name) <= high:
             raise EsxdiagError(f"--{name.replace('_', '-')} must be between {low:g} and {high:g}")
     if args.jitter is not None and not 0 <= args.jitter < args.interval / 2:
         raise EsxdiagError("--jitter must be at least 0 and less than half of --interval")
@@ -88,7 +89,7 @@ def serve(args: argparse.Namespace) -> list[str]:
     targets = fleet_credentials(args)
     data_dir = (args.data_dir or default_path().parent / "serve").expanduser()
     store = Store(args.history or default_path(), args.retention_days)
-    deep_max_age = 2 * args.deep_recheck
+    deep_max_age = proof_max_age(args)
     names = [f"{c.host}:{c.port}" for c in targets]
     restored = _restore_deep(store, names, deep_max_age)
     state = State([VcenterState(n, c.url, args.interval, tls_verified=not c.insecure or bool(c.thumbprint),

@@ -113,10 +113,11 @@ class State:
 
 
 def keep_deep(previous: Mapping[str, DeepCheck], fresh: list[DeepCheck], document: dict, now: float,
-              max_age_s: float) -> Mapping[str, DeepCheck]:
+              max_age_s: float, retired: frozenset = frozenset()) -> Mapping[str, DeepCheck]:
     """The deep checks to show after a good cycle: this cycle's, else the previous one's when it is
-    younger than max_age_s; only for VMs still in the document (gone VMs disappear)."""
+    younger than max_age_s and not retired; only for VMs still in the document (gone VMs disappear)."""
     present = {r["moid"] for r in document["vms"]}
-    kept = {moid: c for moid, c in previous.items() if moid in present and now - c.checked_ts <= max_age_s}
+    kept = {moid: c for moid, c in previous.items() if moid in present and moid not in retired and
+            now - c.checked_ts <= max_age_s}
     kept.update({c.moid: c for c in fresh if c.moid in present})
     return MappingProxyType(kept)
