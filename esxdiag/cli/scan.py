@@ -196,12 +196,19 @@ def _scan(args: argparse.Namespace, targets: list) -> dict:
 def _folder(args: argparse.Namespace, live: bool, deep: bool) -> Path | None:
     """This scan's own new folder, esxdiag-scan-TIME[-N], when something has no other place: the
     report (a format written to a file, without -o), the snapshot (without --save-snapshot) or the
-    deep-check bundles (without --deep-dir). Never one another scan wrote or writes into."""
-    if args.output:
+    deep-check bundles (without --deep-dir). Never one another scan wrote or writes into. Beside
+    -o only when -o names a regular file: never beside /dev/null, a FIFO or a terminal."""
+    if args.output and _regular_file(Path(args.output)):
         return None
-    if FLEET.formats[args.format].default_file or (live and not args.save_snapshot) or (deep and not args.deep_dir):
+    report = not args.output and FLEET.formats[args.format].default_file
+    if report or (live and not args.save_snapshot) or (deep and not args.deep_dir):
         return create_unique(Path("."), f"esxdiag-scan-{stamp()}")
     return None
+
+
+def _regular_file(path: Path) -> bool:
+    """A regular file, or a name for one to be made."""
+    return path.is_file() or not path.exists()
 
 
 def _snapshot_path(args: argparse.Namespace, folder: Path | None) -> Path:
