@@ -49,7 +49,7 @@ def register(sub) -> None:
                    "hosts with a --deep-host-ssh login; one deep check at a time in the process")
     w.add_argument("--deep-recheck", type=float, default=3600.0, metavar="SECONDS",
                    help="a VM deep-checked less than SECONDS ago leaves its turn to the next suspect; its result "
-                   "is exported for twice as long (default: %(default)g)")
+                   "is shown for --proof-max-age (default: %(default)g)")
     w.add_argument("--proof-max-age", type=float, metavar="SECONDS",
                    help="a VM proven ring-exhausted by a deep check keeps that class in later cycles while the "
                    "check is younger than SECONDS and its vCenter drops go on (default: twice --deep-recheck); "
