@@ -275,8 +275,8 @@ def cmd_scan(args: argparse.Namespace) -> int:
         folder = _folder(args, live=False, deep=False)
     else:
         targets = fleet_credentials(args)
-        for warning in tls_warnings(args, targets):
-            print(safe_text(warning), file=sys.stderr)
+        for warning in tls_warnings(args, targets) if not args.quiet else ():  # --quiet: one line or none
+            print(safe_text(f"esxdiag: {warning}"), file=sys.stderr)
         data = _scan(args, targets)
         folder = _folder(args, live=True, deep=deep)
         path = write_snapshot(data, _snapshot_path(args, folder))  # before any analysis
