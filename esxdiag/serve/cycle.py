@@ -19,10 +19,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from esxdiag.bundle import slug
-from esxdiag.cli.scan import scan_options
 from esxdiag.fleet.analysis import build_report
 from esxdiag.fleet.history import HistoryError
 from esxdiag.fleet.snapshot import snapshot_from_dict, write_snapshot
+from esxdiag.scanning import scan_options
 from esxdiag.serve.deep import DeepRunner
 from esxdiag.serve.proofs import keep_proofs
 from esxdiag.serve.state import DeepCheck, State, VcenterState, keep_deep

@@ -16,10 +16,10 @@ from types import MappingProxyType
 
 from prometheus_client import CollectorRegistry, PlatformCollector, ProcessCollector
 
-from esxdiag.cli.scan import check_fleet_options, fleet_credentials, tls_warnings
 from esxdiag.config import load_thresholds
 from esxdiag.errors import EsxdiagError
 from esxdiag.fleet.history import default_path
+from esxdiag.scanning import check_fleet_options, fleet_credentials, tls_warnings
 from esxdiag.serve.cycle import CycleRunner, proof_max_age
 from esxdiag.serve.metrics import ServeCollector
 from esxdiag.serve.pages import Pages

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Mapping
 
 from esxdiag.bundle import create_unique, slug, stamp
-from esxdiag.cli.deep import choose, host_ssh_logins, run_deep, write_html_report
+from esxdiag.scanning import choose, host_ssh_logins, run_deep, write_html_report
 from esxdiag.result import AnalysisResult
 from esxdiag.serve.state import DeepCheck
 from esxdiag.serve.store import iso
