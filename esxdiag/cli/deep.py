@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from esxdiag.cli.ssh_options import add_ssh_trust_options, add_time_limit_options
+
 
 def add_deep_options(p: argparse.ArgumentParser) -> None:
     d = p.add_argument_group("deep check: the per-VM ring diagnosis over SSH for the worst suspects, host by host")
@@ -23,22 +25,10 @@ def add_deep_options(p: argparse.ArgumentParser) -> None:
     d.add_argument("--guest-ssh", metavar="USER@[HOST][:PORT]",
                    help="guest login (default: $ESXDIAG_GUEST_USER, else root / Administrator on Windows, @ the IP "
                    "from VMware Tools); password from $ESXDIAG_GUEST_PASSWORD")
-    d.add_argument("--ssh-key", type=Path, help="private key for host and guest SSH (default: the keys in ssh-agent "
-                   "($SSH_AUTH_SOCK), then ~/.ssh/id_*)")
-    d.add_argument("--known-hosts", type=Path, help="known_hosts file to trust (default: ~/.ssh/known_hosts); "
-                   "esxdiag's own file ($ESXDIAG_KNOWN_HOSTS, default ~/.config/esxdiag/known_hosts) is read too")
-    d.add_argument("--accept-new-host-keys", action="store_true",
-                   help="trust unknown SSH host keys and store them in esxdiag's own known_hosts")
+    add_ssh_trust_options(d)
     d.add_argument("--deep-parallel", type=int, default=4, metavar="N",
                    help="hosts sampled at once (default: %(default)s)")
-    d.add_argument("--command-timeout", type=float, default=60.0, metavar="SECONDS",
-                   help="give up on one host/guest command after this long (default: %(default)g)")
-    d.add_argument("--vcenter-timeout", type=float, default=60.0, metavar="SECONDS",
-                   help="deep check: overall limit for each host's vCenter login and VM lookups, and again for its "
-                   "performance query (default: %(default)g), as for report")
-    d.add_argument("--output-cap", type=float, metavar="MIB",
-                   help="deep check: cap every host/guest command's output at MIB mebibytes (default: per command), "
-                   "as for report")
+    add_time_limit_options(d)
     d.add_argument("--deep-dir", type=Path, metavar="DIR",
                    help="where the per-host bundles go (default: deep/ in the scan's own folder; with -o, a new "
                    "esxdiag-deep-TIMESTAMP[-N] beside the report)")
