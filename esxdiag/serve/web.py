@@ -64,6 +64,7 @@ class WebServer(ThreadingHTTPServer):
         self.waiting: dict[int, tuple[float, socket.socket]] = {}  # connections waiting for a request
         self.waiting_lock = threading.Lock()
         self.stopping = threading.Event()
+        self.busy_logged = float("-inf")
         super().__init__((host, port), Handler)
 
     def serve_forever(self, poll_interval: float = 0.5) -> None:
@@ -96,8 +97,10 @@ class WebServer(ThreadingHTTPServer):
 
     def process_request(self, request, client_address) -> None:
         if not self.slots.acquire(blocking=False):
-            log.warning("%s: refused, already %d connections (--web-max-connections)", client_address[0],
-                        self.max_connections)
+            if time.monotonic() - self.busy_logged > 60:  # a line a minute at most, under a flood too
+                self.busy_logged = time.monotonic()
+                log.warning("%s: refused, already %d connections (--web-max-connections)", client_address[0],
+                            self.max_connections)
             if not isinstance(request, ssl.SSLSocket):
                 try:
                     request.setblocking(False)
