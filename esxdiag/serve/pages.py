@@ -59,10 +59,10 @@ class Pages:
 
     def fleet(self, fmt: str) -> bytes:
         """The merged fleet report in a FLEET format, rendered once per change of the state; before
-        any vCenter's first cycle ended, the fleet page says serve is starting."""
+        any vCenter's first cycle ended, the fleet page and /fleet.txt say serve is starting."""
         entries = self.state.views()
-        if fmt == "html" and all(e.last_ok is None for e in entries):
-            return self.starting(entries)
+        if fmt in ("html", "text") and all(e.last_ok is None for e in entries):
+            return self.starting(entries, fmt)
         history_error = self.state.history_error
         key = tuple((e.name, e.document, e.last_ok, e.last_error) for e in entries) + (
             ("(history)", None, None, history_error),)  # documents by identity
@@ -81,9 +81,11 @@ class Pages:
                 self._rendered[fmt] = FLEET.formats[fmt].render(self._rendered["document"], context).encode()
             return self._rendered[fmt]
 
-    def starting(self, entries: list[VcenterState]) -> bytes:
+    def starting(self, entries: list[VcenterState], fmt: str) -> bytes:
         names = ", ".join(e.name for e in entries)
         since = f" (started {iso(self.state.started_ts)})" if self.state.started_ts else ""
+        if fmt == "text":
+            return f"esxdiag serve: starting{since}: the first cycle of {names} has not finished yet\n".encode()
         return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>esxdiag serve: starting</title>'
                 f'</head><body><h1>esxdiag serve: starting</h1><p id="status">Starting{escape(since)}: the first cycle of '
                 f'{escape(names)} has not finished yet. This page shows the fleet once it has.</p></body></html>\n'

@@ -97,6 +97,8 @@ def test_before_the_first_cycle_the_page_and_healthz_say_starting(tmp_path, star
     status, body = get(server, "/")
     assert status == 200 and b"Starting (started 2026-09-21T" in body and b"vc1:443, vc2:443" in body
     assert b"not scanned" not in body and b"ending ;" not in body
+    assert get(server, "/fleet.txt")[1] == (b"esxdiag serve: starting (started 2026-09-21T14:13:20Z): the first "
+                                           b"cycle of vc1:443, vc2:443 has not finished yet\n")
     health = json.loads(get(server, "/healthz")[1])
     assert (health["status"], health["degraded"]) == ("starting", [])
 
