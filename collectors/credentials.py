@@ -112,6 +112,17 @@ def resolve_credentials(
     return Credentials(normalised, user, password, insecure_flag, _normalise_thumbprint(pin))
 
 
+def insecure_warning(creds: Credentials, insecure_flag: bool | None, env: Mapping[str, str]) -> str | None:
+    """The line said whenever TLS verification is off for a vCenter (None while it is verified or
+    pinned), naming what turned it off."""
+    if not creds.insecure or creds.thumbprint:
+        return None
+    why = "--insecure" if insecure_flag else next(
+        (f"{k}={env[k]}" for k in ("ESXDIAG_INSECURE", "GOVC_INSECURE") if env.get(k)), "insecure= in the config file")
+    return (f"warning: TLS certificate verification is OFF for {creds.host}:{creds.port} ({why}): anyone on the "
+            "path can read the vCenter password")
+
+
 def _split_userinfo(url: str) -> tuple[str, str | None, str | None]:
     """'https://u:p@h/sdk' -> ('https://h/sdk', 'u', 'p'); also accepts govc's bare 'u:p@h'."""
     if not url:
@@ -180,8 +191,15 @@ def _read_config(config_path: str | Path | None) -> tuple[dict[str, str], dict[s
         if "url" in values:
             raise CredentialsError(f"config file {path}: [vcenter {name}] names its vCenter in the section "
                                    "title; url= belongs under [vcenter]")
-    mode = path.stat().st_mode
-    if any(s.get("password") for s in (section, *per_host.values())) and mode & (stat.S_IRWXG | stat.S_IRWXO):
-        raise CredentialsError(f"config file {path} holds a password but is accessible by group/other "
-                               f"(mode {stat.filemode(mode)}): run chmod 600 {path}")
+    shared = shared_secret(path, "a password")
+    if shared and any(s.get("password") for s in (section, *per_host.values())):
+        raise CredentialsError(f"config file {shared}")
     return section, per_host
+
+
+def shared_secret(path: Path, holds: str) -> str | None:
+    """Why a file holding a secret is refused: group or other may access it (None when private)."""
+    mode = path.stat().st_mode
+    if mode & (stat.S_IRWXG | stat.S_IRWXO):
+        return f"{path} holds {holds} but is accessible by group/other (mode {stat.filemode(mode)}): run chmod 600 {path}"
+    return None

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Callable
 
 from esxdiag.bundle import ERROR_KINDS, BundleWriter, Target, slug, utcnow
+from esxdiag.collectors.credentials import insecure_warning
 from esxdiag.collectors.terminal import FirstCtrlC, Progress
 from esxdiag.errors import CollectionError
 from esxdiag.specs import ESXI, LINUX, VCENTER, WINDOWS
@@ -118,12 +119,9 @@ class HostSampler:
 
         o = self.opts
         self.writer.add_target(Target("vcenter", VCENTER, f"{creds.host}:{creds.port}"))  # never the raw URL
-        if creds.insecure and not creds.thumbprint:
-            why = "--insecure" if o.insecure_flag else next(
-                (f"{k}={o.env[k]}" for k in ("ESXDIAG_INSECURE", "GOVC_INSECURE") if o.env.get(k)),
-                "insecure= in the config file")
-            self.progress.step(f"warning: TLS certificate verification is OFF for {creds.host}:{creds.port} "
-                               f"({why}): anyone on the path can read the vCenter password")
+        warning = insecure_warning(creds, o.insecure_flag, o.env)
+        if warning:
+            self.progress.step(warning)
         started = utcnow()
         try:
             self.progress.step(f"vCenter {creds.host}: finding VM {self.vms[0].lookup!r}")

@@ -34,6 +34,7 @@ STAGES = (
     ("analysis", ("esxdiag.engine", "esxdiag.compare", "esxdiag.fleet")),
     ("api", ("esxdiag.api",)),
     ("report", ("esxdiag.reports", "esxdiag.templates")),
+    ("scanning", ("esxdiag.scanning",)),
     ("cli", ("esxdiag.cli", "esxdiag.__main__")),
     ("serve", ("esxdiag.serve",)),
 )
@@ -47,10 +48,13 @@ MAY_IMPORT = {
     "report": {"base", "parse", "bundle", "report"},
     # the Python API is a facade over analysis: no collection, no rendering, no command line
     "api": {*_ANALYSIS_ORDER, "api"},
+    # what a fleet scan does (the vCenters, the API pass's options, the deep check and its reports),
+    # below the commands: `scan` and `serve` call it
+    "scanning": {*_ANALYSIS_ORDER, "collect", "report", "scanning"},
     "cli": {stage for stage, _ in STAGES},
-    # the watcher: a long-running command line (it runs scan's own collection, analysis and deep
-    # check, esxdiag.cli.scan / .deep), with /metrics and the web pages; `esxdiag serve` starts it
-    "serve": {stage for stage, _ in STAGES},
+    # the watcher: scan's own collection, analysis and deep check (esxdiag.scanning), with /metrics
+    # and the web pages; `esxdiag serve` starts it. Nothing imports a command module
+    "serve": {stage for stage, _ in STAGES} - {"cli"},
 }
 
 
@@ -159,6 +163,8 @@ def test_the_checks_catch_what_the_layout_forbids():
     }
     assert len(back_pointing(graph)) == 4
     assert back_pointing({"esxdiag.reports.fleet_html": [("esxdiag.vocabulary", 12)], "esxdiag.vocabulary": []}) == []
+    assert back_pointing({"esxdiag.serve.cycle": [("esxdiag.cli.scan", 22)], "esxdiag.cli.scan": []}) == [
+        "esxdiag.serve.cycle:22 imports esxdiag.cli.scan (serve -> cli)"]  # nothing imports a command module
     circle = {"esxdiag.cli.live": [("esxdiag.cli", 1)], "esxdiag.cli": [("esxdiag.cli.live", 9)]}
     assert cycles(circle) == [["esxdiag.cli", "esxdiag.cli.live"]]
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from esxdiag.bundle import MANIFEST, create_unique, remove_if_empty, slug, stamp
 from esxdiag.cli.output import add_report_options, emit, fail_on_code
+from esxdiag.cli.ssh_options import add_ssh_trust_options, add_time_limit_options
 from esxdiag.collectors.credentials import DEFAULT_CONFIG
 from esxdiag.collectors.live import LiveOptions, collect, parse_ssh
 from esxdiag.collectors.sampler import SamplerOptions
@@ -20,7 +21,6 @@ from esxdiag.engine import analyze
 from esxdiag.errors import EXIT_COLLECTION, EXIT_INTERRUPTED, EXIT_OK, EsxdiagError
 from esxdiag.reports.formats import REPORT, RINGS, RenderContext
 from esxdiag.result import SEVERITIES
-from esxdiag.specs import DEFAULT_COMMAND_TIMEOUT_S
 from esxdiag.terminal import safe_text
 
 
@@ -75,25 +75,11 @@ def _live_options(p: argparse.ArgumentParser) -> None:
                    "Administrator on Windows; HOST may be left out: USER@:PORT); password from "
                    "$ESXDIAG_GUEST_PASSWORD, else a key, else a prompt on a terminal")
     p.add_argument("--guest-os", choices=("linux", "windows"), help="override the guest family from vCenter")
-    p.add_argument("--ssh-key", type=Path, help="private key for host and guest SSH (default: the keys in "
-                   "ssh-agent ($SSH_AUTH_SOCK), then ~/.ssh/id_*)")
-    p.add_argument("--known-hosts", type=Path, help="known_hosts file to trust (default: ~/.ssh/known_hosts); "
-                   "esxdiag's own file ($ESXDIAG_KNOWN_HOSTS, default: $XDG_CONFIG_HOME/esxdiag/known_hosts, "
-                   "~/.config/esxdiag/known_hosts) is read too")
-    p.add_argument("--accept-new-host-keys", action="store_true",
-                   help="trust unknown SSH host keys and store them in esxdiag's own known_hosts")
+    add_ssh_trust_options(p)
     p.add_argument("--no-host-ssh", action="store_true",
                    help="do not SSH to the ESXi host (CPU from vCenter's 20 s statistics; no ring counters)")
     p.add_argument("--no-guest", action="store_true", help="do not SSH to the guest")
-    p.add_argument("--command-timeout", type=float, default=DEFAULT_COMMAND_TIMEOUT_S, metavar="SECONDS",
-                   help="give up on one host/guest command after this long (default: %(default)g; esxtop gets "
-                   "the window plus a margin)")
-    p.add_argument("--vcenter-timeout", type=float, default=60.0, metavar="SECONDS",
-                   help="overall limit for the vCenter login and VM lookup, and again for the performance "
-                   "query (default: %(default)g)")
-    p.add_argument("--output-cap", type=float, metavar="MIB",
-                   help="cap every command's output at MIB mebibytes (default: per command, 4 KiB-32 MiB; esxtop "
-                   "16 MiB + 4 MiB per sample); output past the cap is cut and marked truncated")
+    add_time_limit_options(p)
     p.add_argument("--window", type=float, default=60.0, metavar="SECONDS",
                    help="observation window between the two counter samples; without host and guest SSH, "
                    "how far back vCenter's statistics are read (default: %(default)g)")

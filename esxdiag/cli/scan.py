@@ -4,16 +4,15 @@
 from __future__ import annotations
 
 import argparse
-import configparser
 import fnmatch
 import shlex
 import sys
 from pathlib import Path
 
 from esxdiag.bundle import create_unique, stamp
-from esxdiag.cli.deep import add_deep_options, run_deep
+from esxdiag.cli.deep import add_deep_options
 from esxdiag.cli.output import emit, fail_on_code
-from esxdiag.collectors.credentials import DEFAULT_CONFIG, resolve_credentials
+from esxdiag.collectors.credentials import DEFAULT_CONFIG
 from esxdiag.config import load_thresholds
 from esxdiag.errors import EXIT_COLLECTION, EXIT_FINDINGS, EXIT_OK, EsxdiagError
 from esxdiag.fleet.analysis import build_report, tripped, worst_severity
@@ -22,6 +21,7 @@ from esxdiag.fleet.snapshot import Snapshot, load_snapshot, snapshot_from_dict, 
 from esxdiag.reports.fleet_text import headline
 from esxdiag.reports.formats import FLEET, HISTORY, RenderContext
 from esxdiag.result import SEVERITIES
+from esxdiag.scanning import check_fleet_options, fleet_credentials, run_deep, scan_options, tls_warnings
 from esxdiag.terminal import safe_text
 
 SNAPSHOT_FILE = "snapshot.json"  # in the scan's own folder
@@ -110,46 +110,6 @@ def _check(args: argparse.Namespace) -> None:
     check_fleet_options(args)
 
 
-def check_fleet_options(args: argparse.Namespace) -> None:
-    """The ranges of add_fleet_options' numbers (a bad one fails before any network)."""
-    for name, low, high in (("window", 20, 3600), ("in_flight", 1, 32), ("page_size", 1, 100000),
-                            ("timeout", 1, 3600)):
-        value = getattr(args, name)
-        if not low <= value <= high:
-            raise EsxdiagError(f"--{name.replace('_', '-')} must be between {low:g} and {high:g}")
-    if args.workers is not None and not 1 <= args.workers <= 64:
-        raise EsxdiagError("--workers must be between 1 and 64")
-    if args.max_query_metrics is not None and not 1 <= args.max_query_metrics <= 100000:
-        raise EsxdiagError("--max-query-metrics must be between 1 and 100000")
-
-
-def vcenter_urls(args: argparse.Namespace) -> list[str | None]:
-    """--vcenter, else `[fleet] vcenters` in the config file, else one vCenter from env/config."""
-    if args.vcenter:
-        return list(dict.fromkeys(args.vcenter))
-    path = (args.config or DEFAULT_CONFIG).expanduser()
-    if path.exists():
-        parser = configparser.ConfigParser(interpolation=None)
-        try:
-            parser.read(path, encoding="utf-8")
-        except (configparser.Error, UnicodeDecodeError) as exc:
-            raise EsxdiagError(f"{path}: cannot read config ({type(exc).__name__})") from None
-        listed = parser.get("fleet", "vcenters", fallback="").replace(",", " ").split()
-        if listed:
-            return list(dict.fromkeys(listed))
-    return [None]
-
-
-def fleet_credentials(args: argparse.Namespace) -> list:
-    """One Credentials per vCenter asked for (add_fleet_options), each resolved on its own."""
-    urls = vcenter_urls(args)
-    if args.thumbprint and len(urls) > 1:
-        raise EsxdiagError("--thumbprint pins one certificate: scan one vCenter, pin each under [vcenter HOST] "
-                           "in --config, or trust the CA for several")
-    return [resolve_credentials(url, args.user, insecure=args.insecure, thumbprint=args.thumbprint,
-                                config_path=args.config) for url in urls]
-
-
 def _progress(quiet: bool):
     """VMs done of total: one updating line on a terminal, else a line at each quarter."""
     if quiet:
@@ -166,16 +126,6 @@ def _progress(quiet: bool):
     return show
 
 
-def scan_options(args: argparse.Namespace):
-    """add_fleet_options -> the API pass's ScanOptions (imports pyvmomi: only when a scan goes to the network)."""
-    from esxdiag.collectors.fleet import Filters, ScanOptions
-
-    filters = Filters(tuple(args.datacenter), tuple(args.cluster), tuple(args.host), tuple(args.folder), tuple(args.vm))
-    return ScanOptions(window_s=args.window, filters=filters, page_size=args.page_size, in_flight=args.in_flight,
-                       timeout_s=args.timeout, max_metrics=args.max_query_metrics, nic_types=args.nic_types,
-                       workers=args.workers)
-
-
 def _scan(args: argparse.Namespace, targets: list) -> dict:
     from esxdiag.collectors.fleet import scan  # pyvmomi: only when a scan goes to the network
 
@@ -190,12 +140,19 @@ def _scan(args: argparse.Namespace, targets: list) -> dict:
 def _folder(args: argparse.Namespace, live: bool, deep: bool) -> Path | None:
     """This scan's own new folder, esxdiag-scan-TIME[-N], when something has no other place: the
     report (a format written to a file, without -o), the snapshot (without --save-snapshot) or the
-    deep-check bundles (without --deep-dir). Never one another scan wrote or writes into."""
-    if args.output:
+    deep-check bundles (without --deep-dir). Never one another scan wrote or writes into. Beside
+    -o only when -o names a regular file: never beside /dev/null, a FIFO or a terminal."""
+    if args.output and _regular_file(Path(args.output)):
         return None
-    if FLEET.formats[args.format].default_file or (live and not args.save_snapshot) or (deep and not args.deep_dir):
+    report = not args.output and FLEET.formats[args.format].default_file
+    if report or (live and not args.save_snapshot) or (deep and not args.deep_dir):
         return create_unique(Path("."), f"esxdiag-scan-{stamp()}")
     return None
+
+
+def _regular_file(path: Path) -> bool:
+    """A regular file, or a name for one to be made."""
+    return path.is_file() or not path.exists()
 
 
 def _snapshot_path(args: argparse.Namespace, folder: Path | None) -> Path:
@@ -262,6 +219,8 @@ def cmd_scan(args: argparse.Namespace) -> int:
         folder = _folder(args, live=False, deep=False)
     else:
         targets = fleet_credentials(args)
+        for warning in tls_warnings(args, targets) if not args.quiet else ():  # --quiet: one line or none
+            print(safe_text(f"esxdiag: {warning}"), file=sys.stderr)
         data = _scan(args, targets)
         folder = _folder(args, live=True, deep=deep)
         path = write_snapshot(data, _snapshot_path(args, folder))  # before any analysis

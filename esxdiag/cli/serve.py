@@ -26,6 +26,11 @@ def register(sub) -> None:
     w.add_argument("--web-config", type=Path, metavar="FILE",
                    help="Prometheus exporter web config (YAML): tls_server_config (cert_file, key_file) and "
                    "basic_auth_users (name: bcrypt hash)")
+    w.add_argument("--web-max-connections", type=int, default=512, metavar="N",
+                   help="connections served at once; one more is answered 503 (default: %(default)s)")
+    w.add_argument("--web-idle-timeout", type=float, default=10.0, metavar="SECONDS",
+                   help="a connection that has not sent a complete request (or its next one) within SECONDS is "
+                   "closed (default: %(default)g)")
     w.add_argument("--interval", type=float, default=300.0, metavar="SECONDS",
                    help="one cycle per vCenter every SECONDS (default: %(default)g); a cycle still running at the "
                    "next start makes that one skipped (counted)")
@@ -44,7 +49,11 @@ def register(sub) -> None:
                    "hosts with a --deep-host-ssh login; one deep check at a time in the process")
     w.add_argument("--deep-recheck", type=float, default=3600.0, metavar="SECONDS",
                    help="a VM deep-checked less than SECONDS ago leaves its turn to the next suspect; its result "
-                   "is exported for twice as long (default: %(default)g)")
+                   "is shown for --proof-max-age (default: %(default)g)")
+    w.add_argument("--proof-max-age", type=float, metavar="SECONDS",
+                   help="a VM proven ring-exhausted by a deep check keeps that class in later cycles while the "
+                   "check is younger than SECONDS and its vCenter drops go on (default: twice --deep-recheck); "
+                   "also how long a deep check is shown")
     w.add_argument("--shutdown-grace", type=float, default=5.0, metavar="SECONDS",
                    help="on SIGTERM, how long a running cycle may take to stop before it is abandoned "
                    "(default: %(default)g)")

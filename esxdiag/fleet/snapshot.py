@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,8 @@ from esxdiag.fleet.salvage import lenient_record, salvage_perf
 from esxdiag.parsers.vsphere import CpuAllocation, MissingProperty, VmEvent, VmPerf, build_record
 from esxdiag.vocabulary import SCHEMA_SNAPSHOT
 
-MAX_SNAPSHOT_BYTES = 2 * 1024**3  # a 10,000-VM snapshot is ~60 MB; refuse what cannot be one
+MAX_SNAPSHOT_BYTES = 256 * 1024**2  # ~40,000 VMs (10,000 are ~60 MB); reading takes ~7x its size in memory
+MAX_WINDOW_S = 86400.0
 
 
 @dataclass(frozen=True)
@@ -145,12 +147,22 @@ def snapshot_from_dict(data: object, file: str = "<snapshot>") -> Snapshot:
             if not isinstance(data.get(name), list):
                 raise ParseError(f"{name}: expected a list, got {type(data.get(name)).__name__}")
         head = build_record(Snapshot, {**data, "vms": [], "hosts": []}, "")
+        _check_numbers(head)
     except ParseError as exc:
         raise exc.with_file(file) from None
     notes: list[str] = []
     vms = tuple(_read_vm(raw, i) for i, raw in enumerate(data["vms"]))
     hosts = tuple(h for h in (_read_host(raw, i, notes) for i, raw in enumerate(data["hosts"])) if h is not None)
     return dataclasses.replace(head, vms=vms, hosts=hosts, notes=tuple(notes))
+
+
+def _check_numbers(head: Snapshot) -> None:
+    """Numbers no scan writes (NaN, infinite, negative), refused naming the field."""
+    if not (math.isfinite(head.window_s) and 0 < head.window_s <= MAX_WINDOW_S):
+        raise ParseError(f"window_s: {head.window_s!r} is not a window (seconds, above 0, at most {MAX_WINDOW_S:g})")
+    for i, v in enumerate(head.vcenters):
+        if v.seconds is not None and not (math.isfinite(v.seconds) and v.seconds >= 0):
+            raise ParseError(f"vcenters[{i}].seconds: {v.seconds!r} is not a duration")
 
 
 def _text(raw: object, key: str) -> str | None:
@@ -202,4 +214,6 @@ def load_snapshot(path: str | Path) -> Snapshot:
         raise ParseError(f"invalid JSON: {exc.msg}", line=exc.lineno, file=str(path)) from None
     except UnicodeDecodeError:
         raise ParseError("not UTF-8 text", file=str(path)) from None
+    except RecursionError:
+        raise ParseError("nested deeper than any fleet snapshot", file=str(path)) from None
     return snapshot_from_dict(data, str(path))

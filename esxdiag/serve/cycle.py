@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import logging
 import shutil
+import sqlite3
 import threading
 import time
 from dataclasses import dataclass, field
@@ -18,10 +19,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from esxdiag.bundle import slug
-from esxdiag.cli.scan import scan_options
 from esxdiag.fleet.analysis import build_report
+from esxdiag.fleet.history import HistoryError
 from esxdiag.fleet.snapshot import snapshot_from_dict, write_snapshot
+from esxdiag.scanning import scan_options
 from esxdiag.serve.deep import DeepRunner
+from esxdiag.serve.proofs import keep_proofs
 from esxdiag.serve.state import DeepCheck, State, VcenterState, keep_deep
 from esxdiag.serve.store import Store
 
@@ -33,6 +36,9 @@ class Outcome:
     document: dict | None  # this vCenter's fleet report; None: abandoned at shutdown
     checks: list[DeepCheck] = field(default_factory=list)
     unreached_hosts: int = 0
+    history_error: str | None = None  # the history could not be written: its own fault, the scan stands
+    retired: frozenset = frozenset()  # MOIDs whose kept proof the drops' end retired (esxdiag.serve.proofs)
+    history_written: bool = False
 
 
 class CycleRunner:
@@ -44,6 +50,7 @@ class CycleRunner:
         self.thresholds, self.store, self.data_dir = thresholds, store, data_dir
         self.snapshots = data_dir / "snapshots"
         self.snapshots.mkdir(parents=True, exist_ok=True)
+        self.proof_max_age_s = proof_max_age(args)
         self.deep = DeepRunner(args, thresholds, data_dir, deep_lock) if args.deep or args.deep_vm else None
 
     def __call__(self, creds, stop: threading.Event, entry: VcenterState) -> Outcome:
@@ -64,13 +71,32 @@ class CycleRunner:
             except Exception:  # the scan stands without its deep check: logged, counted as a host not reached
                 log.exception("%s: deep check failed", status["name"])
                 document["deep"], unreached = None, 1
-        document["changes"] = self.store.record(document)
-        if checks:
-            self.store.record_deep(status["name"], [_row(c) for c in checks], checks[0].checked_at)
-        now = datetime.now(timezone.utc)
-        self.store.prune(now)
+        retired = set()
+        if status["status"] == "scanned":
+            retired = keep_proofs(document, snapshot, self.thresholds, entry.deep, time.time(), self.proof_max_age_s)
+        history_error = self.keep(document, checks)
+        return Outcome(document, checks, unreached, history_error, history_written=history_error is None,
+                       retired=frozenset(retired))
+
+    def keep(self, document: dict, checks: list[DeepCheck]) -> str | None:
+        """Record the cycle in the history and apply retention; the history's fault, if any (logged)."""
+        try:
+            document["changes"] = self.store.record(document)
+            if checks:
+                self.store.record_deep(checks[0].vcenter, [_row(c) for c in checks], checks[0].checked_at)
+            now = datetime.now(timezone.utc)
+            self.store.prune(now)
+        except (HistoryError, sqlite3.Error, OSError) as exc:
+            document["changes"] = None
+            log.error("history %s not written: %s", self.store.path, exc)
+            return str(exc) if isinstance(exc, HistoryError) else f"{self.store.path}: {exc}"
         prune_deep_dirs(self.data_dir / "deep", now.timestamp() - self.store.retention.total_seconds())
-        return Outcome(document, checks, unreached)
+        return None
+
+
+def proof_max_age(args: argparse.Namespace) -> float:
+    """How long a deep check is shown, and a proof it holds kept: --proof-max-age, else twice --deep-recheck."""
+    return 2 * args.deep_recheck if args.proof_max_age is None else args.proof_max_age
 
 
 def _row(check: DeepCheck) -> dict:
@@ -96,6 +122,8 @@ def prune_deep_dirs(root: Path, cutoff_ts: float) -> int:
 def settle(state: State, name: str, outcome: Outcome, ended_ts: float, seconds: float, deep_max_age_s: float) -> None:
     """Fold a finished cycle into the state: a good one replaces the document (VMs gone from the
     vCenter disappear); a failed one keeps the last good document, now stale, and counts its kind."""
+    if outcome.history_written or outcome.history_error:
+        state.note_history(outcome.history_error, ended_ts)
     entry = state.get(name)
     document = outcome.document
     status = document["vcenters"][0]
@@ -107,7 +135,7 @@ def settle(state: State, name: str, outcome: Outcome, ended_ts: float, seconds: 
     if status["status"] == "scanned":
         state.update(name, document=document, good_ts=ended_ts, last_ok=True, last_error=None, last_error_kind=None,
                      last_vms=status["vms"], deep=keep_deep(entry.deep, outcome.checks, document, ended_ts,
-                                                            deep_max_age_s), **common)
+                                                            deep_max_age_s, outcome.retired), **common)
     else:
         state.count_failure(name, status["error_kind"] or "unknown", last_ok=False, last_error=status["error"],
                             last_error_kind=status["error_kind"], last_vms=None, **common)

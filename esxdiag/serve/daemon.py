@@ -16,11 +16,11 @@ from types import MappingProxyType
 
 from prometheus_client import CollectorRegistry, PlatformCollector, ProcessCollector
 
-from esxdiag.cli.scan import check_fleet_options, fleet_credentials
 from esxdiag.config import load_thresholds
 from esxdiag.errors import EsxdiagError
 from esxdiag.fleet.history import default_path
-from esxdiag.serve.cycle import CycleRunner
+from esxdiag.scanning import check_fleet_options, fleet_credentials, tls_warnings
+from esxdiag.serve.cycle import CycleRunner, proof_max_age
 from esxdiag.serve.metrics import ServeCollector
 from esxdiag.serve.pages import Pages
 from esxdiag.serve.schedule import Scheduler
@@ -35,8 +35,10 @@ log = logging.getLogger("esxdiag.serve")
 def check(args: argparse.Namespace) -> None:
     check_fleet_options(args)
     for name, low, high in (("interval", 1, 86400), ("retention_days", 0.01, 3650), ("deep_hosts", 1, 1000),
-                            ("deep_recheck", 0, 7 * 86400), ("shutdown_grace", 0, 600)):
-        if not low <= getattr(args, name) <= high:
+                            ("deep_recheck", 0, 7 * 86400), ("shutdown_grace", 0, 600),
+                            ("proof_max_age", 0, 30 * 86400),
+                            ("web_max_connections", 1, 10000), ("web_idle_timeout", 0.5, 3600)):
+        if getattr(args, name) is not None and not low <= getattr(args, name) <= high:
             raise EsxdiagError(f"--{name.replace('_', '-')} must be between {low:g} and {high:g}")
     if args.jitter is not None and not 0 <= args.jitter < args.interval / 2:
         raise EsxdiagError("--jitter must be at least 0 and less than half of --interval")
@@ -87,11 +89,11 @@ def serve(args: argparse.Namespace) -> list[str]:
     targets = fleet_credentials(args)
     data_dir = (args.data_dir or default_path().parent / "serve").expanduser()
     store = Store(args.history or default_path(), args.retention_days)
-    deep_max_age = 2 * args.deep_recheck
+    deep_max_age = proof_max_age(args)
     names = [f"{c.host}:{c.port}" for c in targets]
     restored = _restore_deep(store, names, deep_max_age)
-    state = State([VcenterState(n, c.url, args.interval, deep=MappingProxyType(restored[n]))
-                   for n, c in zip(names, targets)])
+    state = State([VcenterState(n, c.url, args.interval, tls_verified=not c.insecure or bool(c.thumbprint),
+                                deep=MappingProxyType(restored[n])) for n, c in zip(names, targets)])
     runner = CycleRunner(args, thresholds, store, data_dir, threading.Lock())
     jitter = min(30.0, args.interval / 10) if args.jitter is None else args.jitter
     scheduler = Scheduler(targets, runner, state, args.interval, jitter, deep_max_age)
@@ -100,13 +102,16 @@ def serve(args: argparse.Namespace) -> list[str]:
     ProcessCollector(registry=registry)
     PlatformCollector(registry=registry)
     pages = Pages(state, store, thresholds, args.window, runner.options.filters.describe())
-    server = WebServer(host, port, pages, registry, data_dir / "deep", web)
+    server = WebServer(host, port, pages, registry, data_dir / "deep", web, args.web_max_connections,
+                       args.web_idle_timeout)
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
     threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.5}, name="web", daemon=True).start()
     print(f"esxdiag serve: listening on {server.url} ({len(targets)} vCenter(s) every {args.interval:g} s; "
           f"history {store.path}; data {data_dir})", file=sys.stderr, flush=True)
+    for warning in tls_warnings(args, targets):
+        log.warning("%s", warning)
     if args.window < args.interval:
         log.warning("--window %g s is shorter than --interval %g s: bursts between windows are not seen",
                     args.window, args.interval)

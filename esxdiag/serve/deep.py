@@ -1,5 +1,5 @@
 """The deep check inside a cycle: which suspects fit this cycle's SSH budget, running `scan`'s own
-deep check on them (esxdiag.cli.deep.run_deep), and the ring figures each checked vNIC exports.
+deep check on them (esxdiag.scanning.run_deep), and the ring figures each checked vNIC exports.
 
 Budget per cycle of one vCenter: at most ``--deep`` VMs on at most ``--deep-hosts`` ESXi hosts,
 only hosts with an SSH login configured (``--deep-host-ssh HOST=...``, or one without HOST= for
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Mapping
 
 from esxdiag.bundle import create_unique, slug, stamp
-from esxdiag.cli.deep import choose, host_ssh_logins, run_deep, write_html_report
+from esxdiag.scanning import choose, host_ssh_logins, run_deep, write_html_report
 from esxdiag.result import AnalysisResult
 from esxdiag.serve.state import DeepCheck
 from esxdiag.serve.store import iso

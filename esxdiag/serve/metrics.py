@@ -96,7 +96,9 @@ def vcenter_families(entries: list[VcenterState]) -> list[Metric]:
         ("esxdiag_vcenter_last_scan_requests", "SOAP requests of the last cycle's scan"),
         ("esxdiag_vcenter_scan_interval_seconds", "the interval between cycles"),
         ("esxdiag_vcenter_vms", "VMs in the last good cycle"),
-        ("esxdiag_vcenter_cycle_running", "1 while a cycle runs"))}
+        ("esxdiag_vcenter_cycle_running", "1 while a cycle runs"),
+        ("esxdiag_vcenter_tls_verified", "0 when the vCenter's TLS certificate is not verified (--insecure or its "
+         "like, no thumbprint pinned): anyone on the path can read its password"))}
     c = {name: CounterMetricFamily(name, text, labels=["vcenter"]) for name, text in (
         ("esxdiag_vcenter_scans", "cycles finished, good or not"),
         ("esxdiag_vcenter_scans_skipped", "cycles not started because the one before still ran"),
@@ -116,6 +118,7 @@ def vcenter_families(entries: list[VcenterState]) -> list[Metric]:
                             ("esxdiag_vcenter_scan_duration_seconds", e.last_seconds),
                             ("esxdiag_vcenter_last_scan_requests", e.last_requests),
                             ("esxdiag_vcenter_scan_interval_seconds", e.interval_s),
+                            ("esxdiag_vcenter_tls_verified", int(e.tls_verified)),
                             ("esxdiag_vcenter_vms", len(e.document["vms"]) if e.document else None)):
             if value is not None:
                 g[name].add_metric(vc, value)
@@ -129,6 +132,20 @@ def vcenter_families(entries: list[VcenterState]) -> list[Metric]:
             for klass in FLEET_CLASSES:
                 classes.add_metric([e.name, klass], e.document["counts"].get(klass, 0))
     return [*g.values(), *c.values(), errors, classes]
+
+
+def history_families(state: State) -> list[Metric]:
+    """The history file's own health: a fault there is not a vCenter's."""
+    success = GaugeMetricFamily("esxdiag_history_last_write_success",
+                                "1 when the last cycle wrote the history, 0 when it could not (the scan stands)")
+    written = GaugeMetricFamily("esxdiag_history_last_write_timestamp_seconds", "when a cycle last wrote the history")
+    errors = CounterMetricFamily("esxdiag_history_write_errors", "cycles whose history write failed")
+    if state.history_written_ts is not None or state.history_error is not None:
+        success.add_metric([], int(state.history_error is None))
+    if state.history_written_ts is not None:
+        written.add_metric([], state.history_written_ts)
+    errors.add_metric([], state.history_errors)
+    return [success, written, errors]
 
 
 class ServeCollector(Collector):
@@ -153,6 +170,7 @@ class ServeCollector(Collector):
         info.add_metric([], {"version": __version__})
         yield info
         yield from vcenter_families(entries)
+        yield from history_families(self.state)
         per_vcenter = [self._samples(e) for e in entries if e.document is not None]
         for name, text, _ in FLEET_FAMILIES:
             family = GaugeMetricFamily(name, text)
@@ -164,5 +182,6 @@ class ServeCollector(Collector):
         """Every family this collector can expose (its names, without samples)."""
         yield InfoMetricFamily("esxdiag_serve", "the esxdiag serving these metrics")
         yield from vcenter_families([])
+        yield from history_families(State([]))
         for name, text, _ in FLEET_FAMILIES:
             yield GaugeMetricFamily(name, text)

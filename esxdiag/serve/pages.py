@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from html import escape
 from urllib.parse import quote
 
 from esxdiag.fleet.merge import failed_status, merge_reports
@@ -57,20 +58,38 @@ class Pages:
         return missing, stale
 
     def fleet(self, fmt: str) -> bytes:
-        """The merged fleet report in a FLEET format, rendered once per change of the state."""
+        """The merged fleet report in a FLEET format, rendered once per change of the state; before
+        any vCenter's first cycle ended, the fleet page and /fleet.txt say serve is starting."""
         entries = self.state.views()
-        key = tuple((e.name, e.document, e.last_ok, e.last_error) for e in entries)  # documents by identity
+        if fmt in ("html", "text") and all(e.last_ok is None for e in entries):
+            return self.starting(entries, fmt)
+        history_error = self.state.history_error
+        key = tuple((e.name, e.document, e.last_ok, e.last_error) for e in entries) + (
+            ("(history)", None, None, history_error),)  # documents by identity
         with self._lock:
             if len(key) != len(self._key) or any(a[0] != b[0] or a[1] is not b[1] or a[2:] != b[2:]
                                                  for a, b in zip(key, self._key)):
                 missing, stale = self._missing_and_stale(entries)
                 documents = [e.document for e in entries if e.document is not None]
                 merged = merge_reports(documents, missing, stale, self.thresholds, self.window_s, self.filters)
+                if history_error:
+                    merged["snapshot"]["notes"].insert(0, f"Degraded: the history is not written ({history_error}); "
+                                                          "the VM pages' past stops at its last good write.")
                 self._key, self._rendered = key, {"document": merged}
             if fmt not in self._rendered:
                 context = RenderContext(vm_href=vm_href)
                 self._rendered[fmt] = FLEET.formats[fmt].render(self._rendered["document"], context).encode()
             return self._rendered[fmt]
+
+    def starting(self, entries: list[VcenterState], fmt: str) -> bytes:
+        names = ", ".join(e.name for e in entries)
+        since = f" (started {iso(self.state.started_ts)})" if self.state.started_ts else ""
+        if fmt == "text":
+            return f"esxdiag serve: starting{since}: the first cycle of {names} has not finished yet\n".encode()
+        return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>esxdiag serve: starting</title>'
+                f'</head><body><h1>esxdiag serve: starting</h1><p id="status">Starting{escape(since)}: the first cycle of '
+                f'{escape(names)} has not finished yet. This page shows the fleet once it has.</p></body></html>\n'
+                ).encode()
 
     def vm(self, vcenter: str, moid: str) -> bytes | None:
         """A VM's page; None when neither the last cycle nor the history knows it."""
@@ -96,7 +115,14 @@ class Pages:
         return HISTORY.formats["html"].render(page, RenderContext()).encode()
 
     def health(self) -> dict:
-        return {"status": "ok", "vcenters": [
+        """Liveness (always answered) with an honest status: starting until every vCenter's first
+        cycle ended, degraded naming each vCenter whose last cycle failed and a history not written."""
+        entries = self.state.views()
+        degraded = [e.last_error or f"{e.name}: not scanned" for e in entries if e.last_ok is False]
+        if self.state.history_error:
+            degraded.append(f"history: {self.state.history_error}")
+        status = "degraded" if degraded else "starting" if any(e.last_ok is None for e in entries) else "ok"
+        return {"status": status, "degraded": degraded, "history_error": self.state.history_error, "vcenters": [
             {"vcenter": e.name, "last_ok": e.last_ok, "stale": e.stale, "running": e.running,
              "last_cycle": iso(e.last_ts), "last_good_cycle": iso(e.good_ts), "error": e.last_error}
-            for e in self.state.views()]}
+            for e in entries]}

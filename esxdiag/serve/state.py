@@ -37,6 +37,7 @@ class VcenterState:
     name: str  # host:port, as in the snapshot
     url: str
     interval_s: float
+    tls_verified: bool = True  # False: --insecure or its like, no thumbprint pinned
     document: dict | None = None  # the last good cycle's fleet report (this vCenter only); never mutated
     good_ts: float | None = None  # epoch: when the last good cycle ended
     last_ts: float | None = None  # epoch: when the last cycle ended
@@ -67,6 +68,17 @@ class State:
         self._lock = threading.Lock()
         self._entries = {e.name: e for e in entries}
         self.started_ts: float | None = None
+        self.history_error: str | None = None  # the last history write failed: why
+        self.history_written_ts: float | None = None  # when a cycle last wrote the history
+        self.history_errors = 0  # cycles whose history write failed
+
+    def note_history(self, error: str | None, ts: float) -> None:
+        with self._lock:
+            self.history_error = error
+            if error is None:
+                self.history_written_ts = ts
+            else:
+                self.history_errors += 1
 
     def names(self) -> list[str]:
         return list(self._entries)
@@ -101,10 +113,11 @@ class State:
 
 
 def keep_deep(previous: Mapping[str, DeepCheck], fresh: list[DeepCheck], document: dict, now: float,
-              max_age_s: float) -> Mapping[str, DeepCheck]:
+              max_age_s: float, retired: frozenset = frozenset()) -> Mapping[str, DeepCheck]:
     """The deep checks to show after a good cycle: this cycle's, else the previous one's when it is
-    younger than max_age_s; only for VMs still in the document (gone VMs disappear)."""
+    younger than max_age_s and not retired; only for VMs still in the document (gone VMs disappear)."""
     present = {r["moid"] for r in document["vms"]}
-    kept = {moid: c for moid, c in previous.items() if moid in present and now - c.checked_ts <= max_age_s}
+    kept = {moid: c for moid, c in previous.items() if moid in present and moid not in retired and
+            now - c.checked_ts <= max_age_s}
     kept.update({c.moid: c for c in fresh if c.moid in present})
     return MappingProxyType(kept)

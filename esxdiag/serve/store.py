@@ -55,14 +55,14 @@ class Store:
         self._indexed = False
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with closing(self._connect()) as db:
-            mode = db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-            if mode.lower() != "wal":
-                raise HistoryError(f"{self.path}: cannot switch the history to WAL (journal mode stays {mode})")
             try:
+                mode = db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+                if mode.lower() != "wal":
+                    raise HistoryError(f"{self.path}: cannot switch the history to WAL (journal mode stays {mode})")
                 db.executescript(_SCHEMA)
-            except sqlite3.Error as exc:
+                self._index(db)
+            except sqlite3.Error as exc:  # a full disk, a damaged or read-only file
                 raise HistoryError(f"{self.path}: cannot use as scan history ({exc})") from None
-            self._index(db)
 
     def _index(self, db: sqlite3.Connection) -> None:
         if not self._indexed and db.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN "

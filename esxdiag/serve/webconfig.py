@@ -8,9 +8,12 @@ exporter-toolkit web configuration file, `--web-config FILE`):
     basic_auth_users:
       prometheus: $2y$10$...                 # bcrypt hashes (htpasswd -nBC 10 "" | tr -d ':\\n')
 
-Anything else in the file is refused, naming the key, rather than silently ignored. Passwords are
-checked with bcrypt.checkpw (constant-time); an unknown user is checked against a dummy hash, so
-the time taken does not tell which users exist. Neither passwords nor hashes are ever logged.
+Anything else in the file is refused, naming the key, rather than silently ignored; so are the file
+(with users) and the TLS key file when group or other may read them, as the config file holding a
+password is. Passwords are
+checked with bcrypt.checkpw (constant-time); an unknown user is checked against a dummy hash of the
+configured hashes' highest cost, so the time taken does not tell which users exist. A password over
+bcrypt's 72 bytes is refused (401) after the same check of its first 72 bytes. Neither passwords nor hashes are ever logged.
 """
 
 from __future__ import annotations
@@ -26,12 +29,14 @@ from pathlib import Path
 import bcrypt
 import yaml
 
+from esxdiag.collectors.credentials import shared_secret
 from esxdiag.errors import EsxdiagError
 
 BCRYPT_HASH = re.compile(r"\$2[aby]\$\d\d\$[./A-Za-z0-9]{53}")
 TLS_KEYS = {"cert_file", "key_file", "min_version"}
 TLS_VERSIONS = {"TLS12": ssl.TLSVersion.TLSv1_2, "TLS13": ssl.TLSVersion.TLSv1_3}
-_DUMMY: list[bytes] = []  # a hash to check unknown users against, made on first use
+BCRYPT_MAX_BYTES = 72  # bcrypt reads no further (bcrypt 5 raises beyond it)
+_DUMMIES: dict[int, bytes] = {}  # by cost: a hash to check unknown users against, made on first use
 
 
 class WebConfigError(EsxdiagError):
@@ -54,11 +59,14 @@ def load_web_config(path: Path | None) -> WebConfig:
         return WebConfig()
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        shared = shared_secret(path, "password hashes")
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise WebConfigError(f"{path}: cannot read the web config ({type(exc).__name__})") from None
     data = data or {}
     if not isinstance(data, dict):
         raise WebConfigError(f"{path}: the web config must be a YAML mapping")
+    if shared and data.get("basic_auth_users"):
+        raise WebConfigError(f"web config {shared}")
     unknown = sorted(set(data) - {"tls_server_config", "basic_auth_users"})
     if unknown:
         raise WebConfigError(f"{path}: unsupported key(s) {', '.join(map(str, unknown))} (esxdiag reads "
@@ -78,6 +86,9 @@ def _tls(path: Path, section) -> ssl.SSLContext | None:
     context.minimum_version = TLS_VERSIONS[version]
     cert, key = (path.parent / str(section[k]) for k in ("cert_file", "key_file"))
     try:
+        shared = shared_secret(key, "a private key")
+        if shared:
+            raise WebConfigError(f"TLS key file {shared}")
         context.load_cert_chain(cert, key)
     except (OSError, ssl.SSLError) as exc:
         raise WebConfigError(f"{path}: cannot load {cert} / {key}: {exc}") from None
@@ -91,7 +102,7 @@ def _users(path: Path, section) -> dict[str, bytes]:
         raise WebConfigError(f"{path}: basic_auth_users must map user names to bcrypt hashes")
     users = {}
     for name, hashed in section.items():
-        if not isinstance(hashed, str) or not BCRYPT_HASH.fullmatch(hashed):
+        if not isinstance(hashed, str) or not BCRYPT_HASH.fullmatch(hashed) or not 4 <= int(hashed[4:6]) <= 31:
             raise WebConfigError(f"{path}: basic_auth_users.{name}: not a bcrypt hash ($2y$10$... ; plain "
                                  "passwords are refused)")
         users[str(name)] = hashed.encode()
@@ -109,10 +120,17 @@ def authorized(header: str | None, users: dict[str, bytes]) -> bool:
         return False
     if scheme.lower() != "basic" or not sep:
         return False
-    if not _DUMMY:
-        _DUMMY.append(bcrypt.hashpw(b"not a password", bcrypt.gensalt(10)))
-    ok = bcrypt.checkpw(password.encode("utf-8"), users.get(user, _DUMMY[0]))
-    return ok and user in users
+    secret = password.encode("utf-8")
+    ok = bcrypt.checkpw(secret[:BCRYPT_MAX_BYTES], users.get(user) or dummy_hash(users))
+    return ok and user in users and len(secret) <= BCRYPT_MAX_BYTES
+
+
+def dummy_hash(users: dict[str, bytes]) -> bytes:
+    """A hash of the configured hashes' highest cost: an unknown user costs what a known one does."""
+    cost = max(int(hashed[4:6]) for hashed in users.values())
+    if cost not in _DUMMIES:
+        _DUMMIES[cost] = bcrypt.hashpw(b"not a password", bcrypt.gensalt(cost))
+    return _DUMMIES[cost]
 
 
 def is_loopback(host: str) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -56,7 +57,7 @@ def test_a_proven_ring_exhaustion_fires_its_alert_and_links_its_page(vcsim, ssh_
                ESXDIAG_PASSWORD=vcsim.password)
     host_login = f"esx0.lab.local={ssh_lab.user}@{ssh_lab.host_address}:{ssh_lab.port}"
     argv = [sys.executable, "-m", "esxdiag", "serve", "--vcenter", vcsim.url, "--user", vcsim.username,
-            "--thumbprint", vcsim.thumbprint, "--listen", "127.0.0.1:0", "--interval", "60", "--jitter", "0",
+            "--thumbprint", vcsim.thumbprint, "--listen", "127.0.0.1:0", "--interval", "30", "--jitter", "0",
             "--deep", "5", "--deep-hosts", "1", "--deep-host-ssh", host_login, "--ssh-key", str(ssh_lab.key_file),
             "--known-hosts", str(ssh_lab.known_hosts), "--deep-window", "3", "--esxtop-delay", "1"]
     log = open(tmp_path / "serve.log", "w")
@@ -98,6 +99,20 @@ def test_a_proven_ring_exhaustion_fires_its_alert_and_links_its_page(vcsim, ssh_
         report = page.split('id="deep-report"', 1)[0].rsplit('href="', 1)[1].split('"', 1)[0]
         deep = fetch(urllib.parse.urljoin(alert["annotations"]["page"], report)).decode()
         assert "iperf-test1" in deep and "ethtool -G" in deep  # the per-VM report, with the command
+
+        def second_cycle():  # not deep-checked again (--deep-recheck 3600): the proof is kept
+            text = fetch(url + "metrics").decode()
+            return text if re.search(r"esxdiag_vcenter_scans_total\{[^}]*\} [2-9]", text) else None
+
+        metrics = wait_for("a second cycle", second_cycle, timeout_s=120)
+        (klass,) = [line for line in metrics.splitlines()
+                    if line.startswith("esxdiag_fleet_vm_class{") and 'vm="iperf-test1"' in line]
+        assert 'class="ring-exhaustion"' in klass, klass
+        assert "ring-exhaustion -> ring-suspect" not in fetch(url + "fleet.txt").decode()
+        assert "Past scans (2)" in fetch(alert["annotations"]["page"]).decode()
+        alerts = json.loads(fetch(f"http://127.0.0.1:{port}/api/v1/alerts"))["data"]["alerts"]
+        assert not [a for a in alerts if a["labels"]["alertname"] == "EsxdiagRingSuspectSustained"
+                    and a["labels"].get("vm") == "iperf-test1"]
     finally:
         if prometheus is not None:
             prometheus.terminate()

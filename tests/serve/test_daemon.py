@@ -4,6 +4,8 @@ MALLOC_ARENA_MAX alone."""
 
 from __future__ import annotations
 
+import functools
+import sqlite3
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -21,6 +23,8 @@ from esxdiag.serve.store import Store
     (["--retention-days", "0"], "--retention-days must be between"),
     (["--window", "5"], "--window must be between 20 and 3600"),
     (["--listen", "127.0.0.1"], "expected HOST:PORT"),
+    (["--web-max-connections", "0"], "--web-max-connections must be between 1 and 10000"),
+    (["--web-idle-timeout", "0"], "--web-idle-timeout must be between 0.5 and 3600"),
 ])
 def test_bad_options_exit_2_before_any_start(tmp_path, capsys, monkeypatch, extra, said):
     monkeypatch.setenv("ESXDIAG_PASSWORD", "x")
@@ -45,3 +49,19 @@ def test_deep_checks_from_before_a_restart_are_restored_while_young(tmp_path):
 def test_an_explicit_malloc_arena_max_is_left_alone(monkeypatch):
     monkeypatch.setenv("MALLOC_ARENA_MAX", "4")
     assert limit_malloc_arenas() is False
+
+
+def test_a_history_on_a_full_disk_at_start_exits_2_with_one_line(tmp_path, capsys, monkeypatch):
+    class FullDisk(sqlite3.Connection):
+        def execute(self, sql, *params):
+            if "journal_mode" in sql:
+                raise sqlite3.OperationalError("database or disk is full")
+            return super().execute(sql, *params)
+
+    monkeypatch.setattr("esxdiag.serve.store.sqlite3.connect", functools.partial(sqlite3.connect, factory=FullDisk))
+    monkeypatch.setenv("ESXDIAG_PASSWORD", "x")
+    history = tmp_path / "h.sqlite"
+    assert main(["serve", "--vcenter", "https://127.0.0.1:9/sdk", "--user", "u", "--history", str(history),
+                 "--listen", "127.0.0.1:0"]) == 2
+    err = capsys.readouterr().err
+    assert err == f"esxdiag: {history}: cannot use as scan history (database or disk is full)\n"

@@ -108,6 +108,7 @@ def self_signed(tmp_path: Path) -> tuple[Path, Path]:
     (tmp_path / "tls.key").write_bytes(key.private_bytes(serialization.Encoding.PEM,
                                                          serialization.PrivateFormat.PKCS8,
                                                          serialization.NoEncryption()))
+    (tmp_path / "tls.key").chmod(0o600)
     return tmp_path / "tls.crt", tmp_path / "tls.key"
 
 
@@ -117,6 +118,7 @@ def web_config(tmp_path: Path, password: str = "s3cret pass") -> Path:
     path = tmp_path / "web.yml"
     path.write_text(f"tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\n"
                     f"basic_auth_users:\n  prometheus: '{hashed}'\n")
+    path.chmod(0o600)
     return path
 
 
@@ -136,6 +138,18 @@ def test_tls_and_basic_auth_from_the_web_config(tmp_path, fleet_document, make_v
         assert status == 401 and headers["WWW-Authenticate"] == 'Basic realm="esxdiag"'
     with pytest.raises((http.client.HTTPException, ConnectionError)):  # plain HTTP to the TLS port: no page
         get(server, "/")
+
+
+@pytest.mark.parametrize("name, said", [("web.yml", "web config {} holds password hashes"),
+                                        ("tls.key", "TLS key file {} holds a private key")])
+def test_a_web_config_or_tls_key_others_may_read_is_refused(tmp_path, name, said):
+    path = web_config(tmp_path)
+    (tmp_path / name).chmod(0o640)
+    with pytest.raises(WebConfigError, match=f"{said.format(tmp_path / name)} but is accessible by group/other "
+                       r"\(mode -rw-r-----\): run chmod 600"):
+        load_web_config(path)
+    (tmp_path / name).chmod(0o600)
+    assert load_web_config(path).secure
 
 
 def test_web_config_mistakes_are_refused_by_name(tmp_path):
