@@ -1,12 +1,14 @@
-"""The whole test lab by hand: the lab's vCenter plus the lab sshd (the ESXi host and the guests).
+"""The whole test lab by hand: the lab's vCenter plus the lab sshd (the ESXi hosts and the guests).
 
     python tests/lab/lab.py up [--workdir .lab]     # starts both, prints env.sh and commands, runs until stopped
     python tests/lab/lab.py down [--workdir .lab]   # stops both; no process and no lab directory is left
 
 `up` writes WORKDIR/env.sh (source it: the vCenter URL, user, password and thumbprint for esxdiag)
 and WORKDIR/lab.json (the pids `down` stops). The vCenter is vcsim behind the lab's perf proxy
-(vcsim_lab.py): its performance counters for the scenario VMs come from the same model as what
-the emulated host prints, so esxdiag with and without SSH reads the same drops and CPU figures.
+(vcsim_lab.py): its performance counters for the scenario VMs and hosts come from the same model,
+with the same time origin, as what the emulated hosts print, so esxdiag with and without SSH reads
+the same drops, uplink losses and CPU figures. Two ESXi hosts: esx0.lab.local (127.0.0.2) runs every
+VM but iperf-uplink-loss, which runs alone on esx1.lab.local (127.0.0.3), whose vmnic1 loses frames.
 Ctrl-C, SIGTERM or `down` stop the proxy, vcsim and sshd and remove WORKDIR and the sshd runtime
 directory. The lab needs root (sshd, a lab user esxdiaglab), vcsim/govc
 (go install github.com/vmware/govmomi/vcsim@v0.46.3, .../govc@...) and OpenSSH server.
@@ -42,14 +44,22 @@ def _exit_on_signal(signum: int, frame: object) -> None:
 
 
 def commands(vcsim, sshd, workdir: Path) -> list[str]:
-    """The exact command lines to try esxdiag against this lab (after `. WORKDIR/env.sh`)."""
-    ssh = (f"--host-ssh {sshd.user}@{sshd.host_address}:{sshd.port} --guest-ssh {sshd.user}@:{sshd.port} "
-           f"--known-hosts {shlex.quote(str(sshd.known_hosts))} --ssh-key {shlex.quote(str(sshd.key_file))}")
+    """The exact command lines to try esxdiag against this lab (after `. WORKDIR/env.sh`): each VM's
+    --host-ssh is the address of the host it runs on."""
+    keys = f"--known-hosts {shlex.quote(str(sshd.known_hosts))} --ssh-key {shlex.quote(str(sshd.key_file))}"
+
+    def ssh(vm: str) -> str:
+        return f"--host-ssh {sshd.user}@{sshd.host_address_of(vm)}:{sshd.port} --guest-ssh {sshd.user}@:{sshd.port} {keys}"
+
+    deep_hosts = " ".join(f"--deep-host-ssh {name}={sshd.user}@{address}:{sshd.port}"
+                          for name, address in sshd.host_addresses.items())
     return [
         f". {shlex.quote(str(workdir / 'env.sh'))}",
-        f"esxdiag rings --vm iperf-test1 {ssh} --window 10 --esxtop-delay 2",
-        f"esxdiag report --vm iperf-cpu-limited {ssh} --window 10 --esxtop-delay 2",
+        f"esxdiag rings --vm iperf-test1 {ssh('iperf-test1')} --window 10 --esxtop-delay 2",
+        f"esxdiag report --vm iperf-cpu-limited {ssh('iperf-cpu-limited')} --window 10 --esxtop-delay 2",
+        f"esxdiag report --vm iperf-uplink-loss {ssh('iperf-uplink-loss')} --window 10 --esxtop-delay 2",
         "esxdiag rings --vm iperf-test1 --no-host-ssh --no-guest",
+        f"esxdiag scan --deep 5 {deep_hosts} {keys} --deep-window 10 --esxtop-delay 2 --no-history",
     ]
 
 
@@ -62,8 +72,8 @@ def up(workdir: Path) -> int:
     vcsim_lab, ssh_lab = _load("vcsim_lab"), _load("ssh_lab")
     vcsim = sshd = None
     try:
-        vcsim = vcsim_lab.start_lab(workdir / "vcsim")
         sshd = ssh_lab.start_ssh_lab(workdir / "ssh")
+        vcsim = vcsim_lab.start_lab(workdir / "vcsim", started=sshd.started)  # one time origin for both
         env = {"ESXDIAG_VCENTER": vcsim.url, "ESXDIAG_USERNAME": vcsim.username,
                "ESXDIAG_PASSWORD": vcsim.password, "ESXDIAG_THUMBPRINT": vcsim.thumbprint}
         env_file = workdir / "env.sh"
@@ -75,7 +85,8 @@ def up(workdir: Path) -> int:
             "sshd_pid": sshd.process.pid, "sshd_runtime": str(sshd.runtime)}))
         print(f"lab up: vCenter {vcsim.url} (perf proxy pid {vcsim.proxy.pid} in front of vcsim pid "
               f"{vcsim.process.pid}), sshd port {sshd.port} "
-              f"(pid {sshd.process.pid}); ESXi host {sshd.host_address}, guests "
+              f"(pid {sshd.process.pid}); ESXi hosts "
+              + ", ".join(f"{n}={a}" for n, a in sshd.host_addresses.items()) + ", guests "
               + ", ".join(f"{n}={a}" for n, a in sshd.guest_addresses.items()))
         print("try:")
         for line in commands(vcsim, sshd, workdir):

@@ -27,7 +27,7 @@ CASES = {  # example directory -> scenario VM
     "healthy-vm": "app-healthy01",
     "windows-single-queue": "win2012r2-file01",
     "e1000-adapter": "legacy-e1000",
-    "uplink-loss": "iperf-uplink-loss",  # issue 22: drops on the physical uplink vmnic1, vNIC counters flat
+    "uplink-loss": "iperf-uplink-loss",  # issue 22: on esx1, drops on its physical uplink vmnic1, vNIC counters flat
     "v7-jumbo-ring": "iperf-v7-jumbo",  # issue 22: vmxnet3 v7 (vmx-20) ran rx 4032 as 2048 at MTU 9000
 }
 
@@ -49,7 +49,7 @@ def collect_one(directory: str, vm: str, env: dict, ssh, window: float) -> str:
     out = EXAMPLES / directory
     shutil.rmtree(out, ignore_errors=True)
     proc = esxdiag("collect", "--vm", vm, "-o", str(out), "--window", str(window), "--esxtop-delay", "5",
-                   "--host-ssh", f"{ssh.user}@{ssh.host_address}:{ssh.port}", "--guest-ssh", f"{ssh.user}@:{ssh.port}",
+                   "--host-ssh", f"{ssh.user}@{ssh.host_address_of(vm)}:{ssh.port}", "--guest-ssh", f"{ssh.user}@:{ssh.port}",
                    "--ssh-key", str(ssh.key_file), "--known-hosts", str(ssh.known_hosts),
                    env=env, timeout=window + 120)
     if proc.returncode != 0:
@@ -86,10 +86,10 @@ def main(argv=None) -> int:
             render_reports(str(manifest.parent.relative_to(EXAMPLES)))
         return 0
     work = Path(tempfile.mkdtemp(prefix="esxdiag-examples-"))
-    vcsim = load("vcsim_lab").start_lab(work / "vcsim")
-    ssh = None
+    ssh = vcsim = None
     try:
         ssh = load("ssh_lab").start_ssh_lab(work / "ssh")
+        vcsim = load("vcsim_lab").start_lab(work / "vcsim", started=ssh.started)  # one time origin for both
         env = {**os.environ, "ESXDIAG_VCENTER": vcsim.url, "ESXDIAG_USERNAME": vcsim.username,
                "ESXDIAG_PASSWORD": vcsim.password, "ESXDIAG_THUMBPRINT": vcsim.thumbprint,
                "HOME": str(work), "XDG_CONFIG_HOME": str(work / "config")}
@@ -100,7 +100,8 @@ def main(argv=None) -> int:
     finally:
         if ssh is not None:
             ssh.stop()
-        vcsim.stop()
+        if vcsim is not None:
+            vcsim.stop()
         shutil.rmtree(work, ignore_errors=True)
     return 0
 

@@ -1,13 +1,13 @@
-"""QueryPerf for the scenario VMs, answered from the lab's model (emulator/vcenter_perf.py).
+"""QueryPerf for the scenario VMs and hosts, answered from the lab's model (emulator/vcenter_perf.py).
 
 ``parse_request`` reads a SOAP QueryPerf request; ``answer`` builds the returnval of one
 querySpec the way vcsim (govmomi v0.46.3) shapes it: PerfEntityMetricCSV for format "csv",
 else PerfEntityMetric with PerfMetricIntSeries, samples newest first. Timestamps are what a real
 vCenter returns: the interval's boundaries after startTime up to endTime (default now), at most
 maxSample of the newest (realtime only) and no more than the statistics level keeps (an hour of
-20 s samples). Instance "*" expands to the aggregate "" plus one series per vCPU / vNIC, as a
-real vCenter does; counters the model does not know get no series (an invented number would be
-a second story).
+20 s samples). Instance "*" expands to the aggregate "" plus one series per vCPU / vNIC (a VM)
+or per vmnic (a host's net counters), as a real vCenter does; counters the model does not know get
+no series (an invented number would be a second story).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import re
 import sys
 import time
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from xml.sax.saxutils import escape
@@ -32,7 +32,7 @@ ENVELOPE = ('<?xml version="1.0" encoding="UTF-8"?>\n<soapenv:Envelope xmlns:soa
             '2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><soapenv:Body>'
             '<QueryPerfResponse xmlns="urn:vim25">{}</QueryPerfResponse></soapenv:Body></soapenv:Envelope>')
 _RETURNVAL = ('<returnval xmlns:XMLSchema-instance="http://www.w3.org/2001/XMLSchema-instance" '
-              'XMLSchema-instance:type="{kind}"><entity type="VirtualMachine">{moid}</entity>{body}</returnval>')
+              'XMLSchema-instance:type="{kind}"><entity type="{entity_type}">{moid}</entity>{body}</returnval>')
 _SPEC_ELEMENT = re.compile(rb"<(?:[\w.-]+:)?querySpec\b[^>]*>.*?</(?:[\w.-]+:)?querySpec>", re.S)
 _RETURNVAL_ELEMENT = re.compile(rb"<returnval\b.*?</returnval>", re.S)
 _FRACTION = re.compile(r"\.(\d+)")
@@ -52,10 +52,11 @@ class Spec:
 
 @dataclass(frozen=True)
 class Model:
-    """What the proxy answers from: counter ids, the scenario VMs by moid, the lab's start."""
+    """What the proxy answers from: counter ids, the scenario VMs and hosts by moid, the lab's start."""
     counters: dict[int, str]  # counterId -> group.name.rollup
     vms: dict[str, tuple[dict, list[int]]]  # moid -> (scenario VM, vNIC device keys in scenario order)
     started: float
+    hosts: dict[str, dict] = field(default_factory=dict)  # moid -> scenario host (scenarios.json hosts[])
 
 
 def _local(tag: str) -> str:
@@ -130,17 +131,34 @@ def timestamps(spec: Spec, now: float | None = None) -> list[int]:
 
 
 def _series(model: Model, spec: Spec, stamps: list[int]) -> list[tuple[int, str, list[int]]]:
-    vm, keys = model.vms[spec.moid]
+    if spec.entity_type == "HostSystem":
+        host = model.hosts[spec.moid]
+        known = vcenter_perf.HOST_COUNTERS
+
+        def expand(name: str) -> list[str]:
+            return vcenter_perf.host_instances(host, name)
+
+        def value(name: str, inst: str, end: float) -> int | None:
+            return vcenter_perf.host_value(host, name, inst, end, spec.interval)
+    else:
+        vm, keys = model.vms[spec.moid]
+        known = vcenter_perf.COUNTERS
+
+        def expand(name: str) -> list[str]:
+            return vcenter_perf.instances(vm, keys, name)
+
+        def value(name: str, inst: str, end: float) -> int | None:
+            return vcenter_perf.value(vm, keys, name, inst, end, spec.interval)
     by_name = {name: cid for cid, name in model.counters.items()}
     wanted = spec.metrics if spec.metrics is not None else tuple(
-        (by_name[name], "*") for name in vcenter_perf.COUNTERS if name in by_name)
+        (by_name[name], "*") for name in known if name in by_name)
     out, seen = [], set()
     for counter_id, instance in wanted:
         name = model.counters.get(counter_id)
-        if name not in vcenter_perf.COUNTERS:
+        if name not in known:
             continue
-        for inst in vcenter_perf.instances(vm, keys, name) if instance == "*" else [instance]:
-            values = [vcenter_perf.value(vm, keys, name, inst, t - model.started, spec.interval) for t in stamps]
+        for inst in expand(name) if instance == "*" else [instance]:
+            values = [value(name, inst, t - model.started) for t in stamps]
             if (counter_id, inst) not in seen and None not in values:
                 seen.add((counter_id, inst))
                 out.append((counter_id, inst, values))
@@ -152,7 +170,7 @@ def _iso(epoch: int) -> str:
 
 
 def answer(model: Model, spec: Spec, now: float | None = None) -> str:
-    """One returnval element for a querySpec whose entity is a scenario VM."""
+    """One returnval element for a querySpec whose entity is a scenario VM or host."""
     stamps = timestamps(spec, now)
     series = _series(model, spec, stamps) if stamps else []
 
@@ -163,16 +181,18 @@ def answer(model: Model, spec: Spec, now: float | None = None) -> str:
         info = ",".join(f"{spec.interval},{_iso(t)}" for t in stamps)
         body = f"<sampleInfoCSV>{info}</sampleInfoCSV>" + "".join(
             f"<value>{metric_id(c, i)}<value>{','.join(map(str, v))}</value></value>" for c, i, v in series)
-        return _RETURNVAL.format(kind="PerfEntityMetricCSV", moid=escape(spec.moid), body=body)
+        return _RETURNVAL.format(kind="PerfEntityMetricCSV", entity_type=spec.entity_type, moid=escape(spec.moid),
+                                 body=body)
     body = "".join(f"<sampleInfo><timestamp>{_iso(t)}</timestamp><interval>{spec.interval}</interval></sampleInfo>"
                    for t in stamps)
     body += "".join(f'<value XMLSchema-instance:type="PerfMetricIntSeries">{metric_id(c, i)}'
                     + "".join(f"<value>{x}</value>" for x in v) + "</value>" for c, i, v in series)
-    return _RETURNVAL.format(kind="PerfEntityMetric", moid=escape(spec.moid), body=body)
+    return _RETURNVAL.format(kind="PerfEntityMetric", entity_type=spec.entity_type, moid=escape(spec.moid), body=body)
 
 
 def is_modelled(model: Model, spec: Spec) -> bool:
-    return spec.entity_type == "VirtualMachine" and spec.moid in model.vms
+    return ((spec.entity_type == "VirtualMachine" and spec.moid in model.vms)
+            or (spec.entity_type == "HostSystem" and spec.moid in model.hosts))
 
 
 def without_specs(body: bytes, keep: list[bool]) -> bytes | None:

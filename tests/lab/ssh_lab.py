@@ -1,11 +1,13 @@
-"""The SSH lab: a real OpenSSH sshd on loopback whose ForceCommand emulates the ESXi host and
+"""The SSH lab: a real OpenSSH sshd on loopback whose ForceCommand emulates the ESXi hosts and
 the guests of tests/lab/scenarios.json (tests/lab/emulator/).
 
     python tests/lab/ssh_lab.py up [--workdir DIR]     # runs until Ctrl-C, prints how to connect
 
-sshd listens on the host address (127.0.0.2) and every guest NIC address (127.0.0.11, ...) on
-one free port, with its own host key, a dedicated user (created if missing; needs root), key
-auth and password auth. Importable by path: ``start_ssh_lab(workdir) -> SshLab``.
+sshd listens on every host address (esx0.lab.local 127.0.0.2, esx1.lab.local 127.0.0.3) and every
+guest NIC address (127.0.0.11, ...) on one free port, with its own host key (one key, every address
+in known_hosts), a dedicated user (created if missing; needs root), key auth and password auth.
+The emulator answers each host address as that host. Importable by path:
+``start_ssh_lab(workdir) -> SshLab``.
 """
 
 
@@ -66,12 +68,14 @@ class SshLab:
     wrong_key_file: Path
     password: str = field(repr=False)
     known_hosts: Path
-    host_address: str
+    host_address: str  # the first scenario host's (esx0.lab.local); host_addresses has them all
     guest_addresses: dict[str, str]  # VM name -> address
     scenario: dict = field(repr=False)
     process: subprocess.Popen | None = field(repr=False)
     config: Path = field(repr=False)
     spare_host_key_pub: str = field(repr=False)
+    host_addresses: dict[str, str] = field(default_factory=dict)  # host name -> SSH address, scenario order
+    started: float = 0.0  # the model's time origin (epoch): counters are start + rate x seconds since then
 
     @property
     def command_log(self) -> Path:
@@ -84,6 +88,14 @@ class SshLab:
 
     def address_of(self, vm_name: str) -> str:
         return self.guest_addresses[vm_name]
+
+    def host_of(self, vm_name: str) -> str:
+        """The name of the ESXi host the scenario VM runs on."""
+        return next(vm["host"] for vm in self.scenario["vms"] if vm["name"] == vm_name)
+
+    def host_address_of(self, vm_name: str) -> str:
+        """The SSH address of the ESXi host the scenario VM runs on."""
+        return self.host_addresses[self.host_of(vm_name)]
 
     def changed_host_key_line(self, address: str) -> str:
         """A known_hosts line that pins a different ed25519 key for ``address``."""
@@ -143,7 +155,7 @@ class SshLab:
                              + _tail(self.workdir / "sshd.log"))
 
     def all_addresses(self) -> list[str]:
-        return [self.host_address] + list(dict.fromkeys(self.guest_addresses.values()))
+        return list(self.host_addresses.values()) + list(dict.fromkeys(self.guest_addresses.values()))
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -271,6 +283,7 @@ def start_ssh_lab(workdir: str | Path, scenarios: Path = SCENARIOS) -> SshLab:
     scenario_text = scenarios.read_text()
     scenario = json.loads(scenario_text)
     guests = {vm["name"]: vm["nics"][0]["ip"] for vm in scenario["vms"]}
+    hosts = {host["name"]: host["address"] for host in scenario["hosts"]}
     password = _lab_password()
     _ensure_user(password)
     user = pwd.getpwnam(LAB_USER)
@@ -286,7 +299,7 @@ def start_ssh_lab(workdir: str | Path, scenarios: Path = SCENARIOS) -> SshLab:
     fd = os.open(workdir / "password", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as fh:
         fh.write(password + "\n")
-    addresses = [scenario["host"]["address"]] + list(dict.fromkeys(guests.values()))
+    addresses = list(hosts.values()) + list(dict.fromkeys(guests.values()))
     port = _free_port(addresses)
     host_pub = " ".join((workdir / "ssh_host_ed25519_key.pub").read_text().split()[:2])
     known_hosts = workdir / "known_hosts"
@@ -294,8 +307,9 @@ def start_ssh_lab(workdir: str | Path, scenarios: Path = SCENARIOS) -> SshLab:
     spare_pub = " ".join((workdir / "spare_host_key.pub").read_text().split()[:2])
     log = open(workdir / "sshd.log", "ab")
     lab = SshLab(workdir, runtime, port, LAB_USER, workdir / "client_key", workdir / "wrong_key", password,
-                 known_hosts, scenario["host"]["address"], guests, scenario, None, workdir / "sshd_config",
-                 spare_pub)
+                 known_hosts, scenario["hosts"][0]["address"], guests, scenario, None, workdir / "sshd_config",
+                 spare_pub, host_addresses=hosts,
+                 started=json.loads((runtime / "state.json").read_text())["started"])
     _write_config(lab, addresses)
     check = subprocess.run([SSHD, "-t", "-f", str(lab.config)], capture_output=True, text=True, timeout=10)
     if check.returncode != 0:
@@ -329,9 +343,11 @@ def main(argv: list[str]) -> int:
     print(f"sshd pid {lab.process.pid} on port {lab.port}; user {lab.user}; key {lab.key_file}; "
           f"password in {lab.workdir / 'password'}")
     print(f"known_hosts: {lab.known_hosts}; command log: {lab.command_log}")
-    print(f"ESXi host: {lab.host_address}; guests: " + ", ".join(f"{n}={a}" for n, a in lab.guest_addresses.items()))
-    print(f"try: ssh -p {lab.port} -i {lab.key_file} -o UserKnownHostsFile={lab.known_hosts} "
-          f"{lab.user}@{lab.host_address} net-stats -l")
+    print("ESXi hosts: " + ", ".join(f"{n}={a}" for n, a in lab.host_addresses.items()) + "; guests: "
+          + ", ".join(f"{n}={a}" for n, a in lab.guest_addresses.items()))
+    for address in lab.host_addresses.values():
+        print(f"try: ssh -p {lab.port} -i {lab.key_file} -o UserKnownHostsFile={lab.known_hosts} "
+              f"{lab.user}@{address} net-stats -l")
     print("Ctrl-C or SIGTERM stops the lab (tests/lab/lab.py up/down runs it with vcsim).")
     signal.signal(signal.SIGTERM, _exit_on_signal)
     try:

@@ -1,9 +1,9 @@
 """The lab's vCenter: a TLS proxy on 127.0.0.1 in front of vcsim.
 
 vcsim's performance values are random and cannot be set, so the lab's vCenter would contradict
-the emulated ESXi host. This proxy forwards every HTTP request to vcsim unchanged, except
-QueryPerf for the scenario VMs, which it answers itself from the lab's model (queryperf.py,
-emulator/vcenter_perf.py). A QueryPerf mixing scenario VMs and other entities is split: the other
+the emulated ESXi hosts. This proxy forwards every HTTP request to vcsim unchanged, except
+QueryPerf for the scenario VMs and hosts, which it answers itself from the lab's model (queryperf.py,
+emulator/vcenter_perf.py). A QueryPerf mixing scenario entities and other entities is split: the other
 querySpecs go to vcsim and its returnvals are put beside the proxy's. vcsim's certificate is
 pinned by SHA-256; the proxy has its own self-signed certificate (``thumbprint``) for clients.
 
@@ -16,7 +16,7 @@ Run by tests/lab/vcsim_lab.py (``start_proxy``) as its own process, like vcsim:
     python tests/lab/vcenter_proxy.py --upstream-port P --upstream-thumbprint SHA256 --model FILE --state FILE
 
 MODEL (JSON, written by the lab): {"scenarios": path, "started": epoch, "counters": {id: name},
-"vms": {moid: {"name", "device_keys"}}}. When listening it writes STATE {"port", "thumbprint",
+"vms": {moid: {"name", "device_keys"}}, "hosts": {moid: {"name"}}}. When listening it writes STATE {"port", "thumbprint",
 "pid"}; it stops on SIGTERM/SIGINT, or by itself when the process that started it is gone.
 """
 
@@ -254,9 +254,12 @@ class PerfProxy:
 
 def load_model(path: Path) -> queryperf.Model:
     doc = json.loads(path.read_text())
-    scenario = {vm["name"]: vm for vm in json.loads(Path(doc["scenarios"]).read_text())["vms"]}
+    scenarios = json.loads(Path(doc["scenarios"]).read_text())
+    scenario = {vm["name"]: vm for vm in scenarios["vms"]}
     vms = {moid: (scenario[vm["name"]], list(vm["device_keys"])) for moid, vm in doc["vms"].items()}
-    return queryperf.Model({int(k): v for k, v in doc["counters"].items()}, vms, float(doc["started"]))
+    host_by_name = {host["name"]: host for host in scenarios["hosts"]}
+    hosts = {moid: host_by_name[host["name"]] for moid, host in doc.get("hosts", {}).items()}
+    return queryperf.Model({int(k): v for k, v in doc["counters"].items()}, vms, float(doc["started"]), hosts)
 
 
 def _stop_on_signal(signum: int, frame: object) -> None:

@@ -5,23 +5,29 @@ By hand:   python tests/lab/vcsim_lab.py up [--workdir DIR]   (prints GOVC_* exp
 From code: load this file by path (importlib) and call ``start_lab(workdir) -> Lab``
            (.url .username .password .port .thumbprint .govc(...) .stop()).
 
-vcsim cannot rename hosts or set a host's CPU MHz, so the lab adds the scenario's host
-(esx0.lab.local) to an empty cluster with its own local datastore; its cpuMhz stays vcsim's
-2294; its product is vcsim's own ESXi 8.0.2 (build-21997540), which the emulated host prints too.
-Each VM gets the scenario's hardware version (config.version, ``govc vm.create -version vmx-NN``),
+vcsim cannot rename hosts or set a host's CPU MHz, so the lab adds the scenario's hosts
+(esx0.lab.local, esx1.lab.local) to an empty cluster, each with its own local datastore
+(LocalDS_0, LocalDS_1); their cpuMhz stays vcsim's 2294; their product is vcsim's own ESXi 8.0.2
+(build-21997540), which the emulated hosts print too. Each VM is created on the host its
+scenario ``host`` names (iperf-uplink-loss on esx1, every other on esx0) and gets the scenario's hardware version (config.version, ``govc vm.create -version vmx-NN``),
 vCPUs, memory, guest id, NIC types and exact MACs, the CPU limit, guest hostname / IP / full name
 and tools status, then all VMs are powered on.
 
 Where the lab's vCenter numbers come from: vcsim's performance values are random and cannot be
 injected, so ``start_lab`` puts tests/lab/vcenter_proxy.py in front of vcsim (``.url``,
 ``.port``, ``.thumbprint`` are the proxy's; ``.vcsim_port`` is vcsim's). It forwards every request
-to vcsim unchanged except QueryPerf for the scenario VMs, which it answers from the same model
-the emulated ESXi host prints (tests/lab/emulator/vcenter_perf.py over model.py): per 20 s
+to vcsim unchanged except QueryPerf for the scenario VMs and hosts, which it answers from the same
+model the emulated ESXi hosts print (tests/lab/emulator/vcenter_perf.py over model.py): per 20 s
 sample, net.droppedRx = the scenario's "running out of buffers" rate x 20 per vNIC (device key)
 and for the aggregate "", net.packetsRx = "pkts rx ok" x 20, cpu.ready / costop / maxlimited =
-the scenario's percentage x 200 ms per vCPU ("0".."n-1") and summed for "". Every other entity
-and every other call (inventory, the host's counters) is vcsim's own. ``start_vcsim`` is vcsim
-alone (the fleet tests rely on its own behaviour); ``start_lab(perf_proxy=False)`` likewise.
+the scenario's percentage x 200 ms per vCPU ("0".."n-1") and summed for ""; for a host,
+net.droppedRx = its vmnic's "Receive packets dropped" + "Receive missed errors" gained and
+net.errorsRx = "Total receive errors" gained, per vmnic ("vmnicN") and summed for "", and
+cpu.usage.average = its esxtop Physical Cpu % ("cpu_used_pct"). ``start_lab(started=EPOCH)``
+sets the model's time origin (the SSH lab's, so vCenter's samples are differences of what the
+emulated hosts print). Every other entity and every other call (inventory) is vcsim's own.
+``start_vcsim`` is vcsim alone (the fleet tests rely on its own behaviour);
+``start_lab(perf_proxy=False)`` likewise.
 """
 
 
@@ -133,19 +139,22 @@ def start_vcsim(workdir: str | Path, args: tuple[str, ...] = ("-vm", "0", "-host
 
 
 def build_scenarios(lab: Lab, scenarios_path: str | Path = SCENARIOS) -> dict:
-    """Create the scenario host and VMs with govc; returns the scenarios document."""
+    """Create the scenario hosts and VMs with govc; returns the scenarios document."""
     scenarios = json.loads(Path(scenarios_path).read_text())
-    host = scenarios["host"]["name"]
-    datastore = lab.workdir / "datastore"
-    shutil.rmtree(datastore, ignore_errors=True)  # VM folders of a previous run
-    datastore.mkdir()
-    lab.govc("cluster.add", "-cluster", "DC0_C0", "-hostname", host, "-username", "root",
-             "-password", "lab", "-noverify")
-    lab.govc("datastore.create", "-type", "local", "-name", "LocalDS_0", "-path", str(datastore), host)
+    datastores = lab.workdir / "datastore"
+    shutil.rmtree(datastores, ignore_errors=True)  # VM folders of a previous run
+    store_of = {}
+    for host in scenarios["hosts"]:
+        path = datastores / host["datastore"]
+        path.mkdir(parents=True)
+        lab.govc("cluster.add", "-cluster", "DC0_C0", "-hostname", host["name"], "-username", "root",
+                 "-password", "lab", "-noverify")
+        lab.govc("datastore.create", "-type", "local", "-name", host["datastore"], "-path", str(path), host["name"])
+        store_of[host["name"]] = host["datastore"]
     for vm in scenarios["vms"]:
-        name, first, guest = vm["name"], vm["nics"][0], vm["guest"]
+        name, first, guest, host = vm["name"], vm["nics"][0], vm["guest"], vm["host"]
         hardware = ["-version", vm["hardware_version"]] if vm.get("hardware_version") else []
-        lab.govc("vm.create", "-on=false", "-host", host, "-ds", "LocalDS_0", "-c", str(vm["num_cpu"]),
+        lab.govc("vm.create", "-on=false", "-host", host, "-ds", store_of[host], "-c", str(vm["num_cpu"]),
                  "-m", str(vm["memory_mb"]), "-g", guest["guest_id"], "-net", NETWORK,
                  "-net.adapter", first["type"], "-net.address", first["mac"], *hardware, name)
         for nic in vm["nics"][1:]:
@@ -162,10 +171,13 @@ def build_scenarios(lab: Lab, scenarios_path: str | Path = SCENARIOS) -> dict:
     return scenarios
 
 
-def proxy_model(lab: Lab, scenarios_path: str | Path = SCENARIOS) -> dict:
+def proxy_model(lab: Lab, scenarios_path: str | Path = SCENARIOS, started: float | None = None) -> dict:
     """What vcenter_proxy.py needs: vcsim's counter ids, each scenario VM's moid and vNIC device
-    keys (matched by MAC, in scenario order), and the model's time origin."""
-    scenarios = {vm["name"]: vm for vm in json.loads(Path(scenarios_path).read_text())["vms"]}
+    keys (matched by MAC, in scenario order), each scenario host's moid, and the model's time
+    origin (``started``, epoch seconds; now when None)."""
+    document = json.loads(Path(scenarios_path).read_text())
+    scenarios = {vm["name"]: vm for vm in document["vms"]}
+    host_names = [host["name"] for host in document["hosts"]]
     counters = json.loads(lab.govc("object.collect", "-json", "-s", "PerformanceManager:PerfMgr", "perfCounter"))
     vms = {}
     for found in json.loads(lab.govc("vm.info", "-json", *scenarios))["virtualMachines"]:
@@ -174,16 +186,22 @@ def proxy_model(lab: Lab, scenarios_path: str | Path = SCENARIOS) -> dict:
                                        "device_keys": [keys[nic["mac"]] for nic in scenarios[found["name"]]["nics"]]}
     if sorted(vm["name"] for vm in vms.values()) != sorted(scenarios):
         raise RuntimeError(f"vcsim does not hold exactly the scenario VMs: {sorted(v['name'] for v in vms.values())}")
-    return {"scenarios": str(Path(scenarios_path).resolve()), "started": time.time(), "vms": vms,
+    hosts = {found["self"]["value"]: {"name": found["name"]}
+             for found in json.loads(lab.govc("host.info", "-json", *host_names))["hostSystems"]}
+    if sorted(host["name"] for host in hosts.values()) != sorted(host_names):
+        raise RuntimeError(f"vcsim does not hold the scenario hosts: {sorted(h['name'] for h in hosts.values())}")
+    return {"scenarios": str(Path(scenarios_path).resolve()), "started": time.time() if started is None else started,
+            "vms": vms, "hosts": hosts,
             "counters": {c["key"]: f"{c['groupInfo']['key']}.{c['nameInfo']['key']}.{c['rollupType']}"
                          for c in counters}}
 
 
-def start_proxy(lab: Lab, scenarios_path: str | Path = SCENARIOS, timeout_s: float = 30) -> Lab:
+def start_proxy(lab: Lab, scenarios_path: str | Path = SCENARIOS, timeout_s: float = 30,
+                started: float | None = None) -> Lab:
     """vcenter_proxy.py in front of ``lab``'s vcsim; returns the Lab as clients see it (the proxy's
-    URL, port and thumbprint, govc through it too)."""
+    URL, port and thumbprint, govc through it too). ``started``: the model's time origin."""
     model_file, state_file = lab.workdir / "proxy-model.json", lab.workdir / "proxy-state.json"
-    model_file.write_text(json.dumps(proxy_model(lab, scenarios_path)))
+    model_file.write_text(json.dumps(proxy_model(lab, scenarios_path, started)))
     state_file.unlink(missing_ok=True)
     argv = [sys.executable, str(PROXY), "--upstream-port", str(lab.port), "--upstream-thumbprint", lab.thumbprint,
             "--model", str(model_file), "--state", str(state_file)]
@@ -202,13 +220,14 @@ def start_proxy(lab: Lab, scenarios_path: str | Path = SCENARIOS, timeout_s: flo
 
 
 def start_lab(workdir: str | Path = DEFAULT_WORKDIR, scenarios_path: str | Path = SCENARIOS,
-              perf_proxy: bool = True) -> Lab:
+              perf_proxy: bool = True, started: float | None = None) -> Lab:
     """The lab's vCenter with the scenario inventory built (vcsim, behind the perf proxy unless
-    ``perf_proxy`` is false); call .stop() when done."""
+    ``perf_proxy`` is false); call .stop() when done. ``started`` (epoch seconds) is the model's
+    time origin: pass the SSH lab's (SshLab.started) so both tell the same counters; now when None."""
     lab = start_vcsim(workdir)
     try:
         build_scenarios(lab, scenarios_path)
-        return start_proxy(lab, scenarios_path) if perf_proxy else lab
+        return start_proxy(lab, scenarios_path, started=started) if perf_proxy else lab
     except BaseException:
         lab.stop()
         raise

@@ -1,7 +1,9 @@
 """Fixtures for the live-collection tests: `esxdiag collect/report/rings --vm` run as a user would
 (a subprocess with an explicit environment) against both labs at once: the lab's vCenter
 (tests/lab/vcsim_lab.py: vcsim behind the perf proxy, whose QueryPerf answers for the scenario VMs
-come from the emulator's model) and the lab sshd (tests/lab/ssh_lab.py) for the ESXi host and the guests.
+and hosts come from the emulator's model, with the SSH lab's time origin) and the lab sshd
+(tests/lab/ssh_lab.py) for the ESXi hosts (esx0.lab.local 127.0.0.2, esx1.lab.local 127.0.0.3) and
+the guests. A run's --host-ssh is the address of the host its VM runs on.
 
 Each lab starts once per session; the lab modules are loaded by path (importlib mode). HOME and
 XDG_CONFIG_HOME point at a per-test directory so nothing reads or writes ~/.ssh or ~/.config.
@@ -49,10 +51,12 @@ def scenarios() -> dict:
 
 
 @pytest.fixture(scope="session")
-def vcsim(tmp_path_factory):
+def vcsim(tmp_path_factory, sshd):
+    """The lab's vCenter; its model counts from the SSH lab's start, so vCenter's samples are the
+    differences of what the emulated hosts print."""
     module = load_lab_module("vcsim_lab")
     try:
-        lab = module.start_lab(tmp_path_factory.mktemp("live-vcsim"))
+        lab = module.start_lab(tmp_path_factory.mktemp("live-vcsim"), started=sshd.started)
     except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
         pytest.skip(f"vcsim lab unavailable: {exc}")
     yield lab
@@ -130,10 +134,13 @@ class Esxdiag:
                 env[key] = value
         return env
 
-    def ssh_args(self, key: Path | None = None, known_hosts: Path | None = None) -> list[str]:
-        """--host-ssh at the lab host, the guest address left to VMware Tools (USER@:PORT)."""
+    def ssh_args(self, key: Path | None = None, known_hosts: Path | None = None, vm: str | None = None) -> list[str]:
+        """--host-ssh at the lab host the scenario VM ``vm`` runs on (the first host for another
+        name, a MOID or a UUID), the guest address left to VMware Tools (USER@:PORT)."""
         lab = self.sshd
-        args = ["--host-ssh", f"{lab.user}@{lab.host_address}:{lab.port}", "--guest-ssh", f"{lab.user}@:{lab.port}",
+        names = {v["name"] for v in lab.scenario["vms"]}
+        host = lab.host_address_of(vm) if vm in names else lab.host_address
+        args = ["--host-ssh", f"{lab.user}@{host}:{lab.port}", "--guest-ssh", f"{lab.user}@:{lab.port}",
                 "--known-hosts", str(known_hosts or lab.known_hosts)]
         if key is not None:
             args += ["--ssh-key", str(key)]
@@ -144,7 +151,7 @@ class Esxdiag:
         self.runs += 1
         bundle = bundle or self.workdir / f"bundle{self.runs}"
         out = ["--bundle", str(bundle)] if command != "collect" else ["-o", str(bundle)]
-        ssh = self.ssh_args(key=self.sshd.key_file) if ssh is None else ssh
+        ssh = self.ssh_args(key=self.sshd.key_file, vm=vm) if ssh is None else ssh
         return [sys.executable, "-m", "esxdiag", command, "--vm", vm, *ssh, *window, *out, *extra], bundle
 
     def start(self, command: str, vm: str, *extra: str, env: dict[str, str] | None = None,

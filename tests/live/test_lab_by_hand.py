@@ -1,5 +1,6 @@
 """The lab as a person runs it (README): `tests/lab/lab.py up` prints the env file and the exact
-esxdiag command lines, those commands work, and `down` leaves no process and no directory."""
+esxdiag command lines, each with the login of its VM's own host (esx0.lab.local 127.0.0.2 or
+esx1.lab.local 127.0.0.3), those commands work, and `down` leaves no process and no directory."""
 
 from __future__ import annotations
 
@@ -43,13 +44,26 @@ def test_lab_up_commands_work_and_down_leaves_nothing(vcsim, sshd, tmp_path):
             key, value = export.removeprefix("export ").split("=", 1)
             env[key] = shlex.split(value)[0]
         tried = [line.strip() for line in lines if line.startswith("  esxdiag ")]
-        assert len(tried) == 3, lines
-        for command in (tried[0], tried[2]):  # with SSH (host + guest), and vCenter only
+        assert len(tried) == 5, lines
+        assert "--host-ssh esxdiaglab@127.0.0.2:" in tried[0] and "--vm iperf-test1" in tried[0], tried
+        assert "--host-ssh esxdiaglab@127.0.0.3:" in tried[2] and "--vm iperf-uplink-loss" in tried[2], tried
+        assert ("--deep-host-ssh esx0.lab.local=esxdiaglab@127.0.0.2:" in tried[4]
+                and "--deep-host-ssh esx1.lab.local=esxdiaglab@127.0.0.3:" in tried[4]), tried
+        for command in (tried[0], tried[3]):  # with SSH (host + guest), and vCenter only
             argv = shlex.split(command)
             done = subprocess.run([sys.executable, "-m", "esxdiag", *argv[1:]], env=env, cwd=tmp_path,
                                   capture_output=True, text=True, timeout=90)
             assert done.returncode == 0, done.stdout + done.stderr
             assert done.stdout.startswith("iperf-test1: ")
+        report = subprocess.run([sys.executable, "-m", "esxdiag", *shlex.split(tried[2])[1:]], env=env,
+                                cwd=tmp_path, capture_output=True, text=True, timeout=90)  # on esx1
+        assert report.returncode == 0, report.stdout + report.stderr
+        assert "DROPS ELSEWHERE" in report.stdout and "esx1.lab.local vmnic1" in report.stdout, report.stdout
+        scan = subprocess.run([sys.executable, "-m", "esxdiag", *shlex.split(tried[4])[1:]],
+                              env={**env, "HOME": str(tmp_path)}, cwd=tmp_path, capture_output=True, text=True,
+                              timeout=240)  # both hosts' logins; the deep check samples esx0's suspects
+        assert scan.returncode == 0, scan.stdout + scan.stderr
+        assert "uplink loss on esx1.lab.local vmnic1" in scan.stdout, scan.stdout
         down = subprocess.run([sys.executable, str(LAB), "down", "--workdir", str(workdir)], cwd=tmp_path,
                               capture_output=True, text=True, timeout=60)
         assert down.returncode == 0, down.stdout + down.stderr

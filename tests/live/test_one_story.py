@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import time
+import uuid
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -121,23 +122,38 @@ def test_cpu_limited_vm_is_critical_from_vcenter_as_over_ssh(runs):
     assert near(vcenter_drops_per_s(vc_run, vc), LIMITED["nics"][0]["rates_per_s"]["running out of buffers"])
 
 
-def test_one_query_mixing_a_scenario_vm_and_the_host_gets_both_answers(vcsim):
-    """The proxy answers the VM's querySpec (here in the default, non-CSV format, newest two samples)
-    and passes the host's to vcsim; esxdiag pins the proxy's certificate like vcsim's."""
+@pytest.fixture
+def unmodelled_vm(vcsim):
+    """A VM that is not in the scenarios (created here, destroyed afterwards): vcsim answers for it."""
+    name = f"esxdiag-unmodelled-{uuid.uuid4().hex[:8]}"
+    vcsim.govc("vm.create", "-on=true", "-host", "esx0.lab.local", "-ds", "LocalDS_0", "-net", "VM Network", name)
+    yield name
+    vcsim.govc("vm.destroy", name)
+
+
+def test_one_query_mixing_scenario_entities_and_another_vm_gets_every_answer(vcsim, unmodelled_vm):
+    """The proxy answers the scenario VM's and the scenario host's querySpecs (here in the default,
+    non-CSV format, newest two samples) and passes the other VM's to vcsim; esxdiag pins the proxy's
+    certificate like vcsim's."""
     creds = resolve_credentials(vcsim.url, vcsim.username, env={"ESXDIAG_PASSWORD": vcsim.password},
                                 config_path=os.devnull, thumbprint=vcsim.thumbprint)
     session = connect(creds, timeout_s=30)
     try:
         content = session.content
-        key = perf_counters(session)["cpu.maxlimited.summation"].key
+        counters = perf_counters(session)
         entities = {}
         for kind in (vim.VirtualMachine, vim.HostSystem):
             view = content.viewManager.CreateContainerView(content.rootFolder, [kind], True)
             entities.update({e.name: e for e in view.view})
             view.DestroyView()
-        ids = [vim.PerformanceManager.MetricId(counterId=key, instance="*")]
-        specs = [vim.PerformanceManager.QuerySpec(entity=entities[name], maxSample=2, intervalId=20, metricId=ids)
-                 for name in (LIMITED["name"], "esx0.lab.local")]
+
+        def spec(name: str, counter: str):
+            return vim.PerformanceManager.QuerySpec(
+                entity=entities[name], maxSample=2, intervalId=20,
+                metricId=[vim.PerformanceManager.MetricId(counterId=counters[counter].key, instance="*")])
+
+        specs = [spec(LIMITED["name"], "cpu.maxlimited.summation"), spec("esx0.lab.local", "net.droppedRx.summation"),
+                 spec(unmodelled_vm, "cpu.maxlimited.summation")]
         answers = {a.entity.name: a for a in content.perfManager.QueryPerf(querySpec=specs)}
     finally:
         session.close()
@@ -148,4 +164,6 @@ def test_one_query_mixing_a_scenario_vm_and_the_host_gets_both_answers(vcsim):
     series = {v.id.instance: list(v.value) for v in vm.value}
     ms = round(LIMITED["cpu"]["max_limited_pct"] * 200)
     assert series == {"": [ms * LIMITED["num_cpu"]] * 2, **{str(i): [ms] * 2 for i in range(LIMITED["num_cpu"])}}
-    assert answers["esx0.lab.local"].value, "vcsim's own answer for the host was lost"
+    host = {v.id.instance: list(v.value) for v in answers["esx0.lab.local"].value}
+    assert host == {"": [0, 0], "vmnic0": [0, 0], "vmnic1": [0, 0]}  # the model's clean esx0 uplinks, per vmnic
+    assert answers[unmodelled_vm].value, "vcsim's own answer for the other VM was lost"

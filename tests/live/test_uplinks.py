@@ -4,10 +4,11 @@ reads, once before sample 0, `esxcli network vm list` (world IDs by VM name) and
 port list -w WORLD` (each vNIC port's Team Uplink), then `esxcli network nic stats get -n vmnicN` of
 each team uplink at both ends of the window, beside the vsish samples.
 
-Scenarios (tests/lab/scenarios.json): iperf-uplink-loss rides vmnic1, whose "Receive missed errors"
-rise 307/s while its vNIC counters stay flat; iperf-v7-jumbo is a vmxnet3 device version 7 (vmx-20 on
-the ESXi 8.0.2 host) that asked for rx 4032 at MTU 9000 and runs ring 1 at 2048. Expected figures are
-read from scenarios.json, not from the emulator's code.
+Scenarios (tests/lab/scenarios.json): iperf-uplink-loss runs alone on the second host esx1.lab.local
+(127.0.0.3) and rides its vmnic1, whose "Receive missed errors" rise 307/s while its vNIC counters stay
+flat; iperf-v7-jumbo (on esx0.lab.local, 127.0.0.2) is a vmxnet3 device version 7 (vmx-20 on the ESXi
+8.0.2 host) that asked for rx 4032 at MTU 9000 and runs ring 1 at 2048. Each run's --host-ssh is its
+VM's host. Expected figures are read from scenarios.json, not from the emulator's code.
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ pytestmark = pytest.mark.lab
 SCENARIOS = json.loads((Path(__file__).resolve().parents[1] / "lab" / "scenarios.json").read_text())
 VMS = {vm["name"]: vm for vm in SCENARIOS["vms"]}
 LOSS, V7 = VMS["iperf-uplink-loss"], VMS["iperf-v7-jumbo"]
-UPLINKS = {u["client"]: u for u in SCENARIOS["host"]["uplinks"]}
+HOSTS = {h["name"]: h for h in SCENARIOS["hosts"]}
+LOSS_HOST = HOSTS[LOSS["host"]]  # esx1.lab.local
+UPLINKS = {u["client"]: u for u in LOSS_HOST["uplinks"]}
 MISSED = "Receive missed errors"
 
 
@@ -108,13 +111,16 @@ def test_only_the_vms_own_uplink_is_read(collected):
         assert read == {nic["uplink"] for nic in vm["nics"]}, name
 
 
-def test_the_host_receives_one_vm_list_one_port_list_and_two_nic_stats_per_run(collected, sshd):
-    esxcli = [e for e in collected["sent"] if e["command"].startswith("esxcli ")]
-    assert all(e["accepted"] and e["address"] == sshd.host_address for e in esxcli), esxcli
-    assert sorted(e["command"] for e in esxcli) == sorted(
-        ["esxcli network vm list"] * 2
-        + [f"esxcli network vm port list -w {vm['world_id']}" for vm in (LOSS, V7)]
-        + [f"esxcli network nic stats get -n {vm['nics'][0]['uplink']}" for vm in (LOSS, V7) for _ in (0, 1)])
+def test_each_vms_host_receives_one_vm_list_one_port_list_and_two_nic_stats(collected, sshd):
+    """Each run asks its own VM's host only: esx1 (127.0.0.3) for iperf-uplink-loss, esx0 for iperf-v7-jumbo."""
+    assert sshd.host_address_of(LOSS["name"]) != sshd.host_address_of(V7["name"])
+    for vm in (LOSS, V7):
+        address = sshd.host_address_of(vm["name"])
+        esxcli = [e for e in collected["sent"] if e["command"].startswith("esxcli ") and e["address"] == address]
+        assert all(e["accepted"] and e["host"] == vm["host"] for e in esxcli), esxcli
+        assert sorted(e["command"] for e in esxcli) == sorted(
+            ["esxcli network vm list", f"esxcli network vm port list -w {vm['world_id']}"]
+            + [f"esxcli network nic stats get -n {vm['nics'][0]['uplink']}"] * 2), vm["name"]
 
 
 def test_v7_device_ring_is_2048_on_the_host_and_in_the_guest(collected):
@@ -168,7 +174,7 @@ def test_rings_json_v7_jumbo_raises_ring1_to_4096(rings_json):
 
 
 def test_a_host_without_esxcli_is_said_once_and_the_rest_is_still_sampled(esxdiag, ssh_lab):
-    ssh_lab.set_fault("missing", ssh_lab.host_address, "esxcli")
+    ssh_lab.set_fault("missing", ssh_lab.host_address_of(LOSS["name"]), "esxcli")
     before = len(ssh_lab.commands())
     run = esxdiag.run("collect", LOSS["name"])
     assert run.returncode == 0, run.explain()
@@ -189,7 +195,7 @@ def test_a_host_without_esxcli_is_said_once_and_the_rest_is_still_sampled(esxdia
 
 def test_a_failing_uplink_read_is_recorded_at_both_ends_and_never_stops_the_run(esxdiag, ssh_lab):
     command = f"esxcli network nic stats get -n {LOSS['nics'][0]['uplink']}"
-    ssh_lab.set_fault("missing", ssh_lab.host_address, "esxcli", command=command)
+    ssh_lab.set_fault("missing", ssh_lab.host_address_of(LOSS["name"]), "esxcli", command=command)
     run = esxdiag.run("collect", LOSS["name"])
     assert run.returncode == 0, run.explain()
     assert [c.ok for c in run.captures("esxcli_vm_ports")] == [True]
@@ -201,13 +207,14 @@ def test_a_failing_uplink_read_is_recorded_at_both_ends_and_never_stops_the_run(
 
 
 def test_a_connection_lost_in_the_uplink_lookup_is_named_once_and_fails_the_run(esxdiag, ssh_lab):
-    ssh_lab.set_fault("drop", ssh_lab.host_address, "esxcli", command="esxcli network vm list")
+    address = ssh_lab.host_address_of(LOSS["name"])
+    ssh_lab.set_fault("drop", address, "esxcli", command="esxcli network vm list")
     before = len(ssh_lab.commands())
     run = esxdiag.run("collect", LOSS["name"])
     assert run.returncode == 3, run.explain()  # a lost connection: the run failed, as anywhere else
     (listing,) = run.captures("esxcli_vm_list")
     assert listing.error_kind == "connection-lost", listing
-    host = [e["command"] for e in ssh_lab.commands()[before:] if e["address"] == ssh_lab.host_address]
+    host = [e["command"] for e in ssh_lab.commands()[before:] if e["address"] == address]
     assert host[-1] == "esxcli network vm list"  # nothing sent after the connection died
     assert run.captures("esxcli_vm_ports") == [] and run.captures("vsish_rxsummary") == []
     notes = [n for n in run.bundle_loaded().manifest["notes"] if "connection lost;" in n]
@@ -216,7 +223,7 @@ def test_a_connection_lost_in_the_uplink_lookup_is_named_once_and_fails_the_run(
 
 
 def test_no_uplink_lookup_is_tried_on_a_connection_already_lost(esxdiag, ssh_lab):
-    ssh_lab.set_fault("drop", ssh_lab.host_address, "net-stats")
+    ssh_lab.set_fault("drop", ssh_lab.host_address_of(LOSS["name"]), "net-stats")
     run = esxdiag.run("collect", LOSS["name"])
     assert run.returncode == 3, run.explain()
     (listing,) = run.captures("net_stats_list")
@@ -224,3 +231,44 @@ def test_no_uplink_lookup_is_tried_on_a_connection_already_lost(esxdiag, ssh_lab
     assert run.captures("esxcli_vm_list") == []  # never tried, not recorded as one more failure
     notes = [n for n in run.bundle_loaded().manifest["notes"] if "connection lost;" in n]
     assert len(notes) == 1 and "team uplinks" in notes[0], notes
+
+
+@pytest.fixture(scope="module")
+def loss_report(make_esxdiag, sshd, tmp_path_factory):
+    """`esxdiag report --vm iperf-uplink-loss --format json` with --host-ssh at esx1.lab.local (127.0.0.3)."""
+    sshd.clear_faults()
+    runner = make_esxdiag(tmp_path_factory.mktemp("uplink-report-home"), tmp_path_factory.mktemp("uplink-report"))
+    out = runner.workdir / "report.json"
+    run = runner.run("report", LOSS["name"], "--format", "json", "-o", str(out))
+    assert run.returncode in (0, 1), run.explain()
+    return run, json.loads(out.read_text())["vms"][0]
+
+
+def test_report_names_the_uplink_loss_on_vmnic1_of_esx1(loss_report, sshd):
+    """`esxdiag report` on the uplink VM's own host: drops-elsewhere, and an uplink-loss finding that
+    names esx1.lab.local vmnic1 from both ends: the host's esxcli missed errors and vCenter's host
+    net.droppedRx for instance vmnic1 (the lab's vCenter answers the host from the same model)."""
+    run, report = loss_report
+    assert run.returncode == 0, run.explain()
+    assert run.argv[run.argv.index("--host-ssh") + 1] == f"{sshd.user}@127.0.0.3:{sshd.port}"  # esx1, not esx0
+    (vnic,) = report["vnics"]
+    assert vnic["ring_verdict"] == "drops-elsewhere" and vnic["verdict"]["causes"] == ["uplink"]
+    assert "uplink loss on esx1.lab.local vmnic1: Receive missed errors" in vnic["verdict"]["summary"]
+    (finding,) = [f for f in report["findings"] if f["rule"] == "uplink-loss"]
+    assert finding["severity"] == "critical" and finding["title"].endswith(": esx1.lab.local vmnic1")
+    evidence = {e["what"]: e for e in finding["evidence"]}
+    missed = evidence[f"vmnic1 {MISSED}"]
+    assert missed["observed"] > 0 and missed["source"].startswith("esxi-esx1.lab.local/esxcli_nic_stats@vmnic=vmnic1")
+    vcenter = evidence["vCenter host net.droppedRx of vmnic1"]
+    assert vcenter["source"] == "vcenter/vsphere_host_perf@host=esx1.lab.local.json", vcenter
+    assert "esx0" not in json.dumps(finding) and "esx0" not in vnic["verdict"]["summary"]
+    (capture,) = run.captures("vsphere_host_perf")
+    perf = json.loads(capture.path.read_text())
+    assert perf["host"] == LOSS["host"]
+    series = {(s["counter"], s["instance"]): s["values"] for s in perf["series"]}
+    rate = UPLINKS["vmnic1"]["rates_per_s"][MISSED]  # 307/s: vmnic1 drops no packets, it misses them
+    samples = series[("net.droppedRx.summation", "vmnic1")]
+    assert samples and all(abs(v - rate * perf["interval_s"]) <= 1 for v in samples), (perf["interval_s"], samples)
+    assert vcenter["observed"] == sum(samples)
+    assert set(series[("net.droppedRx.summation", "vmnic0")]) == {0}
+    assert set(series[("net.errorsRx.summation", "vmnic1")]) == {0}

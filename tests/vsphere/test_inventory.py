@@ -13,6 +13,7 @@ from esxdiag.errors import CollectionError
 from esxdiag.parsers.vsphere import parse_vm
 
 pytestmark = pytest.mark.lab
+ON_ESX0 = ("-host", "esx0.lab.local", "-ds", "LocalDS_0")  # two lab hosts, a datastore each: say where
 
 
 @pytest.fixture(scope="module")
@@ -20,8 +21,8 @@ def extra_vms(vcsim_lab):
     """Two VMs named dup-vm in different folders and one powered-off VM, beside the scenarios."""
     vcsim_lab.govc("folder.create", "/DC0/vm/other")
     for folder in ("/DC0/vm", "/DC0/vm/other"):  # -force: both would use [LocalDS_0] dup-vm/dup-vm.vmx
-        vcsim_lab.govc("vm.create", "-on=false", "-force", "-folder", folder, "-net", "VM Network", "dup-vm")
-    vcsim_lab.govc("vm.create", "-on=false", "-c", "2", "-net", "VM Network", "-net.adapter", "vmxnet3",
+        vcsim_lab.govc("vm.create", "-on=false", "-force", "-folder", folder, *ON_ESX0, "-net", "VM Network", "dup-vm")
+    vcsim_lab.govc("vm.create", "-on=false", *ON_ESX0, "-c", "2", "-net", "VM Network", "-net.adapter", "vmxnet3",
                    "-net.address", "00:50:56:a6:0f:f0", "stopped-vm")
     return ["dup-vm", "stopped-vm"]
 
@@ -82,7 +83,7 @@ def test_every_scenario_vm_inventory_matches_the_scenario(session, scenarios):
         assert (inv["num_cpu"], inv["memory_mb"]) == (want["num_cpu"], want["memory_mb"])
         assert inv["cpu_allocation"]["limit_mhz"] == want["cpu_limit_mhz"]
         assert inv["power_state"] == "poweredOn"
-        assert (inv["host"], inv["cluster"], inv["source"]) == (scenarios["host"]["name"], "DC0_C0", "vcenter")
+        assert (inv["host"], inv["cluster"], inv["source"]) == (want["host"], "DC0_C0", "vcenter")
         assert isinstance(inv["host_cpu_mhz"], int) and inv["host_cpu_mhz"] > 0
         assert [(n["type"], n["mac"], n["network"]) for n in inv["vnics"]] == [
             (n["type"], n["mac"], "VM Network") for n in want["nics"]]
@@ -132,7 +133,7 @@ def test_latency_sensitivity_level_is_read(session, extra_vms, vcsim_lab):
 
 def test_hardware_and_host_versions_are_read_in_the_inventory_request(session, vcsim_lab):
     """config.version and the host's ESXi version, as govc reads them, in the same single request."""
-    vcsim_lab.govc("vm.create", "-on=false", "-version", "8.0", "-net", "VM Network", "hw20-vm")
+    vcsim_lab.govc("vm.create", "-on=false", *ON_ESX0, "-version", "8.0", "-net", "VM Network", "hw20-vm")
     find, inventory, inv = _requests_for(session, "hw20-vm")
     assert (find, inventory) == (3, 1)
     assert inv["hardware_version"] == "vmx-20"
@@ -194,7 +195,7 @@ def test_dvs_backed_vnic_records_switch_and_portgroup(lab_module, lab_creds, tmp
 
 
 def test_vm_destroyed_after_lookup_is_not_found(session, vcsim_lab):
-    vcsim_lab.govc("vm.create", "-on=false", "-net", "VM Network", "short-lived-vm")
+    vcsim_lab.govc("vm.create", "-on=false", *ON_ESX0, "-net", "VM Network", "short-lived-vm")
     ref = find_vm(session, "short-lived-vm")
     vcsim_lab.govc("vm.destroy", "short-lived-vm")
     with pytest.raises(CollectionError) as err:

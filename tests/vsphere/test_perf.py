@@ -56,7 +56,7 @@ def test_host_uplink_counters_parse_with_the_project_parser(session, scenarios):
     perf = collect_host_perf(session, inventory["host_moid"], inventory["host"], end - timedelta(minutes=5), end)
     assert session.request_count - before == 1  # one QueryPerf: counter ids are cached per session
     assert (perf["schema"], perf["host"], perf["interval_s"], perf["rollup"]) == (
-        "esxdiag.vsphere_host_perf/1", scenarios["host"]["name"], 20, "realtime")
+        "esxdiag.vsphere_host_perf/1", scenarios["vms"][0]["host"], 20, "realtime")
     assert "instance '*'" in perf["note"]
     assert [(s["counter"], s["instance"], s["unit"]) for s in perf["series"]] == [
         (c, "", "number") for c in HOST_NET_COUNTERS]

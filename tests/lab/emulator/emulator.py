@@ -1,7 +1,8 @@
-"""sshd ForceCommand for the esxdiag SSH lab: plays the ESXi host or a guest.
+"""sshd ForceCommand for the esxdiag SSH lab: plays an ESXi host or a guest.
 
 Usage (from sshd_config): ForceCommand python3 -S emulator.py RUNTIME_DIR
-The target is chosen by the server address in SSH_CONNECTION; the command comes from
+The target is chosen by the server address in SSH_CONNECTION (each host's address plays that
+host, with only its own VMs and ports; each guest NIC address that guest); the command comes from
 SSH_ORIGINAL_COMMAND. Only the commands esxdiag's specs can render are answered; anything else
 gets an error on stderr and exit 127. Every command is appended to RUNTIME_DIR/commands.jsonl
 (with accepted true/false) so tests can prove what was and was not run.
@@ -27,7 +28,7 @@ from pathlib import Path
 import esxi_out
 import linux_out
 import windows_out
-from model import Lab
+from model import EsxiHost, Lab
 
 HANG_LIMIT_S = 120  # a hung command ends on its own eventually: the lab never leaks processes
 _PS = "powershell -NoProfile -NonInteractive -Command "
@@ -48,36 +49,37 @@ _GREP = ["grep", "-rsIn", "-e", "ethtool", "-e", "ring-rx", "/etc/NetworkManager
          "/etc/network/interfaces.d", "/etc/sysconfig/network-scripts", "/etc/netplan"]
 
 
-def esxi(lab: Lab, argv: list[str]):
-    """The handler (a thunk) for an allowlisted ESXi command, else None; nothing runs here."""
+def esxi(esx: EsxiHost, argv: list[str]):
+    """The handler (a thunk) for an allowlisted command on the ESXi host ``esx``, else None; nothing
+    runs here."""
     if argv == ["vmware", "-vl"]:
-        return lambda: esxi_out.version(lab)
+        return lambda: esxi_out.version(esx)
     if argv == ["net-stats", "-l"]:
-        return lambda: esxi_out.net_stats_list(lab)
+        return lambda: esxi_out.net_stats_list(esx)
     if argv == ["esxcli", "network", "vm", "list"]:
-        return lambda: esxi_out.esxcli_vm_list(lab)
+        return lambda: esxi_out.esxcli_vm_list(esx)
     if len(argv) == 7 and argv[:6] == ["esxcli", "network", "vm", "port", "list", "-w"] and argv[6].isdigit():
-        return lambda: esxi_out.esxcli_vm_ports(lab, int(argv[6]))
+        return lambda: esxi_out.esxcli_vm_ports(esx, int(argv[6]))
     if len(argv) == 7 and argv[:6] == ["esxcli", "network", "nic", "stats", "get", "-n"] \
             and re.fullmatch(r"vmnic[0-9]{1,4}|vusb[0-9]{1,3}", argv[6]):
-        return lambda: esxi_out.esxcli_nic_stats(lab, argv[6])
+        return lambda: esxi_out.esxcli_nic_stats(esx, argv[6])
     if len(argv) == 6 and argv[:3] == ["esxtop", "-b", "-d"] and argv[4] == "-n" \
             and argv[3].isdigit() and argv[5].isdigit():
-        return lambda: esxi_out.esxtop(lab, int(argv[3]), int(argv[5]))
+        return lambda: esxi_out.esxtop(esx, int(argv[3]), int(argv[5]))
     if len(argv) == 4 and argv[:2] == ["vsish", "-e"]:
         verb, path = argv[2], argv[3]
         if verb == "ls" and path == "/net/portsets/":
-            return lambda: esxi_out.portsets_ls(lab)
+            return lambda: esxi_out.portsets_ls(esx)
         m = re.fullmatch(_PORT + r"/(?P<node>vmxnet3/rxSummary|clientStats|vmxnet3/rxqueues/(?P<q>\d+)/status)", path)
         if verb == "get" and m:
             ps, port = m["ps"], int(m["port"])
             if m["q"] is not None:
-                return lambda: esxi_out.rxqueue_status(lab, ps, port, int(m["q"]), path)
+                return lambda: esxi_out.rxqueue_status(esx, ps, port, int(m["q"]), path)
             handler = esxi_out.rx_summary if m["node"] == "vmxnet3/rxSummary" else esxi_out.client_stats
-            return lambda: handler(lab, ps, port, path)
+            return lambda: handler(esx, ps, port, path)
         m = re.fullmatch(_PORT + r"/vmxnet3/rxqueues/", path)
         if verb == "ls" and m:
-            return lambda: esxi_out.rxqueues_ls(lab, m["ps"], int(m["port"]), path)
+            return lambda: esxi_out.rxqueues_ls(esx, m["ps"], int(m["port"]), path)
     return None
 
 
@@ -168,13 +170,16 @@ def main() -> int:
     lab = Lab.load(runtime)
     command = os.environ.get("SSH_ORIGINAL_COMMAND", "")
     address = os.environ.get("SSH_CONNECTION", "- - - -").split()[2]
-    kind, vm = lab.target(address)
+    kind, target = lab.target(address)
+    vm = target if kind in ("linux", "windows") else None
     renamed = _fault(lab, "ifname", address, None) if vm else None
     if renamed:
         vm["nics"][0]["iface"] = renamed["name"]
     client = " ".join(os.environ.get("SSH_CONNECTION", "- -").split()[:2])  # one per TCP connection
     entry = {"time": time.time(), "address": address, "client": client, "target": vm["name"] if vm else kind,
              "command": command, "accepted": False}
+    if kind == "esxi":
+        entry["host"] = target["name"]
     try:
         argv = shlex.split(command) if kind != "windows" else [command]
     except ValueError:
@@ -183,7 +188,7 @@ def main() -> int:
     if kind == "windows":
         result = windows(lab, vm, command)
     elif kind == "esxi":
-        result = esxi(lab, argv)
+        result = esxi(lab.esxi_host(target), argv)
     elif kind == "linux":
         result = linux(lab, vm, argv)
     else:

@@ -1,6 +1,7 @@
-"""What the emulated ESXi host prints (formats.md sections 1-3, seed 002 outputs).
+"""What an emulated ESXi host prints (formats.md sections 1-3, seed 002 outputs).
 
-Each function returns (stdout, stderr, rc). Layouts follow real captures: net-stats -l column
+Each function takes the host answering (model.EsxiHost: its own uplinks, vmknics and VMs only) and
+returns (stdout, stderr, rc). Layouts follow real captures: net-stats -l column
 widths from tests/fixtures/host/net_stats_l_no_eth_suffix_big_uplinks.txt; rxSummary field list
 and 3-space indent from seed 002 / formats.md 2.1 (ESXi 6.0 has these 20 fields); clientStats
 keys from a public capture (formats.md 2.2); rxqueues status lines from seed 002; esxcli network
@@ -17,7 +18,7 @@ import sys
 import time
 from datetime import datetime, timezone
 
-from model import (BROADCAST_BYTES, BROADCAST_PKTS, DEFAULT_UPLINK, Lab, bytes_per_pkt, counter, rx_bytes,
+from model import (BROADCAST_BYTES, BROADCAST_PKTS, DEFAULT_UPLINK, EsxiHost, bytes_per_pkt, counter, rx_bytes,
                    tcp_counter, uplink_counter)
 
 Out = tuple[str, str, int]
@@ -25,16 +26,16 @@ _NETWORK = "VM Network"  # the port group of every scenario vNIC (vcsim's networ
 _VMXNET3_SUBTYPE, _E1000_SUBTYPE = 9, 7  # 7: seen on an NSX controller vNIC (likely e1000)
 
 
-def version(lab: Lab) -> Out:
-    return lab.scenario["host"]["version"] + "\n", "", 0
+def version(esx: EsxiHost) -> Out:
+    return esx.host["version"] + "\n", "", 0
 
 
-def net_stats_list(lab: Lab) -> Out:
-    host = lab.scenario["host"]
+def net_stats_list(esx: EsxiHost) -> Out:
+    host = esx.host
     rows = [f"{'PortNum':<17}{'Type':>4}{'SubType':>8} {'SwitchName':<17}{'MACAddress':<19}ClientName"]
     entries = [(u["port"], 4, 0, u["mac"], u["client"]) for u in host["uplinks"]]
     entries += [(k["port"], 3, 0, k["mac"], k["client"]) for k in host["vmknics"]]
-    for vm in lab.scenario["vms"]:
+    for vm in esx.vms:
         for index, nic in enumerate(vm["nics"]):
             subtype = _VMXNET3_SUBTYPE if nic["type"] == "vmxnet3" else _E1000_SUBTYPE
             client = vm["name"] if index == 0 else f"{vm['name']}.eth{index}"  # seed: first vNIC unsuffixed
@@ -53,12 +54,12 @@ def _missing(verb: str, path: str) -> Out:
     return "", f"VSISHCmdGetInt():Get failed: Failure\nError in command {verb} {path}: Not found\n", 1
 
 
-def rx_summary(lab: Lab, portset: str, port: int, path: str) -> Out:
-    found = lab.nic_by_port(portset, port)
+def rx_summary(esx: EsxiHost, portset: str, port: int, path: str) -> Out:
+    found = esx.nic_by_port(portset, port)
     if not found or found[1]["type"] != "vmxnet3":
         return _missing("get", path)
     vm, nic = found
-    t = lab.elapsed
+    t = esx.elapsed
     pkts = counter(nic, "pkts rx ok", t)
     lro = counter(nic, "LRO pkts rx ok", t)
     pairs = [
@@ -77,12 +78,12 @@ def rx_summary(lab: Lab, portset: str, port: int, path: str) -> Out:
     return _node("stats of a vmxnet3 vNIC rx queue", pairs), "", 0
 
 
-def client_stats(lab: Lab, portset: str, port: int, path: str) -> Out:
-    found = lab.nic_by_port(portset, port)
+def client_stats(esx: EsxiHost, portset: str, port: int, path: str) -> Out:
+    found = esx.nic_by_port(portset, port)
     if not found:
         return _missing("get", path)
     vm, nic = found
-    t = lab.elapsed
+    t = esx.elapsed
     has_counters = "counters_start" in nic
     rx_ok = counter(nic, "pkts rx ok", t) if has_counters else 0
     dropped = counter(nic, "running out of buffers", t) if has_counters else 0
@@ -96,19 +97,19 @@ def client_stats(lab: Lab, portset: str, port: int, path: str) -> Out:
     return _node("port client stats", pairs), "", 0
 
 
-def portsets_ls(lab: Lab) -> Out:
-    return f"{lab.scenario['host']['portset']}/\n", "", 0
+def portsets_ls(esx: EsxiHost) -> Out:
+    return f"{esx.host['portset']}/\n", "", 0
 
 
-def rxqueues_ls(lab: Lab, portset: str, port: int, path: str) -> Out:
-    found = lab.nic_by_port(portset, port)
+def rxqueues_ls(esx: EsxiHost, portset: str, port: int, path: str) -> Out:
+    found = esx.nic_by_port(portset, port)
     if not found or found[1]["type"] != "vmxnet3":
         return _missing("ls", path)
     return "".join(f"{q}/\n" for q in range(found[1]["rx_queues"])), "", 0
 
 
-def rxqueue_status(lab: Lab, portset: str, port: int, queue: int, path: str) -> Out:
-    found = lab.nic_by_port(portset, port)
+def rxqueue_status(esx: EsxiHost, portset: str, port: int, queue: int, path: str) -> Out:
+    found = esx.nic_by_port(portset, port)
     if not found or found[1]["type"] != "vmxnet3" or queue >= found[1]["rx_queues"]:
         return _missing("get", path)
     nic = found[1]
@@ -116,11 +117,11 @@ def rxqueue_status(lab: Lab, portset: str, port: int, queue: int, path: str) -> 
     return _node("status of a vmxnet3 vNIC rx queue", pairs), "", 0
 
 
-def esxcli_vm_list(lab: Lab) -> Out:
+def esxcli_vm_list(esx: EsxiHost) -> Out:
     """``esxcli network vm list``: column widths follow the longest value, the dash ruler under the
     header, World ID and Num Ports right-aligned, Networks a ", "-joined list (one per port)."""
     rows = [(str(vm["world_id"]), vm["name"], str(len(vm["nics"])), ", ".join(_NETWORK for _ in vm["nics"]))
-            for vm in lab.scenario["vms"]]
+            for vm in esx.vms]
     header = ("World ID", "Name", "Num Ports", "Networks")
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip(),
@@ -130,16 +131,16 @@ def esxcli_vm_list(lab: Lab) -> Out:
     return "\n".join(lines) + "\n", "", 0
 
 
-def esxcli_vm_ports(lab: Lab, world: int) -> Out:
+def esxcli_vm_ports(esx: EsxiHost, world: int) -> Out:
     """``esxcli network vm port list -w WORLD``: one 3-space-indented record per vNIC port, a blank
     line between records (tests/fixtures/host/esxcli_vm_port_list_rayd62_2178744.txt)."""
-    vm = lab.vm_by_world(world)
+    vm = esx.vm_by_world(world)
     if vm is None:  # esxcli's wording for an unknown world is not in any capture we have (inferred)
         return "", f"Error: Invalid World ID: {world}\n", 1
-    host = lab.scenario["host"]
+    host = esx.host
     records = []
     for nic in vm["nics"]:
-        uplink = lab.uplink(nic.get("uplink", DEFAULT_UPLINK))
+        uplink = esx.uplink(nic.get("uplink", DEFAULT_UPLINK))
         pairs = [("Port ID", nic["port"]), ("vSwitch", host["portset"]), ("Portgroup", _NETWORK), ("DVPort ID", ""),
                  ("MAC Address", nic["mac"]), ("IP Address", nic.get("ip") or "0.0.0.0"),
                  ("Team Uplink", uplink["client"] if uplink else "void"),
@@ -157,13 +158,13 @@ NIC_STATS_KEYS = (  # formats.md 3.5, in the order esxcli prints them (tests/fix
     "Transmit heartbeat errors", "Transmit window errors")
 
 
-def esxcli_nic_stats(lab: Lab, vmnic: str) -> Out:
+def esxcli_nic_stats(esx: EsxiHost, vmnic: str) -> Out:
     """``esxcli network nic stats get -n vmnicN``: the title line, then every counter cumulative
-    (start + rate x seconds since the lab started, scenarios.json host.uplinks)."""
-    uplink = lab.uplink(vmnic)
+    (start + rate x seconds since the lab started, the host's uplinks in scenarios.json)."""
+    uplink = esx.uplink(vmnic)
     if uplink is None:  # esxcli's wording for an unknown NIC is not in any capture we have (inferred)
         return "", f"Error: Unable to find NIC {vmnic}\n", 1
-    t = lab.elapsed
+    t = esx.elapsed
     body = "".join(f"   {key}: {uplink_counter(uplink, key, t)}\n" for key in NIC_STATS_KEYS)
     return f"NIC statistics for {vmnic}\n" + body, "", 0
 
@@ -175,11 +176,11 @@ _PORT_COUNTERS = ("Packets Transmitted/sec", "MBits Transmitted/sec", "Packets R
                   "MBits Received/sec", "% Outbound Packets Dropped", "% Received Packets Dropped")
 
 
-def _esxtop_columns(lab: Lab) -> list[tuple[str, object]]:
+def _esxtop_columns(esx: EsxiHost) -> list[tuple[str, object]]:
     """(counter path, value) pairs; values are the scenario's steady state."""
-    host, name = lab.scenario["host"], lab.scenario["host"]["name"]
-    cols: list[tuple[str, object]] = [(f"\\\\{name}\\Physical Cpu(_Total)\\% Processor Time", 41.5)]
-    for vm in lab.scenario["vms"]:
+    host, name = esx.host, esx.host["name"]
+    cols: list[tuple[str, object]] = [(f"\\\\{name}\\Physical Cpu(_Total)\\% Processor Time", float(host["cpu_used_pct"]))]
+    for vm in esx.vms:
         cpu, n = vm["cpu"], vm["num_cpu"]
         # scenario figures are per vCPU; a Group Cpu row sums its worlds (formats.md 1)
         run, ready, costop, limited = (cpu[k] * n for k in ("used_pct", "ready_pct", "costop_pct", "max_limited_pct"))
@@ -200,7 +201,7 @@ def _esxtop_columns(lab: Lab) -> list[tuple[str, object]]:
         values = (rates.get("Packets sent", 0.0), rates.get("Bytes sent", 0.0) * 8 / 1e6,
                   rates.get("Packets received", 0.0), rates.get("Bytes received", 0.0) * 8 / 1e6, 0.0, 0.0)
         cols += [(f"\\\\{name}\\Network Port({inst})\\{c}", float(v)) for c, v in zip(_PORT_COUNTERS, values)]
-    for vm in lab.scenario["vms"]:
+    for vm in esx.vms:
         for nic in vm["nics"]:
             rates = nic.get("rates_per_s", {})
             rx, drop = rates.get("pkts rx ok", 0.0), rates.get("running out of buffers", 0.0)
@@ -217,11 +218,11 @@ def _fmt(value: object) -> str:
     return str(value) if isinstance(value, int) else f"{value:.2f}"
 
 
-def esxtop(lab: Lab, delay: int, iterations: int) -> Out:
+def esxtop(esx: EsxiHost, delay: int, iterations: int) -> Out:
     """Batch mode: header at once, then one row per delay, really taking delay * iterations."""
     if delay < 1 or iterations < 1:
         return "", "esxtop: delay and iterations must be positive\n", 1
-    cols = _esxtop_columns(lab)
+    cols = _esxtop_columns(esx)
     buf = io.StringIO()
     writer = csv.writer(buf, quoting=csv.QUOTE_ALL, lineterminator="\n")
     writer.writerow(["(PDH-CSV 4.0) (UTC)(0)"] + [c for c, _ in cols])

@@ -2,6 +2,8 @@
 
 Counters are cumulative and advance in real time: value = start + rate * seconds since the lab
 started (scenarios.json ``counters_start`` / ``rates_per_s``), so two samples give real deltas.
+The lab has several ESXi hosts (scenarios.json ``hosts``); each VM runs on the one its ``host``
+names, and an ``EsxiHost`` is what one host sees: its own uplinks, ports and VMs only.
 """
 
 from __future__ import annotations
@@ -40,24 +42,43 @@ class Lab:
         return json.loads(path.read_text()) if path.exists() else {}
 
     def target(self, address: str) -> tuple[str, dict | None]:
-        """("esxi", None) for the host address, ("linux"|"windows", vm) for a guest NIC address."""
-        if address == self.scenario["host"]["address"]:
-            return "esxi", None
+        """("esxi", host) for a host's address, ("linux"|"windows", vm) for a guest NIC address."""
+        for host in self.scenario["hosts"]:
+            if address == host["address"]:
+                return "esxi", host
         for vm in self.scenario["vms"]:
             if any(nic.get("ip") == address for nic in vm["nics"]):
                 return vm["guest"]["os"], vm
         return "unknown", None
 
+    def esxi_host(self, host: dict) -> "EsxiHost":
+        return EsxiHost(self, host)
+
+
+@dataclass(frozen=True)
+class EsxiHost:
+    """One emulated ESXi host: its scenarios.json ``hosts`` entry and the VMs whose ``host`` names it."""
+    lab: Lab
+    host: dict
+
+    @property
+    def vms(self) -> list[dict]:
+        return [vm for vm in self.lab.scenario["vms"] if vm["host"] == self.host["name"]]
+
+    @property
+    def elapsed(self) -> float:
+        return self.lab.elapsed
+
     def vm_by_world(self, world: int) -> dict | None:
-        return next((vm for vm in self.scenario["vms"] if vm["world_id"] == world), None)
+        return next((vm for vm in self.vms if vm["world_id"] == world), None)
 
     def uplink(self, name: str) -> dict | None:
-        return next((u for u in self.scenario["host"]["uplinks"] if u["client"] == name), None)
+        return next((u for u in self.host["uplinks"] if u["client"] == name), None)
 
     def nic_by_port(self, portset: str, port: int) -> tuple[dict, dict] | None:
-        if portset != self.scenario["host"]["portset"]:
+        if portset != self.host["portset"]:
             return None
-        for vm in self.scenario["vms"]:
+        for vm in self.vms:
             for nic in vm["nics"]:
                 if nic["port"] == port:
                     return vm, nic

@@ -1,4 +1,4 @@
-"""What the lab's vCenter reports for a scenario VM: its performance counters, from model.py.
+"""What the lab's vCenter reports for a scenario VM or host: its performance counters, from model.py.
 
 The emulated ESXi host (esxi_out.py) prints cumulative counters that advance at the scenario's
 ``rates_per_s`` and esxtop percentages from the scenario's ``cpu``; vCenter's realtime statistics
@@ -12,6 +12,15 @@ are the same quantities summed per sample interval (20 s), so both come from one
   percentage x interval_s x 10 (20 s: pct x 200, domain.md 2); instances "0".."n-1", and ""
   (the sum over vCPUs, as vCenter sums them). ``cpu.usage.average``: hundredths of a percent.
 
+For a scenario host (``host_value``), from the counters its ``esxcli network nic stats get -n
+vmnicN`` prints (scenarios.json hosts[].uplinks):
+
+* ``net.droppedRx.summation``: "Receive packets dropped" + "Receive missed errors" gained over the
+  sample (frames the host counted as lost on receive); ``net.errorsRx.summation``: "Total receive
+  errors" gained. Instances: "vmnicN" per uplink, and "" (the sum over the host's uplinks).
+* ``cpu.usage.average``: the host's ``cpu_used_pct`` (esxtop Physical Cpu(_Total) % Processor
+  Time) in hundredths of a percent; instance "" only (the model has no per-pCPU figures).
+
 A sample stamped ``end`` covers (end - interval, end]. Times are seconds since the lab started and
 may be negative: the scenario is a steady state, so vCenter's history before the lab started shows
 the same rates. An e1000 vNIC without counters reports zeros, as its clientStats does.
@@ -19,7 +28,7 @@ the same rates. An e1000 vNIC without counters reports zeros, as its clientStats
 
 from __future__ import annotations
 
-from model import counter, tcp_counter
+from model import counter, tcp_counter, uplink_counter
 
 NET_COUNTERS = ("net.droppedRx.summation", "net.droppedTx.summation",
                 "net.packetsRx.summation", "net.packetsTx.summation")
@@ -66,3 +75,33 @@ def value(vm: dict, device_keys: list[int], name: str, instance: str, end: float
         return None
     per_vcpu = round(pct * interval_s * 10)
     return per_vcpu * vcpus if instance == "" else per_vcpu
+
+
+HOST_NET = {"net.droppedRx.summation": ("Receive packets dropped", "Receive missed errors"),
+            "net.errorsRx.summation": ("Total receive errors",)}  # vCenter counter -> esxcli nic stats keys
+HOST_COUNTERS = tuple(HOST_NET) + ("cpu.usage.average",)
+
+
+def host_instances(host: dict, name: str) -> list[str]:
+    """What a real vCenter expands instance "*" to for a host: the aggregate "" then one per vmnic."""
+    if name in HOST_NET:
+        return [""] + [uplink["client"] for uplink in host["uplinks"]]
+    return [""]
+
+
+def _uplink_gain(uplink: dict, keys: tuple[str, ...], t0: float, t1: float) -> int:
+    return sum(uplink_counter(uplink, key, t1) - uplink_counter(uplink, key, t0) for key in keys)
+
+
+def host_value(host: dict, name: str, instance: str, end: float, interval_s: int) -> int | None:
+    """The sample of ``name`` for the host's ``instance`` ending ``end`` seconds after the lab started;
+    None for a counter the model does not know or an instance the host does not have."""
+    if name in HOST_NET:
+        uplinks = {uplink["client"]: uplink for uplink in host["uplinks"]}
+        chosen = list(uplinks.values()) if instance == "" else [uplinks[instance]] if instance in uplinks else []
+        if not chosen:
+            return None
+        return sum(_uplink_gain(uplink, HOST_NET[name], end - interval_s, end) for uplink in chosen)
+    if name == "cpu.usage.average" and instance == "":
+        return round(host["cpu_used_pct"] * 100)
+    return None
