@@ -26,6 +26,8 @@ EXPECTED = {
     "healthy-vm": {"app-healthy01": "not-needed"},
     "windows-single-queue": {"win2012r2-file01": "enable-rss"},
     "e1000-adapter": {"legacy-e1000": "insufficient-evidence"},
+    "uplink-loss": {"iperf-uplink-loss": "drops-elsewhere"},
+    "v7-jumbo-ring": {"iperf-v7-jumbo": "raise-ring1"},
 }
 
 

@@ -9,11 +9,10 @@ import re
 from pathlib import Path
 
 from esxdiag.cli import main
+from esxdiag.result import VERDICTS
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-VERDICTS = ("raise-ring1", "raise-ring2", "cpu-limit-first", "cpu-contention-first", "at-max", "enable-rss",
-            "not-needed", "past-exhaustion-only", "insufficient-evidence")
 
 
 def example_table() -> list[tuple[str, str]]:
@@ -39,6 +38,9 @@ def test_the_example_table_says_what_each_golden_report_says():
         warnings = [f["rule"] for vm in golden["vms"] for f in vm["findings"] if f["severity"] == "warning"]
         for what in re.findall(r"\+ ([a-z-]+) warning", cell):
             assert any(what in rule for rule in warnings), (bundle, what, warnings)
+        criticals = [f["rule"] for vm in golden["vms"] for f in vm["findings"] if f["severity"] == "critical"]
+        for what in re.findall(r"\+ ([a-z-]+) critical", cell):
+            assert what in criticals, (bundle, what, criticals)
 
 
 def test_the_quick_start_prints_what_the_readme_promises(tmp_path, capsys):
