@@ -29,8 +29,10 @@ def event_moves(joiner, vm: str) -> tuple[Move, ...]:
 
 
 def port_segments(joiner, mac: str | None) -> list[tuple[str, object]]:
-    """Every (ESXi target, port) holding the MAC, in the order its counters were read (first reading's
-    time): more than one means the vNIC moved between the window's samples."""
+    """The (ESXi target, port) holding the MAC whose counters were read, in the order they were read
+    (first reading's time): more than one means the vNIC moved between the window's samples. A port
+    list naming the MAC on a host where nothing of it was read is no segment; when no port was read,
+    the first port found stands alone."""
     if not mac:
         return []
     found = []
@@ -39,15 +41,14 @@ def port_segments(joiner, mac: str | None) -> list[tuple[str, object]]:
             if norm_mac(port.mac) == mac:
                 found.append((target_id, port))
                 break
-    if len(found) < 2:
-        return found
-    return sorted(found, key=lambda pair: _first_read(joiner, *pair))
+    read = [(first, pair) for pair in found if (first := _first_read(joiner, *pair)) is not None]
+    return [pair for _, pair in sorted(read, key=lambda item: item[0])] or found[:1]
 
 
-def _first_read(joiner, target_id: str, port) -> str:
+def _first_read(joiner, target_id: str, port) -> str | None:
     times = [c.time.isoformat() for spec in ("vsish_rxsummary", "vsish_clientstats")
              for c in joiner.bundle.find(spec, target_id, portset=port.switch, port=str(port.port)) if c.time]
-    return min(times) if times else "~"  # a port without timed readings sorts last
+    return min(times) if times else None
 
 
 def sampled_move(joiner, segments: list[tuple[str, object]]) -> Move | None:

@@ -167,3 +167,27 @@ def test_a_reason_the_capture_does_not_print_is_not_reported_not_zero():
     (check,) = [c for c in doc["vms"][0]["checks"] if c["rule"] == "vmxnet3-drop-reasons"]
     assert "no drops for large-headers, sg-limit, page-absent" in check["reason"]
     assert "not reported by this host: mtu, truncation, steering, burst-queue" in check["reason"]
+
+
+def test_a_mac_listed_on_a_second_host_with_nothing_read_there_is_no_move(tmp_path):
+    import json
+    import shutil
+
+    bundle = tmp_path / "bundle"
+    shutil.copytree(SITUATIONS.parents[1] / ".." / "examples" / "iperf-test1-ring-exhaustion", bundle,
+                    ignore=shutil.ignore_patterns("report.*"))
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    manifest["targets"].append({"id": "esxi-esx9", "kind": "esxi", "address": None, "vm": None})
+    (bundle / "esxi-esx9").mkdir()
+    (bundle / "esxi-esx9" / "net_stats_list.txt").write_text(
+        "PortNum          Type SubType SwitchName       MACAddress         ClientName\n"
+        "33554999            5       9 vSwitch0         00:50:56:a6:55:f4  iperf-test1\n")
+    manifest["captures"].append({"spec": "net_stats_list", "target": "esxi-esx9", "file": "esxi-esx9/net_stats_list.txt",
+                                 "params": {}, "sample": None, "command": "net-stats -l",
+                                 "started": "2026-11-21T06:03:00.000Z", "ended": "2026-11-21T06:03:00.100Z",
+                                 "rc": 0, "error_kind": None, "error": None})
+    (bundle / "manifest.json").write_text(json.dumps(manifest))
+    result = analyze(bundle, dict(DEFAULT_THRESHOLDS))
+    vm = result.vms[0]
+    assert vm.vnics[0].ring_verdict == "raise-ring1" and vm.vnics[0].port == 33554464
+    assert not any(f.rule == "vmotion" for f in vm.findings)
