@@ -92,8 +92,14 @@ def cpu_from_esxtop(reading, name: str, vcpus: int | None) -> tuple[CpuFacts | N
         max_limited_pct=series["max_limited_pct"],
         swap_wait_pct={label: swap} if swap else {}, run_pct={label: run} if run else {},
         normalisation=how, bound=bound, bound_divisor=divisor, warnings=clean.warnings(f"esxtop {reading.file}"),
-        sample_s=record.interval_s,
+        sample_s=record.interval_s or _delay(reading),
     ), esxtop_vcpus
+
+
+def _delay(reading) -> float | None:
+    """The capture's -d DELAY when the rows' timestamps cannot say the interval (a spreadsheet re-save)."""
+    delay = reading.capture.params.get("delay")
+    return float(delay) if delay and delay.isdigit() and int(delay) > 0 else None
 
 
 def cpu_from_perf(reading, vcpus: int | None) -> CpuFacts | None:

@@ -30,7 +30,7 @@ def event_moves(joiner, vm: str) -> tuple[Move, ...]:
 
 def port_segments(joiner, mac: str | None) -> list[tuple[str, object]]:
     """The (ESXi target, port) holding the MAC whose counters were read, in the order they were read
-    (first reading's time): more than one means the vNIC moved between the window's samples. A port
+    (first reading's time; the sample numbers when a bundle does not say when): more than one means the vNIC moved between the window's samples. A port
     list naming the MAC on a host where nothing of it was read is no segment; when no port was read,
     the first port found stands alone."""
     if not mac:
@@ -42,13 +42,19 @@ def port_segments(joiner, mac: str | None) -> list[tuple[str, object]]:
                 found.append((target_id, port))
                 break
     read = [(first, pair) for pair in found if (first := _first_read(joiner, *pair)) is not None]
-    return [pair for _, pair in sorted(read, key=lambda item: item[0])] or found[:1]
+    timed = all(first[0] is not None for first, _ in read)  # the clock when every port has one, else sample order
+    read.sort(key=lambda item: (item[0][0] if timed else "", item[0][1]))
+    return [pair for _, pair in read] or found[:1]
 
 
-def _first_read(joiner, target_id: str, port) -> str | None:
-    times = [c.time.isoformat() for spec in ("vsish_rxsummary", "vsish_clientstats")
-             for c in joiner.bundle.find(spec, target_id, portset=port.switch, port=str(port.port)) if c.time]
-    return min(times) if times else None
+def _first_read(joiner, target_id: str, port) -> tuple[str | None, int] | None:
+    """(the earliest reading's time, its sample number) of the port's counters; None when none was read."""
+    caps = [c for spec in ("vsish_rxsummary", "vsish_clientstats")
+            for c in joiner.bundle.find(spec, target_id, portset=port.switch, port=str(port.port))]
+    if not caps:
+        return None
+    times = [c.time.isoformat() for c in caps if c.time]
+    return (min(times) if len(times) == len(caps) else None), min(c.sample or 0 for c in caps)
 
 
 def sampled_move(joiner, segments: list[tuple[str, object]]) -> Move | None:

@@ -191,3 +191,32 @@ def test_a_mac_listed_on_a_second_host_with_nothing_read_there_is_no_move(tmp_pa
     vm = result.vms[0]
     assert vm.vnics[0].ring_verdict == "raise-ring1" and vm.vnics[0].port == 33554464
     assert not any(f.rule == "vmotion" for f in vm.findings)
+
+
+def test_a_move_is_seen_from_sample_numbers_when_the_bundle_says_no_times(tmp_path):
+    import json
+    import shutil
+
+    bundle = tmp_path / "bundle"
+    shutil.copytree(SITUATIONS / "vmotion-sampled-on-two-hosts", bundle)
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    for cap in manifest["captures"]:
+        cap["started"] = cap["ended"] = None  # written by hand: no clock
+    (bundle / "manifest.json").write_text(json.dumps(manifest))
+    vm = analyze(bundle, dict(DEFAULT_THRESHOLDS)).vms[0]
+    move = next(f for f in vm.findings if f.rule == "vmotion")
+    assert "from esx0.lab.local to esx1.lab.local" in move.title and "33554464 -> port 67109400" in move.title
+    assert vm.vnics[0].port == 67109400
+
+
+def test_esxtop_coverage_falls_back_to_the_capture_delay(tmp_path):
+    import re
+    import shutil
+
+    bundle = tmp_path / "bundle"
+    shutil.copytree(SITUATIONS / "esxtop-short", bundle)
+    capture = next(bundle.glob("esxi-esx0.lab.local/esxtop_batch@*"))
+    # Excel damage: timestamps without seconds, so the rows cannot say their interval
+    capture.write_text(re.sub(r'"(\d\d/\d\d/\d{4} \d\d:\d\d):\d\d"', r'"\1"', capture.read_text()))
+    nic = to_jsonable(analyze(bundle, dict(DEFAULT_THRESHOLDS)))["vms"][0]["vnics"][0]
+    assert "6 s esxtop covered of the 60 s window" in nic["verdict"]["summary"]
