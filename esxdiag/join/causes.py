@@ -96,22 +96,30 @@ def uplinks(joiner, target_id: str | None, port, mac: str | None, host_name: str
     if target_id is None:
         return (), "the vNIC's host port was not found"
     team, mapping = _team_uplinks(joiner, target_id, port, mac)
-    out = []
-    for vmnic in team:
-        samples = joiner.r.samples("esxcli_nic_stats", target_id, vmnic=vmnic)
-        secs = window_seconds(samples, joiner.window)
-        counters = tuple(c for key in UPLINK_RX_KEYS
-                         if (c := counter(f"{vmnic} {key}", samples, lambda rec, k=key: rec.counters.get(k), secs,
-                                          key, notes)) is not None)
-        out.append(UplinkFacts(vmnic, host_name or target_id, mapping, counters,
-                               _host_perf_symptoms(joiner, host_name, vmnic)))
     if team:
-        return tuple(out), None
-    captured = sorted({c.params.get("vmnic") for c in joiner.bundle.find("esxcli_nic_stats", target_id)} - {None})
-    if not captured:
+        return tuple(_uplink(joiner, target_id, host_name, vmnic, mapping, notes) for vmnic in team), None
+    # which uplink carries the vNIC is not known: the host's uplinks that were read are kept (mapping None), so
+    # a loss on them is said as the host's, never as this vNIC's cause
+    read = {c.params.get("vmnic") for c in joiner.bundle.find("esxcli_nic_stats", target_id)}
+    for cap in joiner.bundle.find("vsphere_host_perf"):
+        reading = joiner.r.read(cap)
+        if reading is not None and reading.record.host == host_name:
+            read |= {s.instance for s in reading.record.series if s.instance}
+    host_links = tuple(_uplink(joiner, target_id, host_name, vmnic, None, notes) for vmnic in sorted(read - {None}))
+    if not host_links:
         return (), "not read (esxcli network vm port list -w WORLD, esxcli network nic stats get -n vmnicN)"
-    return (), (f"uplink counters were read for {', '.join(captured)}, but no esxcli network vm port list says "
-                "which of them carries this vNIC (Team Uplink)")
+    return host_links, (f"uplink counters were read for {', '.join(link.vmnic for link in host_links)}, but no "
+                        "esxcli network vm port list says which of them carries this vNIC (Team Uplink)")
+
+
+def _uplink(joiner, target_id: str, host_name: str | None, vmnic: str, mapping: str | None,
+            notes: list[str]) -> UplinkFacts:
+    samples = joiner.r.samples("esxcli_nic_stats", target_id, vmnic=vmnic)
+    secs = window_seconds(samples, joiner.window)
+    counters = tuple(c for key in UPLINK_RX_KEYS
+                     if (c := counter(f"{vmnic} {key}", samples, lambda rec, k=key: rec.counters.get(k), secs,
+                                      key, notes)) is not None)
+    return UplinkFacts(vmnic, host_name or target_id, mapping, counters, _host_perf_symptoms(joiner, host_name, vmnic))
 
 
 def _team_uplinks(joiner, target_id: str, port, mac: str | None) -> tuple[list[str], str]:

@@ -192,7 +192,7 @@ class UplinkFacts:
 
     vmnic: str
     host: str | None  # the host's name (or its target id in the bundle)
-    mapping: str  # how the vNIC was tied to this vmnic, for the report
+    mapping: str | None  # how the vNIC was tied to this vmnic; None: a host uplink not known to carry it
     counters: tuple[CounterWindow, ...] = ()  # esxcli network nic stats get: receive drops and errors
     symptoms: tuple[DropSymptom, ...] = ()  # vCenter host net.droppedRx / net.errorsRx for this vmnic
 

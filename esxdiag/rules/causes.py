@@ -53,15 +53,17 @@ def uplink_cause(link: UplinkFacts, t: dict[str, float]) -> Cause | None:
     parts = [f"{c.locator} +{c.delta:,}{_rate(c)}" for c in rising] or [
         f"{s.what} {s.observed:,.0f} in {len(s.present)} samples" for s in vcenter]
     where = f"{link.host} {link.vmnic}" if link.host else link.vmnic
+    carries = (Evidence(f"{link.vmnic} carries this vNIC", link.vmnic, None, None, None, None, link.mapping),
+               ) if link.mapping else ()
     return Cause("uplink", f"uplink loss on {where}: {', '.join(parts)}",
-                 tuple(c.evidence(t["uplink.drops"]) for c in rising) + tuple(s.evidence() for s in vcenter) +
-                 (Evidence(f"{link.vmnic} carries this vNIC", link.vmnic, None, None, None, None, link.mapping),),
+                 tuple(c.evidence(t["uplink.drops"]) for c in rising) + tuple(s.evidence() for s in vcenter) + carries,
                  (fix.uplink_loss(link.vmnic, [c.locator for c in rising]),))
 
 
 def rx_causes(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> list[Cause]:
-    """The causes other than the ring whose counters rose in the window, uplink first (the path's order)."""
-    out = [c for link in nic.uplinks if (c := uplink_cause(link, t)) is not None]
+    """The causes other than the ring whose counters rose in the window, uplink first (the path's order). An
+    uplink not known to carry the vNIC is no cause of its drops (the uplink-loss finding says it as the host's)."""
+    out = [c for link in nic.uplinks if link.mapping and (c := uplink_cause(link, t)) is not None]
     for cause, counter in nic.rx_reasons.items():
         if not _rising(counter, t["rx.other_drops"]):
             continue
@@ -77,10 +79,23 @@ def rx_causes(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> list[Cause]:
 
 
 def uplink_loss(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
-    causes = [c for link in nic.uplinks if (c := uplink_cause(link, t)) is not None]
+    causes = [c for link in nic.uplinks if link.mapping and (c := uplink_cause(link, t)) is not None]
+    host_only = [c for link in nic.uplinks if not link.mapping and (c := uplink_cause(link, t)) is not None]
+    if host_only and not causes:
+        return [Finding(
+            "uplink-loss", "warning", vm.name, nic.mac,
+            "Uplink loss on the host of " + (nic.label or nic.mac or "the vNIC") + ": " +
+            "; ".join(c.words.split(": ", 1)[0].replace("uplink loss on ", "") for c in host_only)
+            + " (not known to carry this vNIC)",
+            "; ".join(c.words for c in host_only) + ". These frames are lost on the host's physical NIC, before "
+            "the vSwitch. Whether this vNIC's traffic uses that uplink is not known: esxcli network vm port list -w "
+            "WORLD (Team Uplink) says; if it does, no vNIC ring can help these frames.",
+            evidence=tuple(e for c in host_only for e in c.evidence), remediation=host_only[0].remediation)]
     if not causes:
         if nic.uplinks:
             names = ", ".join(link.vmnic for link in nic.uplinks)
+            if not any(link.mapping for link in nic.uplinks):
+                names = f"the host's uplinks {names} (which carries this vNIC is not known)"
             read = any(link.counters or link.symptoms for link in nic.uplinks)
             return [RuleCheck("uplink-loss", "pass" if read else "skip",
                               f"no receive loss on {names}" if read else f"{names}: no uplink counters were read",

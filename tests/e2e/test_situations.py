@@ -220,3 +220,20 @@ def test_esxtop_coverage_falls_back_to_the_capture_delay(tmp_path):
     capture.write_text(re.sub(r'"(\d\d/\d\d/\d{4} \d\d:\d\d):\d\d"', r'"\1"', capture.read_text()))
     nic = to_jsonable(analyze(bundle, dict(DEFAULT_THRESHOLDS)))["vms"][0]["vnics"][0]
     assert "6 s esxtop covered of the 60 s window" in nic["verdict"]["summary"]
+
+
+def test_an_uplink_not_known_to_carry_the_vnic_is_the_hosts_loss_not_its_cause(tmp_path):
+    import json
+    import shutil
+
+    bundle = tmp_path / "bundle"
+    shutil.copytree(SITUATIONS / "uplink-loss", bundle)
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    manifest["captures"] = [c for c in manifest["captures"] if c["spec"] not in ("esxcli_vm_ports", "esxcli_vm_list")]
+    (bundle / "manifest.json").write_text(json.dumps(manifest))
+    doc = to_jsonable(analyze(bundle, dict(DEFAULT_THRESHOLDS)))
+    nic = vnic(doc)
+    assert nic["ring_verdict"] != "drops-elsewhere" and nic["verdict"]["causes"] == []
+    (finding,) = [f for f in doc["vms"][0]["findings"] if f["rule"] == "uplink-loss"]
+    assert finding["severity"] == "warning" and "vmnic1" in finding["title"]
+    assert "not known to carry this vNIC" in finding["title"] and "vmnic0" not in finding["title"]
