@@ -35,6 +35,7 @@ class Cause:
     words: str  # what happened, with the numbers
     evidence: tuple[Evidence, ...]
     remediation: tuple[Remediation, ...] = ()
+    place: str = ""  # where the loss is, for titles: "esx0 vmnic1"
 
 
 def _rising(c: CounterWindow | None, minimum: float) -> bool:
@@ -57,7 +58,7 @@ def uplink_cause(link: UplinkFacts, t: dict[str, float]) -> Cause | None:
                ) if link.mapping else ()
     return Cause("uplink", f"uplink loss on {where}: {', '.join(parts)}",
                  tuple(c.evidence(t["uplink.drops"]) for c in rising) + tuple(s.evidence() for s in vcenter) + carries,
-                 (fix.uplink_loss(link.vmnic, [c.locator for c in rising]),))
+                 (fix.uplink_loss(link.vmnic, [c.locator for c in rising]),), where)
 
 
 def rx_causes(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> list[Cause]:
@@ -81,35 +82,35 @@ def rx_causes(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> list[Cause]:
 def uplink_loss(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
     causes = [c for link in nic.uplinks if link.mapping and (c := uplink_cause(link, t)) is not None]
     host_only = [c for link in nic.uplinks if not link.mapping and (c := uplink_cause(link, t)) is not None]
-    if host_only and not causes:
-        return [Finding(
-            "uplink-loss", "warning", vm.name, nic.mac,
-            "Uplink loss on the host of " + (nic.label or nic.mac or "the vNIC") + ": " +
-            "; ".join(c.words.split(": ", 1)[0].replace("uplink loss on ", "") for c in host_only)
-            + " (not known to carry this vNIC)",
-            "; ".join(c.words for c in host_only) + ". These frames are lost on the host's physical NIC, before "
-            "the vSwitch. Whether this vNIC's traffic uses that uplink is not known: esxcli network vm port list -w "
-            "WORLD (Team Uplink) says; if it does, no vNIC ring can help these frames.",
-            evidence=tuple(e for c in host_only for e in c.evidence), remediation=host_only[0].remediation)]
-    if not causes:
-        if nic.uplinks:
-            names = ", ".join(link.vmnic for link in nic.uplinks)
-            if not any(link.mapping for link in nic.uplinks):
-                names = f"the host's uplinks {names} (which carries this vNIC is not known)"
-            read = any(link.counters or link.symptoms for link in nic.uplinks)
-            return [RuleCheck("uplink-loss", "pass" if read else "skip",
-                              f"no receive loss on {names}" if read else f"{names}: no uplink counters were read",
-                              nic.mac)]
+    if causes:
+        worst = max((c for link in nic.uplinks if link.mapping for c in link.counters if c.rate_per_s is not None),
+                    key=lambda c: c.rate_per_s, default=None)
+        critical = worst is not None and worst.rate_per_s > t["uplink.drops_per_s_critical"]
+        return [_uplink_finding(vm, nic, causes, "critical" if critical else "warning",
+                                f"Uplink loss on the path of {nic.label or nic.mac}: ", "",
+                                "These frames are lost on the physical NIC, before the vSwitch: no vNIC ring can "
+                                "help them, and every VM on this uplink loses them too.")]
+    if host_only:
+        return [_uplink_finding(vm, nic, host_only, "warning", f"Uplink loss on the host of {nic.label or nic.mac}: ",
+                                " (not known to carry this vNIC)",
+                                "These frames are lost on the host's physical NIC, before the vSwitch. Whether this "
+                                "vNIC's traffic uses that uplink is not known: esxcli network vm port list -w WORLD "
+                                "(Team Uplink) says; if it does, no vNIC ring can help these frames.")]
+    if not nic.uplinks:
         return [RuleCheck("uplink-loss", "skip", nic.uplinks_unknown or "the vNIC's uplink is not known", nic.mac)]
-    worst = max((c for link in nic.uplinks for c in link.counters if c.rate_per_s is not None),
-                key=lambda c: c.rate_per_s, default=None)
-    severity = "critical" if worst is not None and worst.rate_per_s > t["uplink.drops_per_s_critical"] else "warning"
-    return [Finding(
-        "uplink-loss", severity, vm.name, nic.mac, f"Uplink loss on the path of {nic.label or nic.mac}: " +
-        "; ".join(c.words.split(": ", 1)[0].replace("uplink loss on ", "") for c in causes),
-        "; ".join(c.words for c in causes) + ". These frames are lost on the physical NIC, before the vSwitch: "
-        "no vNIC ring can help them, and every VM on this uplink loses them too.",
-        evidence=tuple(e for c in causes for e in c.evidence), remediation=causes[0].remediation)]
+    names = ", ".join(link.vmnic for link in nic.uplinks)
+    if not any(link.mapping for link in nic.uplinks):
+        names = f"the host's uplinks {names} (which carries this vNIC is not known)"
+    read = any(link.counters or link.symptoms for link in nic.uplinks)
+    return [RuleCheck("uplink-loss", "pass" if read else "skip",
+                      f"no receive loss on {names}" if read else f"{names}: no uplink counters were read", nic.mac)]
+
+
+def _uplink_finding(vm: VmFacts, nic: VnicFacts, causes: list[Cause], severity: str, title: str, after: str,
+                    meaning: str) -> Finding:
+    return Finding("uplink-loss", severity, vm.name, nic.mac, title + "; ".join(c.place for c in causes) + after,
+                   "; ".join(c.words for c in causes) + ". " + meaning,
+                   evidence=tuple(e for c in causes for e in c.evidence), remediation=causes[0].remediation)
 
 
 def other_rx_drops(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
