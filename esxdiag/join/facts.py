@@ -258,7 +258,6 @@ class VnicFacts:
     guest_queue_oob: dict[int, CounterWindow] = field(default_factory=dict)  # guest pkts rx OOB per rx queue
     device_version: str | None = None  # vmxnet3 device: "v7" (ESXi 8, VM hardware 20+), "pre-v7", None unknown
     device_version_why: str | None = None  # what says so, or why it is unknown
-    host: str | None = None  # the host whose port the counters come from (the end of the window)
     move: Move | None = None  # the vNIC's MAC on ports of two hosts within the window
 
 
@@ -284,4 +283,3 @@ class VmFacts:
     hardware_version: str | None = None  # config.version ("vmx-20")
     esxi_version: str | None = None  # the host's ESXi version ("8.0.2"), from vCenter or vmware -vl
     moves: tuple[Move, ...] = ()  # host changes inside the window (vCenter events, or two hosts' captures)
-    window_s: float | None = None

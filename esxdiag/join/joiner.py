@@ -164,7 +164,7 @@ class Joiner:
             inventory_file=inventory.file if inventory else None, cpu=cpu, retransmits=retrans,
             segments_sent=segs, vnics=vnics, missing=tuple(missing), notes=tuple(notes),
             latency_sensitivity=inv.latency_sensitivity if inv else None,
-            hardware_version=hardware, esxi_version=esxi, moves=moves, window_s=self.window,
+            hardware_version=hardware, esxi_version=esxi, moves=moves,
         )
 
     def esxi_version(self) -> str | None:
@@ -254,7 +254,6 @@ class Joiner:
             tx={**port_tx(self, target_id, port, notes), **guest_facts["tx"]},
             tx_symptoms=port_tx_symptoms(esxtop, port), move=sampled_move(self, segments),
             guest_queue_oob=guest_facts["queue_oob"], device_version=version, device_version_why=version_why,
-            host=host_name,
         )
 
     def host_name(self, target_id: str | None) -> str | None:
