@@ -36,11 +36,15 @@ def calm_line(document: dict) -> str:
     """Said when no VM scanned needs attention: "No VM needs attention" only when the whole fleet
     asked for was scanned and held VMs."""
     vms, missing = len(document["vms"]), len(document["not_scanned"])
+    starting = sum(v["status"] == "starting" for v in document["vcenters"])
     if not vms:
         return "0 VMs scanned: no VM was assessed, so none can be called healthy."
     if missing:
         return (f"None of the {vms} VMs scanned needs attention in this window; the VMs of the {missing} "
                 f"vCenter{'' if missing == 1 else 's'} not scanned were not assessed.")
+    if starting:
+        return (f"None of the {vms} VMs scanned needs attention in this window; the VMs of the {starting} "
+                f"vCenter{'' if starting == 1 else 's'} whose first cycle has not finished are not assessed yet.")
     return "No VM needs attention in this window."
 
 
@@ -59,6 +63,8 @@ def render_fleet_text(document: dict, top: int = 10) -> str:
                  f"window {document['snapshot']['window_s']:g} s, collected {document['snapshot']['collected_at']}")
     lines.append("  " + " | ".join(f"{c} {document['counts'].get(c, 0)}" for c in FLEET_CLASSES))
     for v in document["vcenters"]:
+        if v["status"] == "starting":
+            lines.append(f"  {safe_text(v['name'])}: starting, its first cycle has not finished yet")
         if v["status"] == "scanned" and v.get("migration_events_error"):
             lines.append(f"  {safe_text(v['name'])}: migration events not read "
                          f"({safe_text(v['migration_events_error'])}): VMs that moved in the window are not marked")

@@ -7,7 +7,9 @@ two equal).
 
 vCenters without a report of their own (``missing``) are listed as not scanned, with why. A
 vCenter whose last cycle failed but that has an older report is ``stale``: its rows stay, its entry
-in ``not_scanned`` says since when (``stale_since``) and why.
+in ``not_scanned`` says since when (``stale_since``) and why. A vCenter whose first cycle has not
+ended (``starting``) has failed nothing: its ``vcenters`` entry says ``starting``, and it is not
+in ``not_scanned``.
 """
 
 from __future__ import annotations
@@ -28,11 +30,16 @@ def failed_status(name: str, url: str, error: str, kind: str) -> dict:
             "unmatched_filters": []}
 
 
+def starting_status(name: str, url: str) -> dict:
+    """The vCenter entry of one whose first cycle has not ended: not scanned yet, not failed."""
+    return dict(failed_status(name, url, f"{name}: first cycle not finished yet", None), status="starting")
+
+
 def merge_reports(documents: list[dict], missing: list[dict], stale: dict[str, dict], thresholds: dict,
-                  window_s: float, filters: dict) -> dict:
+                  window_s: float, filters: dict, starting: list[dict] = ()) -> dict:
     """documents: one report per vCenter (its last good one); missing: failed_status entries of the
     vCenters without one; stale: vCenter name -> {"since", "error", "error_kind"} for documents
-    whose vCenter's last cycle failed."""
+    whose vCenter's last cycle failed; starting: starting_status entries."""
     statuses = [{k: list(v) if isinstance(v, tuple) else v for k, v in d["vcenters"][0].items()}  # as in JSON
                 for d in documents] + missing
     collected = sorted(d["snapshot"]["collected_at"] for d in documents)
@@ -51,7 +58,7 @@ def merge_reports(documents: list[dict], missing: list[dict], stale: dict[str, d
                               for why in [stale[name]]]
     merged["vcenters"] = [dict(v, status="stale", error=f"last cycle failed: {stale[v['name']]['error']}; figures "
                                f"from its last good scan, {stale[v['name']]['since']}")
-                          if v["name"] in stale else v for v in merged["vcenters"]]
+                          if v["name"] in stale else v for v in merged["vcenters"]] + list(starting)
     deep = [d["deep"] for d in documents if d.get("deep")]
     merged["deep"] = {"hosts": [h for x in deep for h in x["hosts"]], "vms": [v for x in deep for v in x["vms"]]} \
         if deep else None

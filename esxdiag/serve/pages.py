@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from html import escape
 from urllib.parse import quote
 
-from esxdiag.fleet.merge import failed_status, merge_reports
+from esxdiag.fleet.merge import failed_status, merge_reports, starting_status
 from esxdiag.reports.formats import FLEET, HISTORY, RenderContext
 from esxdiag.serve.state import State, VcenterState
 from esxdiag.serve.store import Store
@@ -27,6 +27,13 @@ VM_PAGE_RESULTS = 500  # past results on a VM's page (a day and a half at 300 s)
 
 def iso(ts: float | None) -> str | None:
     return None if ts is None else datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def vcenter_status(entry: VcenterState) -> str:
+    """starting (its first cycle has not ended), ok, stale (failed, older figures shown) or failed."""
+    if entry.last_ok is None:
+        return "starting"
+    return "ok" if entry.last_ok else "stale" if entry.stale else "failed"
 
 
 def vm_href(row: dict) -> str:
@@ -45,17 +52,17 @@ class Pages:
     _key: tuple = ()
     _rendered: dict = field(default_factory=dict)
 
-    def _missing_and_stale(self, entries: list[VcenterState]) -> tuple[list[dict], dict]:
-        missing, stale = [], {}
+    def _missing_stale_starting(self, entries: list[VcenterState]) -> tuple[list[dict], dict, list[dict]]:
+        missing, stale, starting = [], {}, []
         for e in entries:
             if e.document is None and e.last_ok is None:
-                missing.append(failed_status(e.name, e.url, f"{e.name}: first cycle not finished yet", "pending"))
+                starting.append(starting_status(e.name, e.url))
             elif e.document is None:
                 missing.append(failed_status(e.name, e.url, e.last_error or f"{e.name}: not scanned",
                                              e.last_error_kind or "unknown"))
             elif e.stale:
                 stale[e.name] = {"since": iso(e.good_ts), "error": e.last_error, "error_kind": e.last_error_kind}
-        return missing, stale
+        return missing, stale, starting
 
     def fleet(self, fmt: str) -> bytes:
         """The merged fleet report in a FLEET format, rendered once per change of the state; before
@@ -69,9 +76,10 @@ class Pages:
         with self._lock:
             if len(key) != len(self._key) or any(a[0] != b[0] or a[1] is not b[1] or a[2:] != b[2:]
                                                  for a, b in zip(key, self._key)):
-                missing, stale = self._missing_and_stale(entries)
+                missing, stale, starting = self._missing_stale_starting(entries)
                 documents = [e.document for e in entries if e.document is not None]
-                merged = merge_reports(documents, missing, stale, self.thresholds, self.window_s, self.filters)
+                merged = merge_reports(documents, missing, stale, self.thresholds, self.window_s, self.filters,
+                                       starting)
                 if history_error:
                     merged["snapshot"]["notes"].insert(0, f"Degraded: the history is not written ({history_error}); "
                                                           "the VM pages' past stops at its last good write.")
@@ -123,6 +131,7 @@ class Pages:
             degraded.append(f"history: {self.state.history_error}")
         status = "degraded" if degraded else "starting" if any(e.last_ok is None for e in entries) else "ok"
         return {"status": status, "degraded": degraded, "history_error": self.state.history_error, "vcenters": [
-            {"vcenter": e.name, "last_ok": e.last_ok, "stale": e.stale, "running": e.running,
+            {"vcenter": e.name, "status": vcenter_status(e), "last_ok": e.last_ok, "stale": e.stale,
+             "running": e.running,
              "last_cycle": iso(e.last_ts), "last_good_cycle": iso(e.good_ts), "error": e.last_error}
             for e in entries]}

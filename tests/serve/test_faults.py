@@ -103,6 +103,26 @@ def test_before_the_first_cycle_the_page_and_healthz_say_starting(tmp_path, star
     assert (health["status"], health["degraded"]) == ("starting", [])
 
 
+def test_a_vcenter_waiting_for_its_first_cycle_reads_as_starting_beside_a_finished_one(tmp_path, fleet_document,
+                                                                                      start_web):
+    """Not the red "not scanned" banner of a failed vCenter: it has failed nothing yet."""
+    good = fleet_document("vc1:443", [vm("ring01", "vm-1", drops=300)])
+    state = State([VcenterState("vc1:443", VC.url, 300, document=good, good_ts=1_790_000_000.0, last_ok=True),
+                   VcenterState("vc2:443", "https://vc2/sdk", 300)])
+    server = start_web(state, Store(tmp_path / "h.sqlite", 3), tmp_path / "data", load_web_config(None))
+    status, body = get(server, "/")
+    assert status == 200 and b"ring01" in body
+    assert b'<p class="starting"><strong>Starting: vc2:443</strong>' in body
+    assert b"Not scanned" not in body and b'class="failed"' not in body and b"1 of 2 vCenter(s)" in body
+    text = get(server, "/fleet.txt")[1].decode()
+    assert "not scanned" not in text and "vc2:443: starting, its first cycle has not finished yet" in text
+    report = json.loads(get(server, "/fleet.json")[1])
+    assert report["not_scanned"] == [] and [v["status"] for v in report["vcenters"]] == ["scanned", "starting"]
+    health = json.loads(get(server, "/healthz")[1])
+    assert (health["status"], health["degraded"]) == ("starting", [])
+    assert [v["status"] for v in health["vcenters"]] == ["ok", "starting"]
+
+
 def test_healthz_is_degraded_naming_the_vcenter_that_failed(web_server):
     health = json.loads(get(web_server, "/healthz")[1])
     assert health["status"] == "degraded" and health["degraded"] == ["vc2:443: unreachable (refused)"]
