@@ -7,6 +7,7 @@ import argparse
 import fnmatch
 import shlex
 import sys
+import time
 from pathlib import Path
 
 from esxdiag.bundle import create_unique, stamp
@@ -15,13 +16,17 @@ from esxdiag.cli.output import emit, fail_on_code
 from esxdiag.collectors.credentials import DEFAULT_CONFIG
 from esxdiag.config import load_thresholds
 from esxdiag.errors import EXIT_COLLECTION, EXIT_FINDINGS, EXIT_OK, EsxdiagError
-from esxdiag.fleet.analysis import build_report, tripped, worst_severity
-from esxdiag.fleet.history import changes_and_record, default_path, vm_history
-from esxdiag.fleet.snapshot import Snapshot, load_snapshot, snapshot_from_dict, write_snapshot
+from esxdiag.fleet.analysis import tripped, worst_severity
+from esxdiag.fleet.history import HistoryError, changes_and_record, default_path, vm_history
+from esxdiag.fleet.snapshot import Snapshot, load_snapshot
 from esxdiag.reports.fleet_text import headline
 from esxdiag.reports.formats import FLEET, HISTORY, RenderContext
 from esxdiag.result import SEVERITIES
-from esxdiag.scanning import check_fleet_options, fleet_credentials, run_deep, scan_options, tls_warnings
+from esxdiag.scanning.deep import DeepPlan, choose
+from esxdiag.scanning.options import (check_fleet_options, fleet_credentials, proof_max_age, scan_options,
+                                      tls_warnings)
+from esxdiag.scanning.proofs import proofs_in_history
+from esxdiag.scanning.run import Proofs, run_scan
 from esxdiag.terminal import safe_text
 
 SNAPSHOT_FILE = "snapshot.json"  # in the scan's own folder
@@ -102,6 +107,10 @@ def add_fleet_options(s: argparse.ArgumentParser) -> None:
     s.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
                    help="per-request timeout (default: %(default)g)")
     add_deep_options(s)
+    s.add_argument("--proof-max-age", type=float, metavar="SECONDS",
+                   help="a VM proven ring-exhausted by a deep check keeps that class in later scans (read from the "
+                   "history) while the check is younger than SECONDS and its vCenter drops go on (default: twice "
+                   f"serve's --deep-recheck, {proof_max_age(None):g})")
 
 
 def _check(args: argparse.Namespace) -> None:
@@ -124,17 +133,6 @@ def _progress(quiet: bool):
             shown[0] = done * 4 // total
             print(f"scanning: {done} of {total} VMs", file=sys.stderr, flush=True)
     return show
-
-
-def _scan(args: argparse.Namespace, targets: list) -> dict:
-    from esxdiag.collectors.fleet import scan  # pyvmomi: only when a scan goes to the network
-
-    data = scan(targets, scan_options(args), _progress(args.quiet))
-    if not args.quiet:
-        total_requests = sum(v["requests"] for v in data["vcenters"])
-        print(f"\rscanned {len(data['vms'])} VMs in {len(targets)} vCenter(s), {total_requests} requests",
-              file=sys.stderr)
-    return data
 
 
 def _folder(args: argparse.Namespace, live: bool, deep: bool) -> Path | None:
@@ -185,13 +183,13 @@ def check_filters(snapshot: Snapshot, path: Path) -> None:
         raise EsxdiagError(f"{' '.join(given)}: matched no VM{together} in the scanned vCenter(s) (snapshot {path})")
 
 
-def _deep_dir(args: argparse.Namespace, folder: Path | None, report_dir: Path):
-    """Where the deep-check bundles go, created when the first is needed."""
+def _deep_dir(args: argparse.Namespace, folder: Path | None, report_dir: Path) -> Path:
+    """Where the deep-check bundles go (asked when the first is needed)."""
     if args.deep_dir:
-        return lambda: args.deep_dir
+        return args.deep_dir
     if folder is not None:
-        return lambda: folder / "deep"
-    return lambda: create_unique(report_dir, f"esxdiag-deep-{stamp()}")
+        return folder / "deep"
+    return create_unique(report_dir, f"esxdiag-deep-{stamp()}")
 
 
 def _say(document: dict, written: Path | None, quiet: bool) -> None:
@@ -212,38 +210,55 @@ def cmd_scan(args: argparse.Namespace) -> int:
     deep = bool(args.deep or args.deep_vm)
     if deep and args.snapshot:
         raise EsxdiagError("--deep/--deep-vm need a live scan (the SSH sampling happens now), not --snapshot")
-    targets, folder = [], None
+    place: dict = {}  # this scan's own folder, once known (_folder)
     if args.snapshot:
-        snapshot, path = load_snapshot(args.snapshot), args.snapshot
-        check_filters(snapshot, path)
-        folder = _folder(args, live=False, deep=False)
+        saved, targets = (load_snapshot(args.snapshot), args.snapshot), []
     else:
-        targets = fleet_credentials(args)
+        saved, targets = None, fleet_credentials(args)
         for warning in tls_warnings(args, targets) if not args.quiet else ():  # --quiet: one line or none
             print(safe_text(f"esxdiag: {warning}"), file=sys.stderr)
-        data = _scan(args, targets)
-        folder = _folder(args, live=True, deep=deep)
-        path = write_snapshot(data, _snapshot_path(args, folder))  # before any analysis
-        snapshot = snapshot_from_dict(data, str(path))
+    history = None if args.no_history or args.snapshot else (args.history or default_path())
+    max_age = proof_max_age(args.proof_max_age)
+    proofs = Proofs(proofs_in_history(history, [f"{c.host}:{c.port}" for c in targets], time.time(), max_age),
+                    max_age) if history else None
+
+    def snapshot_path(data: dict) -> Path:
         if not args.quiet:
+            requests = sum(v["requests"] for v in data["vcenters"])
+            print(f"\rscanned {len(data['vms'])} VMs in {len(targets)} vCenter(s), {requests} requests",
+                  file=sys.stderr)
+        place["folder"] = _folder(args, live=True, deep=deep)
+        return _snapshot_path(args, place["folder"])  # written before any analysis
+
+    def on_snapshot(snapshot: Snapshot, path: Path) -> None:
+        if not args.quiet and not saved:
             print(safe_text(f"snapshot: {path.resolve()}"), file=sys.stderr)
         check_filters(snapshot, path)
-    default_file = FLEET.formats[args.format].default_file
-    output = Path(args.output) if args.output else (folder / default_file if folder and default_file else None)
-    document = build_report(snapshot, thresholds, str(path))
-    reached = True
-    if deep:
-        report_dir = output.parent if output else (folder or Path("."))  # deep links are relative to it
-        reached = run_deep(args, document, snapshot, thresholds, targets, report_dir,
-                           _deep_dir(args, folder, report_dir))
-    if not args.no_history and not args.snapshot:
-        document["changes"] = changes_and_record(args.history or default_path(), document)
-    written = emit(FLEET, args.format, document, output, RenderContext(top=args.top), quiet=args.quiet)
+        if saved:
+            place["folder"] = _folder(args, live=False, deep=False)
+
+    def output() -> Path | None:
+        default_file = FLEET.formats[args.format].default_file
+        folder = place["folder"]
+        return Path(args.output) if args.output else (folder / default_file if folder and default_file else None)
+
+    def report_dir() -> Path:  # deep links are relative to it
+        return output().parent if output() else (place["folder"] or Path("."))
+
+    plan = DeepPlan(args, lambda document: choose(document, args.deep, args.deep_vm), report_dir,
+                    lambda: _deep_dir(args, place["folder"], report_dir())) if deep else None
+    scanned = run_scan(targets, None if saved else scan_options(args), thresholds, snapshot_path, saved=saved,
+                       progress=_progress(args.quiet), on_snapshot=on_snapshot, deep=plan, proofs=proofs,
+                       record=(lambda document: changes_and_record(history, document)) if history else None)
+    if scanned.history_error:
+        raise HistoryError(scanned.history_error)
+    document = scanned.document
+    written = emit(FLEET, args.format, document, output(), RenderContext(top=args.top), quiet=args.quiet)
     _say(document, written, args.quiet)
     code = fail_on_code(args.fail_on, worst_severity(document))
     if code == EXIT_FINDINGS and not args.quiet:  # --quiet: one line or none
         print(tripped_words(document, args.fail_on), file=sys.stderr)
-    return EXIT_COLLECTION if document["not_scanned"] or not reached else code
+    return EXIT_COLLECTION if document["not_scanned"] or scanned.unreached_hosts else code
 
 
 def tripped_words(document: dict, severity: str, shown: int = 20) -> str:

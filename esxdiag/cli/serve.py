@@ -1,5 +1,5 @@
 """`esxdiag serve`: watch whole vCenters continuously (esxdiag.serve). The vCenters, logins,
-filters, thresholds and deep check are `scan`'s own options (esxdiag.cli.scan.add_fleet_options)."""
+filters, thresholds, deep check and proofs are `scan`'s own options (esxdiag.cli.scan.add_fleet_options)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pathlib import Path
 
 from esxdiag.cli.scan import HISTORY_HELP, history_default_help, add_fleet_options
 from esxdiag.errors import EXIT_OK
+from esxdiag.scanning.options import DEEP_RECHECK_S
 
 DEFAULT_LISTEN = "127.0.0.1:9683"
 
@@ -47,13 +48,9 @@ def register(sub) -> None:
     w.add_argument("--deep-hosts", type=int, default=2, metavar="N",
                    help="SSH budget: ESXi hosts deep-checked per cycle of a vCenter (default: %(default)s); only "
                    "hosts with a --deep-host-ssh login; one deep check at a time in the process")
-    w.add_argument("--deep-recheck", type=float, default=3600.0, metavar="SECONDS",
+    w.add_argument("--deep-recheck", type=float, default=DEEP_RECHECK_S, metavar="SECONDS",
                    help="a VM deep-checked less than SECONDS ago leaves its turn to the next suspect; its result "
                    "is shown for --proof-max-age (default: %(default)g)")
-    w.add_argument("--proof-max-age", type=float, metavar="SECONDS",
-                   help="a VM proven ring-exhausted by a deep check keeps that class in later cycles while the "
-                   "check is younger than SECONDS and its vCenter drops go on (default: twice --deep-recheck); "
-                   "also how long a deep check is shown")
     w.add_argument("--shutdown-grace", type=float, default=5.0, metavar="SECONDS",
                    help="on SIGTERM, how long a running cycle may take to stop before it is abandoned "
                    "(default: %(default)g)")
@@ -62,6 +59,8 @@ def register(sub) -> None:
     for action in s._actions:  # the deep-check options are scan's; serve keeps its bundles itself
         if action.dest == "deep_dir":
             action.help = "not for serve: bundles go under --data-dir/deep"
+        elif action.dest == "proof_max_age":
+            action.help += "; in serve also how long a deep check is shown"
     s.set_defaults(func=cmd_serve, quiet=False)  # quiet: run_deep's progress lines go to the log
 
 

@@ -1,6 +1,11 @@
 """Scan history in SQLite: each scan's status and per-VM class and rates, what changed since the
 previous scan, and one VM's past. Default file: <user data dir>/esxdiag/history.sqlite (platformdirs).
 
+Each scan's deep checks (the fleet report's ``deep.vms``, each with when it ended) are kept in
+``deep_checks``, and each VM row says when the deep check its class rests on was made
+(``proven_at``): a later scan keeps a proof while it is valid (esxdiag.scanning.proofs), and
+`esxdiag history` shows when it was proven.
+
 Each scan is recorded with its status: ``complete`` (every vCenter asked for was scanned),
 ``partial`` (some were not: ``not_scanned`` lists them and why) or ``failed`` (none was). "Since
 the previous scan" compares only with a complete scan of the same filters whose vCenters include
@@ -29,11 +34,19 @@ CREATE TABLE IF NOT EXISTS vm_results (
     class TEXT NOT NULL, severity TEXT, score REAL, drops_per_s REAL, drops_per_1000 REAL, ready_worst_pct REAL,
     PRIMARY KEY (scan_id, vcenter, moid));
 CREATE INDEX IF NOT EXISTS vm_results_name ON vm_results(name);
+CREATE TABLE IF NOT EXISTS deep_checks (
+    vcenter TEXT NOT NULL, moid TEXT NOT NULL, name TEXT NOT NULL, checked_at TEXT NOT NULL,
+    verdicts TEXT NOT NULL, worst_severity TEXT, report TEXT, error TEXT, vnics TEXT NOT NULL,
+    PRIMARY KEY (vcenter, moid, checked_at));
+CREATE INDEX IF NOT EXISTS deep_checks_checked ON deep_checks(checked_at);
 """
-# columns added since the first schema: (name, declaration, how existing rows are filled)
-_ADDED = (("status", "TEXT NOT NULL DEFAULT 'unknown'",
+# columns added since the first schema: (table, name, declaration, how existing rows are filled)
+_ADDED = (("scans", "status", "TEXT NOT NULL DEFAULT 'unknown'",
            "UPDATE scans SET status = 'failed' WHERE vcenters = '[]'"),
-          ("not_scanned", "TEXT NOT NULL DEFAULT '[]'", None))
+          ("scans", "not_scanned", "TEXT NOT NULL DEFAULT '[]'", None),
+          ("vm_results", "proven_at", "TEXT", None))
+# serve's deep checks, before scan kept them too (same columns)
+_OLD_DEEP_TABLE = "serve_deep"
 
 
 class HistoryError(EsxdiagError):
@@ -62,15 +75,26 @@ def _open(path: str | Path, create: bool) -> sqlite3.Connection:
 
 
 def _migrate(db: sqlite3.Connection) -> None:
-    """Add the columns a database written by an older esxdiag lacks (in one transaction)."""
-    present = {row[1] for row in db.execute("PRAGMA table_info(scans)")}
-    missing = [added for added in _ADDED if added[0] not in present]
-    if missing:
+    """Add the columns a database written by an older esxdiag lacks, and move serve's deep checks
+    into deep_checks (in one transaction)."""
+    present = {table: {row[1] for row in db.execute(f"PRAGMA table_info({table})")} for table in ("scans", "vm_results")}
+    missing = [added for added in _ADDED if added[1] not in present[added[0]]]
+    old_deep = db.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?",
+                          (_OLD_DEEP_TABLE,)).fetchone()[0]
+    if missing or old_deep:
         with db:
-            for name, declaration, fill in missing:
-                db.execute(f"ALTER TABLE scans ADD COLUMN {name} {declaration}")
+            for table, name, declaration, fill in missing:
+                db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {declaration}")
                 if fill:
                     db.execute(fill)
+            if old_deep:
+                db.execute(f"INSERT OR IGNORE INTO deep_checks SELECT * FROM {_OLD_DEEP_TABLE}")
+                db.execute(f"DROP TABLE {_OLD_DEEP_TABLE}")
+
+
+def prepare(path: str | Path) -> None:
+    """Create (or migrate) the history's tables now: HistoryError when the file cannot be used."""
+    _open(path, create=True).close()
 
 
 def scan_status(document: dict) -> str:
@@ -79,9 +103,15 @@ def scan_status(document: dict) -> str:
     return "complete" if scanned == len(document["vcenters"]) else ("partial" if scanned else "failed")
 
 
+def proven_at(row: dict) -> str | None:
+    """When the deep check a fleet report row's class rests on ended (None: not confirmed by one)."""
+    return (row.get("deep") or {}).get("checked_at") if row.get("confirmed") else None
+
+
 def changes_and_record(path: str | Path, document: dict) -> dict | None:
     """What changed since the previous comparable scan (None when there is none, or nothing was
-    scanned now), then append this scan with its status."""
+    scanned now), then append this scan with its status, and its deep checks (those that say when
+    they ended)."""
     scanned = sorted(v["name"] for v in document["vcenters"] if v["status"] == "scanned")
     scope = json.dumps(document["snapshot"]["filters"], sort_keys=True)  # only like scans are compared
     not_scanned = [{k: m[k] for k in ("vcenter", "error_kind", "error")} for m in document["not_scanned"]]
@@ -95,10 +125,16 @@ def changes_and_record(path: str | Path, document: dict) -> dict | None:
                     (document["snapshot"]["collected_at"], scope, json.dumps(scanned), json.dumps(document["counts"]),
                      scan_status(document), json.dumps(not_scanned)))
                 db.executemany(
-                    "INSERT INTO vm_results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO vm_results (scan_id, vcenter, moid, name, class, severity, score, drops_per_s, "
+                    "drops_per_1000, ready_worst_pct, proven_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [(cur.lastrowid, r["vcenter"], r["moid"], r["name"], r["class"], r["severity"], r["score"],
-                      r["drops_per_s"], r["drops_per_1000"], r["ready_worst_pct"]) for r in document["vms"]
-                     if r["vcenter"] in scanned])
+                      r["drops_per_s"], r["drops_per_1000"], r["ready_worst_pct"], proven_at(r))
+                     for r in document["vms"] if r["vcenter"] in scanned])
+                db.executemany(
+                    "INSERT OR REPLACE INTO deep_checks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(c["vcenter"], c["moid"], c["name"], c["checked_at"], json.dumps(c["verdicts"]),
+                      c["worst_severity"], c["report"], c["error"], json.dumps(c["vnics"]))
+                     for c in (document.get("deep") or {}).get("vms", []) if c.get("checked_at")])
         except sqlite3.Error as exc:
             raise HistoryError(f"{path}: cannot use as scan history ({exc})") from None
     return changes
@@ -136,10 +172,10 @@ def _changes(db: sqlite3.Connection, document: dict, scanned: set[str], scope: s
             "changed": changed, "gone": gone}
 
 
-_ROW_KEYS = ("collected_at", "vcenter", "moid", "name", "class", "severity", "score", "drops_per_s",
-             "drops_per_1000", "ready_worst_pct")
-_ROWS = ("SELECT s.collected_at, r.vcenter, r.moid, r.name, r.class, r.severity, r.score, r.drops_per_s, "
-         "r.drops_per_1000, r.ready_worst_pct FROM vm_results r JOIN scans s ON s.id = r.scan_id ")
+ROW_KEYS = ("collected_at", "vcenter", "moid", "name", "class", "severity", "score", "drops_per_s",
+            "drops_per_1000", "ready_worst_pct", "proven_at")
+ROWS_SQL = ("SELECT s.collected_at, r.vcenter, r.moid, r.name, r.class, r.severity, r.score, r.drops_per_s, "
+            "r.drops_per_1000, r.ready_worst_pct, r.proven_at FROM vm_results r JOIN scans s ON s.id = r.scan_id ")
 
 
 def vm_history(path: str | Path, vm: str, limit: int = 50) -> list[dict]:
@@ -156,7 +192,33 @@ def fleet_history(path: str | Path, scans: int = 50) -> list[dict]:
 def _rows(path: str | Path, where: str, params: tuple) -> list[dict]:
     with closing(_open(path, create=False)) as db:
         try:
-            rows = db.execute(_ROWS + where, params).fetchall()
+            rows = db.execute(ROWS_SQL + where, params).fetchall()
         except sqlite3.Error as exc:
             raise HistoryError(f"{path}: cannot read scan history ({exc})") from None
-    return [dict(zip(_ROW_KEYS, row)) for row in rows]
+    return [dict(zip(ROW_KEYS, row)) for row in rows]
+
+
+DEEP_KEYS = ("vcenter", "moid", "name", "checked_at", "verdicts", "worst_severity", "report", "error", "vnics")
+DEEP_SQL = ("SELECT d.vcenter, d.moid, d.name, d.checked_at, d.verdicts, d.worst_severity, d.report, d.error, "
+            "d.vnics FROM deep_checks d ")
+DEEP_SINCE = ("WHERE d.checked_at >= ? AND d.checked_at = (SELECT max(checked_at) FROM deep_checks e "
+              "WHERE e.vcenter = d.vcenter AND e.moid = d.moid)")
+
+
+def deep_row(row: tuple) -> dict:
+    """A deep_checks row (DEEP_SQL's columns) as the fleet report's ``deep.vms`` entry it was."""
+    out = dict(zip(DEEP_KEYS, row))
+    out.update(verdicts=json.loads(out["verdicts"]), vnics=json.loads(out["vnics"]))
+    return out
+
+
+def deep_checks_since(path: str | Path, since: str) -> list[dict]:
+    """Every VM's newest deep check that ended at or after ``since`` (ISO UTC); none without a history."""
+    if not Path(path).exists():
+        return []
+    with closing(_open(path, create=False)) as db:
+        try:
+            rows = db.execute(DEEP_SQL + DEEP_SINCE, (since,)).fetchall()
+        except sqlite3.Error as exc:
+            raise HistoryError(f"{path}: cannot read scan history ({exc})") from None
+    return [deep_row(row) for row in rows]

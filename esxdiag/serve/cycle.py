@@ -1,7 +1,7 @@
-"""One cycle of one vCenter, on `esxdiag scan`'s own path: the API pass (esxdiag.collectors.fleet
-.scan) -> the snapshot, written first (the newest per vCenter is kept, re-analysable with `esxdiag
-scan --snapshot`) -> the fleet rules (esxdiag.fleet.analysis.build_report) -> the deep check of
-this cycle's budget (esxdiag.serve.deep) -> the history. serve adds no analysis of its own.
+"""One cycle of one vCenter: esxdiag.scanning.run.run_scan, `esxdiag scan`'s own sequence (the API
+pass -> the snapshot, the newest per vCenter kept under --data-dir/snapshots -> the fleet rules ->
+the deep check of this cycle's budget (esxdiag.serve.deep.pick) -> the proofs kept in the state ->
+the history, then its retention). serve adds no analysis of its own.
 
 A cycle whose scan shutdown stopped records nothing: it is abandoned, not failed.
 """
@@ -18,14 +18,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from esxdiag.bundle import slug
-from esxdiag.fleet.analysis import build_report
+from esxdiag.bundle import create_unique, slug, stamp
 from esxdiag.fleet.history import HistoryError
-from esxdiag.fleet.snapshot import snapshot_from_dict, write_snapshot
-from esxdiag.scanning import scan_options
-from esxdiag.serve.deep import DeepRunner
-from esxdiag.serve.proofs import keep_proofs
-from esxdiag.serve.state import DeepCheck, State, VcenterState, keep_deep
+from esxdiag.scanning.deep import DeepCheck, DeepPlan
+from esxdiag.scanning.options import proof_max_age, scan_options
+from esxdiag.scanning.run import Proofs, run_scan
+from esxdiag.serve.deep import pick
+from esxdiag.serve.state import State, VcenterState, keep_deep
 from esxdiag.serve.store import Store
 
 log = logging.getLogger("esxdiag.serve")
@@ -37,7 +36,7 @@ class Outcome:
     checks: list[DeepCheck] = field(default_factory=list)
     unreached_hosts: int = 0
     history_error: str | None = None  # the history could not be written: its own fault, the scan stands
-    retired: frozenset = frozenset()  # MOIDs whose kept proof the drops' end retired (esxdiag.serve.proofs)
+    retired: frozenset = frozenset()  # MOIDs whose kept proof the drops' end retired (esxdiag.scanning.proofs)
     history_written: bool = False
 
 
@@ -46,63 +45,46 @@ class CycleRunner:
 
     def __init__(self, args: argparse.Namespace, thresholds: dict, store: Store, data_dir: Path,
                  deep_lock: threading.Lock):
-        self.options = scan_options(args)
-        self.thresholds, self.store, self.data_dir = thresholds, store, data_dir
+        self.args, self.options = args, scan_options(args)
+        self.thresholds, self.store, self.data_dir, self.deep_lock = thresholds, store, data_dir, deep_lock
         self.snapshots = data_dir / "snapshots"
         self.snapshots.mkdir(parents=True, exist_ok=True)
-        self.proof_max_age_s = proof_max_age(args)
-        self.deep = DeepRunner(args, thresholds, data_dir, deep_lock) if args.deep or args.deep_vm else None
+        self.proof_max_age_s = proof_max_age(args.proof_max_age, args.deep_recheck)
+        self.deep = bool(args.deep or args.deep_vm)
 
     def __call__(self, creds, stop: threading.Event, entry: VcenterState) -> Outcome:
-        from esxdiag.collectors.fleet import scan  # pyvmomi
+        now = time.time()
+        recent = {moid: c.checked_ts for moid, c in entry.deep.items()}
+        deep = DeepPlan(self.args, lambda document: pick(document, self.args, recent, now), lambda: self.data_dir,
+                        lambda: create_unique(self.data_dir / "deep" / slug(f"{creds.host}_{creds.port}"), stamp()),
+                        say_none=False, lock=self.deep_lock, stop=stop) if self.deep else None
 
-        data = scan([creds], self.options, None, stop)
-        status = data["vcenters"][0]
-        if stop.is_set() and status["status"] != "scanned":  # shutdown ended it: abandoned, not failed
+        def deep_failed(exc: Exception) -> None:
+            log.error("%s:%s: deep check failed", creds.host, creds.port, exc_info=exc)
+
+        scanned = run_scan([creds], self.options, self.thresholds,
+                           lambda data: self.snapshots / f"{slug(data['vcenters'][0]['name'])}.json", stop=stop,
+                           deep=deep, on_deep_error=deep_failed,
+                           proofs=Proofs({(c.vcenter, moid): c for moid, c in entry.deep.items()},
+                                         self.proof_max_age_s),
+                           record=self.record)
+        if scanned.document is None:
             return Outcome(None)
-        path = write_snapshot(data, self.snapshots / f"{slug(status['name'])}.json")
-        snapshot = snapshot_from_dict(data, str(path))
-        document = build_report(snapshot, self.thresholds, str(path))
-        checks, unreached = [], 0
-        if self.deep is not None and status["status"] == "scanned":
-            recent = {moid: c.checked_ts for moid, c in entry.deep.items()}
-            try:
-                checks, unreached = self.deep.run(document, snapshot, creds, stop, recent, time.time())
-            except Exception:  # the scan stands without its deep check: logged, counted as a host not reached
-                log.exception("%s: deep check failed", status["name"])
-                document["deep"], unreached = None, 1
-        retired = set()
-        if status["status"] == "scanned":
-            retired = keep_proofs(document, snapshot, self.thresholds, entry.deep, time.time(), self.proof_max_age_s)
-        history_error = self.keep(document, checks)
-        return Outcome(document, checks, unreached, history_error, history_written=history_error is None,
-                       retired=frozenset(retired))
+        if scanned.history_error:
+            log.error("history %s not written: %s", self.store.path, scanned.history_error)
+        return Outcome(scanned.document, scanned.checks, scanned.unreached_hosts, scanned.history_error,
+                       frozenset(moid for _, moid in scanned.retired), scanned.history_written)
 
-    def keep(self, document: dict, checks: list[DeepCheck]) -> str | None:
-        """Record the cycle in the history and apply retention; the history's fault, if any (logged)."""
+    def record(self, document: dict) -> dict | None:
+        """Record the cycle and its deep checks in the history, then apply retention."""
         try:
-            document["changes"] = self.store.record(document)
-            if checks:
-                self.store.record_deep(checks[0].vcenter, [_row(c) for c in checks], checks[0].checked_at)
+            changes = self.store.record(document)
             now = datetime.now(timezone.utc)
             self.store.prune(now)
-        except (HistoryError, sqlite3.Error, OSError) as exc:
-            document["changes"] = None
-            log.error("history %s not written: %s", self.store.path, exc)
-            return str(exc) if isinstance(exc, HistoryError) else f"{self.store.path}: {exc}"
+        except (sqlite3.Error, OSError) as exc:
+            raise HistoryError(f"{self.store.path}: {exc}") from None
         prune_deep_dirs(self.data_dir / "deep", now.timestamp() - self.store.retention.total_seconds())
-        return None
-
-
-def proof_max_age(args: argparse.Namespace) -> float:
-    """How long a deep check is shown, and a proof it holds kept: --proof-max-age, else twice --deep-recheck."""
-    return 2 * args.deep_recheck if args.proof_max_age is None else args.proof_max_age
-
-
-def _row(check: DeepCheck) -> dict:
-    return {"moid": check.moid, "name": check.name, "verdicts": list(check.verdicts),
-            "worst_severity": check.worst_severity, "report": check.report, "error": check.error,
-            "vnics": [dict(v) for v in check.vnics]}
+        return changes
 
 
 def prune_deep_dirs(root: Path, cutoff_ts: float) -> int:
@@ -117,8 +99,6 @@ def prune_deep_dirs(root: Path, cutoff_ts: float) -> int:
             shutil.rmtree(folder, ignore_errors=True)
             removed += 1
     return removed
-
-
 def settle(state: State, name: str, outcome: Outcome, ended_ts: float, seconds: float, deep_max_age_s: float) -> None:
     """Fold a finished cycle into the state: a good one replaces the document (VMs gone from the
     vCenter disappear); a failed one keeps the last good document, now stale, and counts its kind."""

@@ -19,12 +19,13 @@ from prometheus_client import CollectorRegistry, PlatformCollector, ProcessColle
 from esxdiag.config import load_thresholds
 from esxdiag.errors import EsxdiagError
 from esxdiag.fleet.history import default_path
-from esxdiag.scanning import check_fleet_options, fleet_credentials, tls_warnings
-from esxdiag.serve.cycle import CycleRunner, proof_max_age
+from esxdiag.scanning.deep import DeepCheck
+from esxdiag.scanning.options import check_fleet_options, fleet_credentials, proof_max_age, tls_warnings
+from esxdiag.serve.cycle import CycleRunner
 from esxdiag.serve.metrics import ServeCollector
 from esxdiag.serve.pages import Pages
 from esxdiag.serve.schedule import Scheduler
-from esxdiag.serve.state import DeepCheck, State, VcenterState
+from esxdiag.serve.state import State, VcenterState
 from esxdiag.serve.store import Store
 from esxdiag.serve.web import WebServer
 from esxdiag.serve.webconfig import is_loopback, load_web_config, parse_listen
@@ -36,7 +37,6 @@ def check(args: argparse.Namespace) -> None:
     check_fleet_options(args)
     for name, low, high in (("interval", 1, 86400), ("retention_days", 0.01, 3650), ("deep_hosts", 1, 1000),
                             ("deep_recheck", 0, 7 * 86400), ("shutdown_grace", 0, 600),
-                            ("proof_max_age", 0, 30 * 86400),
                             ("web_max_connections", 1, 10000), ("web_idle_timeout", 0.5, 3600)):
         if getattr(args, name) is not None and not low <= getattr(args, name) <= high:
             raise EsxdiagError(f"--{name.replace('_', '-')} must be between {low:g} and {high:g}")
@@ -68,10 +68,7 @@ def _restore_deep(store: Store, names: list[str], max_age_s: float) -> dict[str,
     out: dict[str, dict] = {name: {} for name in names}
     for row in store.deep_since(datetime.now(timezone.utc) - timedelta(seconds=max_age_s)):
         if row["vcenter"] in out:
-            ended = datetime.strptime(row["checked_at"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
-            out[row["vcenter"]][row["moid"]] = DeepCheck(
-                row["vcenter"], row["moid"], row["name"], row["checked_at"], ended.timestamp(),
-                tuple(row["verdicts"]), row["worst_severity"], row["report"], row["error"], tuple(row["vnics"]))
+            out[row["vcenter"]][row["moid"]] = DeepCheck.of(row)
     return out
 
 
@@ -89,7 +86,7 @@ def serve(args: argparse.Namespace) -> list[str]:
     targets = fleet_credentials(args)
     data_dir = (args.data_dir or default_path().parent / "serve").expanduser()
     store = Store(args.history or default_path(), args.retention_days)
-    deep_max_age = proof_max_age(args)
+    deep_max_age = proof_max_age(args.proof_max_age, args.deep_recheck)
     names = [f"{c.host}:{c.port}" for c in targets]
     restored = _restore_deep(store, names, deep_max_age)
     state = State([VcenterState(n, c.url, args.interval, tls_verified=not c.insecure or bool(c.thumbprint),

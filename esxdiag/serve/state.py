@@ -15,21 +15,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 
-
-@dataclass(frozen=True)
-class DeepCheck:
-    """One VM's last deep check: the verdicts and ring figures of its host's bundle."""
-
-    vcenter: str
-    moid: str
-    name: str
-    checked_at: str  # ISO UTC, when the check ended
-    checked_ts: float  # the same, epoch seconds
-    verdicts: tuple[str, ...]
-    worst_severity: str | None
-    report: str | None  # path under the data directory, served at /<report>
-    error: str | None
-    vnics: tuple[Mapping, ...]  # esxdiag.serve.deepfig.vnic_figures rows
+from esxdiag.scanning.deep import DeepCheck
 
 
 @dataclass(frozen=True)

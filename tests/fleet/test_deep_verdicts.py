@@ -98,6 +98,7 @@ class _Vnic:
     type: str
     ring_verdict: str
     verdict: object = field(default_factory=_Verdict)
+    metrics: dict = field(default_factory=dict)  # no ring figures measured
 
 
 @dataclass

@@ -11,7 +11,7 @@ import io
 import json
 from pathlib import Path
 
-from esxdiag.scanning import choose
+from esxdiag.scanning.deep import choose
 from esxdiag.config import load_thresholds
 from esxdiag.fleet.analysis import build_report, deep_candidates
 from esxdiag.fleet.snapshot import load_snapshot, snapshot_from_dict, write_snapshot

@@ -175,7 +175,7 @@ def test_history_changes_and_vm_history(tmp_path, capsys):
 def test_vcenters_from_the_config_file(tmp_path):
     from types import SimpleNamespace
 
-    from esxdiag.scanning import vcenter_urls
+    from esxdiag.scanning.options import vcenter_urls
 
     config = tmp_path / "config.ini"
     config.write_text("[fleet]\nvcenters = vc1.example.com, https://vc2.example.com:8443/sdk\n  vc1.example.com\n")

@@ -188,7 +188,7 @@ def test_where_a_scan_puts_its_files(tmp_path, monkeypatch):
     folder = cli_scan._folder(args(), live=True, deep=True)
     assert folder == Path("esxdiag-scan-20261123T024555Z") and folder.is_dir()
     assert cli_scan._snapshot_path(args(), folder) == folder / "snapshot.json"
-    assert cli_scan._deep_dir(args(), folder, folder)() == folder / "deep"
+    assert cli_scan._deep_dir(args(), folder, folder) == folder / "deep"
     assert cli_scan._folder(args(), live=False, deep=False) == Path("esxdiag-scan-20261123T024555Z-2")
     assert cli_scan._folder(args(format="json"), live=False, deep=False) is None  # stdout, nothing to keep
     assert cli_scan._folder(args(format="json", save_snapshot=Path("s.json")), live=True, deep=False) is None
@@ -198,6 +198,6 @@ def test_where_a_scan_puts_its_files(tmp_path, monkeypatch):
     first, second = cli_scan._snapshot_path(named, None), cli_scan._snapshot_path(named, None)
     assert (first.name, second.name) == ("esxdiag-scan-20261123T024555Z.json", "esxdiag-scan-20261123T024555Z-2.json")
     assert first.parent == tmp_path / "out"
-    deep = cli_scan._deep_dir(named, None, tmp_path / "out")
+    deep = lambda: cli_scan._deep_dir(named, None, tmp_path / "out")  # noqa: E731 (each call makes a new one)
     assert deep() == tmp_path / "out" / "esxdiag-deep-20261123T024555Z" and deep().name.endswith("-2")
-    assert cli_scan._deep_dir(args(deep_dir=Path("d")), folder, folder)() == Path("d")
+    assert cli_scan._deep_dir(args(deep_dir=Path("d")), folder, folder) == Path("d")

@@ -4,7 +4,10 @@ stale vCenter, a history and a deep report."""
 
 from __future__ import annotations
 
+import json
+import sqlite3
 import threading
+from contextlib import closing
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from types import MappingProxyType
@@ -64,6 +67,14 @@ def snapshot(vcenter: str, vms: list[dict], failed: bool = False, collected_at: 
         vms = []
     return {"schema": SCHEMA_SNAPSHOT, "collected_at": collected_at, "window_s": 300, "nic_types": "all",
             "filters": {}, "vcenters": [status], "hosts": [], "vms": vms}
+
+
+def record_deep(store: Store, vcenter: str, checks: list[dict], checked_at: str) -> None:
+    """Deep checks in the history as a cycle records them (its report's deep.vms), at ``checked_at``."""
+    rows = [(vcenter, c["moid"], c["name"], checked_at, json.dumps(c["verdicts"]), c["worst_severity"], c["report"],
+             c["error"], json.dumps(c["vnics"])) for c in checks]
+    with closing(sqlite3.connect(store.path)) as db, db:
+        db.executemany("INSERT INTO deep_checks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
 
 @pytest.fixture

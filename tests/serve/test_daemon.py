@@ -14,6 +14,8 @@ from esxdiag.cli import main
 from esxdiag.serve.daemon import _restore_deep, limit_malloc_arenas
 from esxdiag.serve.store import Store
 
+from .conftest import record_deep
+
 
 @pytest.mark.parametrize("extra, said", [
     (["--deep", "2"], "serve deep-checks only hosts with an SSH login configured"),
@@ -40,7 +42,7 @@ def test_deep_checks_from_before_a_restart_are_restored_while_young(tmp_path):
     check = {"moid": "vm-1", "name": "web01", "verdicts": ["raise-ring1"], "worst_severity": "critical",
              "report": None, "error": None, "vnics": [{"label": "Network adapter 1", "verdict": "raise-ring1"}]}
     for vcenter, age in (("vc1:443", 600), ("vc2:443", 9000), ("gone:443", 60)):
-        store.record_deep(vcenter, [check], (now - timedelta(seconds=age)).strftime("%Y-%m-%dT%H:%M:%SZ"))
+        record_deep(store, vcenter, [check], (now - timedelta(seconds=age)).strftime("%Y-%m-%dT%H:%M:%SZ"))
     restored = _restore_deep(store, ["vc1:443", "vc2:443"], max_age_s=7200)
     assert list(restored["vc1:443"]) == ["vm-1"] and restored["vc2:443"] == {}
     assert restored["vc1:443"]["vm-1"].vnics[0]["verdict"] == "raise-ring1"

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from esxdiag.config import load_thresholds
 from esxdiag.engine import analyze
-from esxdiag.serve.deep import pick, vnic_figures
+from esxdiag.fleet.deep import ring_figures
+from esxdiag.serve.deep import pick
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "iperf-test1-ring-exhaustion"
 
@@ -48,7 +49,7 @@ def test_recently_checked_vms_give_their_turn_unless_named(fleet_document, make_
 
 def test_ring_figures_of_a_checked_vnic_come_from_the_host_counters():
     result = analyze(EXAMPLE, load_thresholds())
-    (nic,) = vnic_figures(result)["iperf-test1"]
-    assert nic["verdict"] == "raise-ring1" and nic["label"] and nic["mac"]
+    (vnic,) = next(vm for vm in result.vms if vm.name == "iperf-test1").vnics
+    nic = ring_figures(vnic)
     assert (nic["ring1_full"], nic["ring2_full"], nic["host_out_of_buffers"]) == (23.601, 10.9, 34.614)
     assert (nic["ring1_size"], nic["ring2_size"]) == (256, 256)

@@ -12,6 +12,8 @@ from esxdiag.cli import main
 from esxdiag.serve.cycle import prune_deep_dirs
 from esxdiag.serve.store import Store
 
+from .conftest import record_deep
+
 NOW = datetime(2026, 11, 23, 3, 0, tzinfo=timezone.utc)
 
 
@@ -29,7 +31,7 @@ def test_cycles_are_recorded_in_wal_mode_and_esxdiag_history_reads_them(tmp_path
     with sqlite3.connect(tmp_path / "h.sqlite") as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         indexes = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
-    assert {"vm_results_vm", "scans_collected", "serve_deep_checked"} <= indexes
+    assert {"vm_results_vm", "scans_collected", "deep_checks_checked"} <= indexes
     past = store.vm_past("vc1:443", "vm-1", limit=10)
     assert [(p["collected_at"], p["class"]) for p in past] == [(at(5), "healthy"), (at(10), "ring-suspect")]
     assert main(["history", "web01", "--history", str(tmp_path / "h.sqlite")]) == 0
@@ -64,13 +66,13 @@ def test_retention_deletes_old_scans_their_rows_and_deep_checks(tmp_path, fleet_
                                     collected_at=at(minutes)))
     check = {"moid": "vm-1", "name": "web01", "verdicts": ["raise-ring1"], "worst_severity": "critical",
              "report": "deep/x/report.html", "error": None, "vnics": [{"label": "Network adapter 1"}]}
-    store.record_deep("vc1:443", [check], at(2 * 1440))
-    store.record_deep("vc1:443", [check], at(5))
+    record_deep(store, "vc1:443", [check], at(2 * 1440))
+    record_deep(store, "vc1:443", [check], at(5))
     assert store.prune(NOW) == 2
     with sqlite3.connect(tmp_path / "h.sqlite") as db:
         assert db.execute("SELECT count(*) FROM scans").fetchone()[0] == 2
         assert db.execute("SELECT count(*) FROM vm_results").fetchone()[0] == 4
-        assert db.execute("SELECT count(*) FROM serve_deep").fetchone()[0] == 1
+        assert db.execute("SELECT count(*) FROM deep_checks").fetchone()[0] == 1
     last = store.last_deep("vc1:443", "vm-1")
     assert last["checked_at"] == at(5) and last["verdicts"] == ["raise-ring1"] and last["vnics"][0]["label"]
     assert [d["moid"] for d in store.deep_since(NOW - timedelta(hours=1))] == ["vm-1"]
@@ -88,3 +90,18 @@ def test_old_deep_folders_are_removed_with_their_bundles(tmp_path):
         (root / "vc1_443" / name / "esx1").mkdir(parents=True)
     assert prune_deep_dirs(root, (NOW - timedelta(days=1)).timestamp()) == 1
     assert sorted(p.name for p in (root / "vc1_443").iterdir()) == ["20261123T025500Z", "20261123T025500Z-2", "notes"]
+
+
+def test_serve_deep_checks_of_an_older_history_move_to_deep_checks(tmp_path):
+    """Before scan kept proofs, serve kept its deep checks in a table of its own (serve_deep)."""
+    path = tmp_path / "h.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE serve_deep (vcenter TEXT NOT NULL, moid TEXT NOT NULL, name TEXT NOT NULL, "
+                   "checked_at TEXT NOT NULL, verdicts TEXT NOT NULL, worst_severity TEXT, report TEXT, error TEXT, "
+                   "vnics TEXT NOT NULL, PRIMARY KEY (vcenter, moid, checked_at))")
+        db.execute("INSERT INTO serve_deep VALUES ('vc1:443', 'vm-1', 'web01', ?, '[\"raise-ring1\"]', 'critical', "
+                   "NULL, NULL, '[]')", (at(5),))
+    store = Store(path, retention_days=7)
+    assert store.last_deep("vc1:443", "vm-1")["verdicts"] == ["raise-ring1"]
+    with sqlite3.connect(path) as db:
+        assert not db.execute("SELECT name FROM sqlite_master WHERE name = 'serve_deep'").fetchall()

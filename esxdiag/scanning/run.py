@@ -1,0 +1,90 @@
+"""One fleet scan, the same for `esxdiag scan` and each cycle of `esxdiag serve`: the API pass
+(esxdiag.collectors.fleet.scan) -> the snapshot, written first (re-analysable with `esxdiag scan
+--snapshot`) -> the fleet rules (esxdiag.fleet.analysis.build_report) -> the deep check of the
+suspects the command chose (esxdiag.scanning.deep) -> the earlier proofs still valid
+(esxdiag.scanning.proofs) -> the history (esxdiag.fleet.history, through the command's recorder).
+
+The commands decide where things go, which suspects to check, where earlier proofs come from, and
+what they print; they add no step of their own. A history that cannot be written does not undo the
+scan: its error is returned (serve serves the scan and says the history is degraded; scan exits 2).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Mapping
+
+from esxdiag.fleet.analysis import build_report
+from esxdiag.fleet.history import HistoryError
+from esxdiag.fleet.snapshot import Snapshot, snapshot_from_dict, write_snapshot
+from esxdiag.scanning.deep import DeepCheck, DeepPlan, deep_check
+from esxdiag.scanning.proofs import keep_proofs
+
+
+@dataclass(frozen=True)
+class Proofs:
+    kept: Mapping[tuple[str, str], DeepCheck]  # earlier deep checks by (vCenter, MOID)
+    max_age_s: float
+
+
+@dataclass(frozen=True)
+class Scanned:
+    document: dict | None  # the fleet report; None: stopped before any vCenter was scanned (abandoned)
+    snapshot: Snapshot | None = None
+    path: Path | None = None  # the snapshot file
+    checks: list[DeepCheck] = field(default_factory=list)  # this scan's deep checks
+    unreached_hosts: int = 0  # deep-check hosts not sampled
+    retired: frozenset = frozenset()  # (vCenter, MOID) whose kept proof the drops' end retired
+    history_error: str | None = None  # the history could not be written: its own fault, the scan stands
+    history_written: bool = False
+
+
+def run_scan(targets: list, options, thresholds: dict, snapshot_path: Callable[[dict], Path], *,
+             saved: tuple[Snapshot, Path] | None = None, progress=None, stop: threading.Event | None = None,
+             on_snapshot: Callable[[Snapshot, Path], None] | None = None, deep: DeepPlan | None = None,
+             on_deep_error: Callable[[Exception], None] | None = None, proofs: Proofs | None = None,
+             record: Callable[[dict], dict | None] | None = None) -> Scanned:
+    """Scan ``targets`` (Credentials) with ``options`` (ScanOptions), or judge a ``saved`` (snapshot,
+    path) instead. ``snapshot_path(data)`` says where the new snapshot goes; ``on_snapshot`` sees it
+    before any analysis (and may refuse it by raising); ``on_deep_error``: the scan stands without
+    its deep check (else the error propagates); ``record(document)`` appends to the history and
+    returns what changed (its errors name the file)."""
+    if saved is None:
+        from esxdiag.collectors.fleet import scan  # pyvmomi: only when a scan goes to the network
+
+        data = scan(targets, options, progress, stop)
+        if stop is not None and stop.is_set() and not any(v["status"] == "scanned" for v in data["vcenters"]):
+            return Scanned(None)  # shutdown ended it: abandoned, not failed
+        path = write_snapshot(data, snapshot_path(data))
+        snapshot = snapshot_from_dict(data, str(path))
+    else:
+        snapshot, path = saved
+    if on_snapshot is not None:
+        on_snapshot(snapshot, path)
+    document = build_report(snapshot, thresholds, str(path))
+    scanned = any(v.status == "scanned" for v in snapshot.vcenters)
+    checks, unreached = [], 0
+    if deep is not None and (scanned or deep.say_none):
+        try:
+            checks, unreached = deep_check(deep, document, snapshot, thresholds, targets)
+        except Exception as exc:
+            if on_deep_error is None:
+                raise
+            on_deep_error(exc)  # counted as a host not reached
+            document["deep"], unreached = None, 1
+    retired = set()
+    if proofs is not None and scanned:
+        retired = keep_proofs(document, snapshot, thresholds, proofs.kept, time.time(), proofs.max_age_s)
+    history_error = None
+    if record is not None:
+        try:
+            document["changes"] = record(document)
+        except (HistoryError, sqlite3.Error, OSError) as exc:
+            document["changes"] = None
+            history_error = str(exc)
+    return Scanned(document, snapshot, path, checks, unreached, frozenset(retired), history_error,
+                   history_written=record is not None and history_error is None)
