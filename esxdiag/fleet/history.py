@@ -39,6 +39,8 @@ CREATE TABLE IF NOT EXISTS deep_checks (
     verdicts TEXT NOT NULL, worst_severity TEXT, report TEXT, error TEXT, vnics TEXT NOT NULL,
     PRIMARY KEY (vcenter, moid, checked_at));
 CREATE INDEX IF NOT EXISTS deep_checks_checked ON deep_checks(checked_at);
+CREATE INDEX IF NOT EXISTS vm_results_vm ON vm_results(vcenter, moid, scan_id);
+CREATE INDEX IF NOT EXISTS scans_collected ON scans(collected_at);
 """
 # columns added since the first schema: (table, name, declaration, how existing rows are filled)
 _ADDED = (("scans", "status", "TEXT NOT NULL DEFAULT 'unknown'",
@@ -212,13 +214,19 @@ def deep_row(row: tuple) -> dict:
     return out
 
 
-def deep_checks_since(path: str | Path, since: str) -> list[dict]:
-    """Every VM's newest deep check that ended at or after ``since`` (ISO UTC); none without a history."""
+# the VM's latest recorded class still rests on this check: a proof retired since is not held
+HELD = ("SELECT r.proven_at FROM vm_results r WHERE r.vcenter = d.vcenter AND r.moid = d.moid "
+        "ORDER BY r.scan_id DESC LIMIT 1")
+
+
+def held_proofs_since(path: str | Path, since: str) -> list[dict]:
+    """Each VM's newest deep check that ended at or after ``since`` (ISO UTC) and on which its
+    latest recorded class still rests (proven_at); none without a history."""
     if not Path(path).exists():
         return []
     with closing(_open(path, create=False)) as db:
         try:
-            rows = db.execute(DEEP_SQL + DEEP_SINCE, (since,)).fetchall()
+            rows = db.execute(DEEP_SQL + DEEP_SINCE + f" AND d.checked_at = ({HELD})", (since,)).fetchall()
         except sqlite3.Error as exc:
             raise HistoryError(f"{path}: cannot read scan history ({exc})") from None
     return [deep_row(row) for row in rows]

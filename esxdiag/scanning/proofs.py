@@ -14,7 +14,7 @@ from typing import Mapping
 
 from esxdiag.fleet.analysis import build_report
 from esxdiag.fleet.confirm import PROVEN
-from esxdiag.fleet.history import deep_checks_since
+from esxdiag.fleet.history import held_proofs_since
 from esxdiag.scanning.deep import DeepCheck
 from esxdiag.vocabulary import DROP_CLASSES
 
@@ -31,9 +31,10 @@ def as_deep(check: DeepCheck) -> dict:
 
 
 def proofs_in_history(path: str | Path, vcenters: list[str], now: float, max_age_s: float) -> dict:
-    """(vCenter, MOID) -> the VM's newest deep check in the history younger than max_age_s."""
+    """(vCenter, MOID) -> the VM's newest deep check in the history younger than max_age_s on which
+    its latest recorded class rests (a proof retired since is gone, as from serve's state)."""
     since = (datetime.fromtimestamp(now, timezone.utc) - timedelta(seconds=max_age_s)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return {(row["vcenter"], row["moid"]): DeepCheck.of(row) for row in deep_checks_since(path, since)
+    return {(row["vcenter"], row["moid"]): DeepCheck.of(row) for row in held_proofs_since(path, since)
             if row["vcenter"] in vcenters}
 
 

@@ -10,8 +10,8 @@ long-running writer needs:
   after each cycle, a few at a time, so the file stops growing.
 * the deep checks (esxdiag.fleet.history's ``deep_checks``, recorded with each cycle): read back
   so a VM's page shows its last deep report, and its proof is kept, after a restart.
-* an index on vm_results(vcenter, moid, scan_id): one VM's past in a few page reads whatever the
-  size of the history.
+* one VM's past in a few page reads whatever the size of the history (esxdiag.fleet.history's
+  index on vm_results(vcenter, moid, scan_id)).
 """
 
 from __future__ import annotations
@@ -24,11 +24,6 @@ from pathlib import Path
 from esxdiag.fleet.history import (DEEP_SINCE, DEEP_SQL, ROW_KEYS, ROWS_SQL, HistoryError, changes_and_record,
                                    deep_row, prepare)
 
-# on esxdiag.fleet.history's tables, for what serve reads often: one VM's past, the scans to prune
-_HISTORY_INDEXES = """
-CREATE INDEX IF NOT EXISTS vm_results_vm ON vm_results(vcenter, moid, scan_id);
-CREATE INDEX IF NOT EXISTS scans_collected ON scans(collected_at);
-"""
 PRUNE_BATCH = 20  # scans deleted per cycle at most: a long-stopped instance catches up over a few cycles
 
 
@@ -52,11 +47,6 @@ class Store:
             except sqlite3.Error as exc:  # a full disk, a damaged or read-only file
                 raise HistoryError(f"{self.path}: cannot use as scan history ({exc})") from None
         prepare(self.path)
-        with closing(self._connect()) as db:
-            try:
-                db.executescript(_HISTORY_INDEXES)
-            except sqlite3.Error as exc:
-                raise HistoryError(f"{self.path}: cannot use as scan history ({exc})") from None
 
     def _connect(self) -> sqlite3.Connection:
         try:
