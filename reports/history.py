@@ -12,6 +12,7 @@ def render_history_text(history: dict) -> str:
     lines = [f"{'scan':<21} {'class':<15} {'drops/s':>9} {'/1k pkts':>9} {'%RDY max':>9}  vm (vcenter)"]
     for r in history["rows"]:
         nums = [("-" if r[k] is None else f"{r[k]:.2f}") for k in ("drops_per_s", "drops_per_1000", "ready_worst_pct")]
+        proven = f"  proven {r['proven_at']}" if r.get("proven_at") else ""
         lines.append(f"{r['collected_at']:<21} {r['class']:<15} {nums[0]:>9} {nums[1]:>9} {nums[2]:>9}  "
-                     f"{safe_text(r['name'])} {safe_text(r['moid'])} ({safe_text(r['vcenter'])})")
+                     f"{safe_text(r['name'])} {safe_text(r['moid'])} ({safe_text(r['vcenter'])}){proven}")
     return "\n".join(lines) + "\n"

@@ -48,8 +48,8 @@ MAY_IMPORT = {
     "report": {"base", "parse", "bundle", "report"},
     # the Python API is a facade over analysis: no collection, no rendering, no command line
     "api": {*_ANALYSIS_ORDER, "api"},
-    # what a fleet scan does (the vCenters, the API pass's options, the deep check and its reports),
-    # below the commands: `scan` and `serve` call it
+    # what a fleet scan does (the vCenters, the API pass, the rules, the deep check and its reports,
+    # the proofs, the history: esxdiag.scanning.run.run_scan), below the commands: `scan` and `serve` call it
     "scanning": {*_ANALYSIS_ORDER, "collect", "report", "scanning"},
     "cli": {stage for stage, _ in STAGES},
     # the watcher: scan's own collection, analysis and deep check (esxdiag.scanning), with /metrics
@@ -146,6 +146,18 @@ def test_imports_point_down_the_pipeline():
     assert back_pointing(import_graph()) == []
 
 
+def command_module_importers(graph: dict[str, list[tuple[str, int]]]) -> list[str]:
+    """Imports of a command module (esxdiag.cli.*) by anything but the command line itself: what a
+    command does lives below it (esxdiag.scanning for a fleet scan), whatever MAY_IMPORT says."""
+    return [f"{module}:{line} imports {target}" for module, targets in graph.items() for target, line in targets
+            if (target == "esxdiag.cli" or target.startswith("esxdiag.cli.")) and stage_of(module) != "cli"]
+
+
+def test_nothing_but_the_command_line_imports_a_command_module():
+    assert command_module_importers(import_graph()) == []
+    assert all("cli" not in allowed for stage, allowed in MAY_IMPORT.items() if stage != "cli")
+
+
 def test_no_import_cycles():
     assert cycles(import_graph()) == []
 
@@ -165,6 +177,13 @@ def test_the_checks_catch_what_the_layout_forbids():
     assert back_pointing({"esxdiag.reports.fleet_html": [("esxdiag.vocabulary", 12)], "esxdiag.vocabulary": []}) == []
     assert back_pointing({"esxdiag.serve.cycle": [("esxdiag.cli.scan", 22)], "esxdiag.cli.scan": []}) == [
         "esxdiag.serve.cycle:22 imports esxdiag.cli.scan (serve -> cli)"]  # nothing imports a command module
+    imports_commands = {"esxdiag.serve.cycle": [("esxdiag.cli.scan", 22)], "esxdiag.scanning.run": [("esxdiag.cli", 3)],
+                        "esxdiag.api.results": [("esxdiag.cli.deep", 9)], "esxdiag.cli.serve": [("esxdiag.cli.scan", 5)],
+                        "esxdiag.__main__": [("esxdiag.cli", 1)], "esxdiag.cli": [], "esxdiag.cli.scan": [],
+                        "esxdiag.cli.deep": []}
+    assert command_module_importers(imports_commands) == [
+        "esxdiag.serve.cycle:22 imports esxdiag.cli.scan", "esxdiag.scanning.run:3 imports esxdiag.cli",
+        "esxdiag.api.results:9 imports esxdiag.cli.deep"]
     circle = {"esxdiag.cli.live": [("esxdiag.cli", 1)], "esxdiag.cli": [("esxdiag.cli.live", 9)]}
     assert cycles(circle) == [["esxdiag.cli", "esxdiag.cli.live"]]
 

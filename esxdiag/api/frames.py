@@ -49,7 +49,7 @@ FLEET_COLUMNS = {
 }
 HISTORY_COLUMNS = {"collected_at": "time", "vcenter": "string", "moid": "string", "name": "string",
                    "class": "string", "severity": "string", "score": "float64", "drops_per_s": "float64",
-                   "drops_per_1000": "float64", "ready_worst_pct": "float64"}
+                   "drops_per_1000": "float64", "ready_worst_pct": "float64", "proven_at": "time"}
 
 
 def typed_frame(rows: list[dict[str, Any]], columns: dict[str, str]):

@@ -1,6 +1,10 @@
 """Results read back: a report JSON as the AnalysisResult it renders, a fleet snapshot judged
 into the fleet report document (the dict ``esxdiag scan --format json`` writes), and the scan
-history's rows. Every reader raises an esxdiag.errors.EsxdiagError subclass naming the file."""
+history's rows. Every reader raises an esxdiag.errors.EsxdiagError subclass naming the file.
+
+The API starts no scan: it judges saved snapshots. ``fleet_report`` and ``record_scan`` are the
+analysis and history steps of the one fleet scan `esxdiag scan` and `serve` run
+(esxdiag.scanning.run.run_scan), through the same functions (build_report, changes_and_record)."""
 
 from __future__ import annotations
 
