@@ -215,8 +215,8 @@ def deep_row(row: tuple) -> dict:
 
 
 # the VM's latest recorded class still rests on this check: a proof retired since is not held
-HELD = ("SELECT r.proven_at FROM vm_results r WHERE r.vcenter = d.vcenter AND r.moid = d.moid "
-        "ORDER BY r.scan_id DESC LIMIT 1")
+HELD = (" AND d.checked_at = (SELECT r.proven_at FROM vm_results r WHERE r.vcenter = d.vcenter AND "
+        "r.moid = d.moid ORDER BY r.scan_id DESC LIMIT 1)")
 
 
 def held_proofs_since(path: str | Path, since: str) -> list[dict]:
@@ -226,7 +226,7 @@ def held_proofs_since(path: str | Path, since: str) -> list[dict]:
         return []
     with closing(_open(path, create=False)) as db:
         try:
-            rows = db.execute(DEEP_SQL + DEEP_SINCE + f" AND d.checked_at = ({HELD})", (since,)).fetchall()
+            rows = db.execute(DEEP_SQL + DEEP_SINCE + HELD, (since,)).fetchall()
         except sqlite3.Error as exc:
             raise HistoryError(f"{path}: cannot read scan history ({exc})") from None
     return [deep_row(row) for row in rows]

@@ -21,7 +21,7 @@ from contextlib import closing
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from esxdiag.fleet.history import (DEEP_SINCE, DEEP_SQL, ROW_KEYS, ROWS_SQL, HistoryError, changes_and_record,
+from esxdiag.fleet.history import (DEEP_SINCE, DEEP_SQL, HELD, ROW_KEYS, ROWS_SQL, HistoryError, changes_and_record,
                                    deep_row, prepare)
 
 PRUNE_BATCH = 20  # scans deleted per cycle at most: a long-stopped instance catches up over a few cycles
@@ -97,3 +97,8 @@ class Store:
     def deep_since(self, since: datetime) -> list[dict]:
         """Every VM's newest deep check at or after ``since`` (to export again after a restart)."""
         return [deep_row(row) for row in self._read(DEEP_SQL + DEEP_SINCE, (iso(since),))]
+
+    def held_proofs_since(self, since: datetime) -> set[tuple[str, str]]:
+        """(vCenter, MOID) of each VM whose newest deep check at or after ``since`` its latest
+        recorded class still rests on (esxdiag.fleet.history.held_proofs_since)."""
+        return {(row[0], row[1]) for row in self._read(DEEP_SQL + DEEP_SINCE + HELD, (iso(since),))}

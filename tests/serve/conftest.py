@@ -69,12 +69,21 @@ def snapshot(vcenter: str, vms: list[dict], failed: bool = False, collected_at: 
             "filters": {}, "vcenters": [status], "hosts": [], "vms": vms}
 
 
-def record_deep(store: Store, vcenter: str, checks: list[dict], checked_at: str) -> None:
-    """Deep checks in the history as a cycle records them (its report's deep.vms), at ``checked_at``."""
+def record_deep(store: Store, vcenter: str, checks: list[dict], checked_at: str, held: bool | None = None) -> None:
+    """Deep checks in the history as a cycle records them (its report's deep.vms), at ``checked_at``;
+    with ``held`` given, a scan too whose rows rest on them (True), or no longer do (False: a proof
+    retired since)."""
     rows = [(vcenter, c["moid"], c["name"], checked_at, json.dumps(c["verdicts"]), c["worst_severity"], c["report"],
              c["error"], json.dumps(c["vnics"])) for c in checks]
     with closing(sqlite3.connect(store.path)) as db, db:
         db.executemany("INSERT INTO deep_checks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        if held is None:
+            return
+        scan = db.execute("INSERT INTO scans (collected_at, scope, vcenters, counts, status) VALUES "
+                          "(?, '{}', ?, '{}', 'complete')", (checked_at, json.dumps([vcenter]))).lastrowid
+        db.executemany("INSERT INTO vm_results (scan_id, vcenter, moid, name, class, proven_at) VALUES "
+                       "(?, ?, ?, ?, ?, ?)", [(scan, vcenter, c["moid"], c["name"], "ring-exhaustion" if held else
+                                               "healthy", checked_at if held else None) for c in checks])
 
 
 @pytest.fixture

@@ -42,9 +42,11 @@ def test_deep_checks_from_before_a_restart_are_restored_while_young(tmp_path):
     check = {"moid": "vm-1", "name": "web01", "verdicts": ["raise-ring1"], "worst_severity": "critical",
              "report": None, "error": None, "vnics": [{"label": "Network adapter 1", "verdict": "raise-ring1"}]}
     for vcenter, age in (("vc1:443", 600), ("vc2:443", 9000), ("gone:443", 60)):
-        record_deep(store, vcenter, [check], (now - timedelta(seconds=age)).strftime("%Y-%m-%dT%H:%M:%SZ"))
-    restored = _restore_deep(store, ["vc1:443", "vc2:443"], max_age_s=7200)
-    assert list(restored["vc1:443"]) == ["vm-1"] and restored["vc2:443"] == {}
+        record_deep(store, vcenter, [check], (now - timedelta(seconds=age)).strftime("%Y-%m-%dT%H:%M:%SZ"), held=True)
+    retired = (now - timedelta(seconds=300)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    record_deep(store, "vc3:443", [check], retired, held=False)  # its drops stopped before the restart
+    restored = _restore_deep(store, ["vc1:443", "vc2:443", "vc3:443"], max_age_s=7200)
+    assert list(restored["vc1:443"]) == ["vm-1"] and restored["vc2:443"] == {} and restored["vc3:443"] == {}
     assert restored["vc1:443"]["vm-1"].vnics[0]["verdict"] == "raise-ring1"
 
 
