@@ -69,7 +69,8 @@ def fold(document: dict, snapshot: Snapshot, groups: list, thresholds: dict[str,
             if vm is None and why is None:
                 deep["error"] = "the VM is not in its host's bundle (inventory could not be read)"
             checked[(row["vcenter"], row["moid"])] = deep
-            vms.append({"vcenter": row["vcenter"], "name": row["name"], "moid": row["moid"], "host": group.host, **deep})
+            vms.append({"vcenter": row["vcenter"], "name": row["name"], "moid": row["moid"], "host": group.host,
+                        **deep})
     fresh = build_report(snapshot, thresholds, document["snapshot"]["file"], deep=checked)
     fresh.update(deep={"hosts": hosts, "vms": vms}, changes=document.get("changes"))
     document.clear()

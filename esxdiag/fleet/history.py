@@ -79,7 +79,8 @@ def _open(path: str | Path, create: bool) -> sqlite3.Connection:
 def _migrate(db: sqlite3.Connection) -> None:
     """Add the columns a database written by an older esxdiag lacks, and move serve's deep checks
     into deep_checks (in one transaction)."""
-    present = {table: {row[1] for row in db.execute(f"PRAGMA table_info({table})")} for table in ("scans", "vm_results")}
+    present = {table: {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+               for table in ("scans", "vm_results")}
     missing = [added for added in _ADDED if added[1] not in present[added[0]]]
     old_deep = db.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?",
                           (_OLD_DEEP_TABLE,)).fetchone()[0]
