@@ -166,6 +166,9 @@ def build_scenarios(lab: Lab, scenarios_path: str | Path = SCENARIOS) -> dict:
         for nic in vm["nics"][1:]:
             lab.govc("vm.network.add", "-vm", name, "-net", NETWORK, "-net.adapter", nic["type"],
                      "-net.address", nic["mac"])
+    label_vnics(lab, [vm["name"] for vm in scenarios["vms"]])  # first: vcsim's edit of a vNIC drops its guest IP
+    for vm in scenarios["vms"]:
+        name, first, guest = vm["name"], vm["nics"][0], vm["guest"]
         change = ["vm.change", "-vm", name,
                   "-e", f"SET.guest.ipAddress={first['ip']}", "-e", f"SET.guest.hostName={guest['hostname']}",
                   "-e", f"SET.guest.guestFullName={guest['full_name']}",
@@ -173,7 +176,6 @@ def build_scenarios(lab: Lab, scenarios_path: str | Path = SCENARIOS) -> dict:
         if vm["cpu_limit_mhz"] is not None:  # vcsim replaces the whole allocation: set it in one call
             change += ["-cpu.limit", str(vm["cpu_limit_mhz"]), "-cpu.reservation", "0", "-cpu.shares", "normal"]
         lab.govc(*change)
-    label_vnics(lab, [vm["name"] for vm in scenarios["vms"]])
     lab.govc("vm.power", "-on", *[vm["name"] for vm in scenarios["vms"]])
     return scenarios
 

@@ -103,6 +103,7 @@ def test_scenario_vnics_carry_vcenter_labels_not_vcsim_device_names(session, sce
     for want in scenarios["vms"]:
         inv = collect_inventory(session, find_vm(session, want["name"]))
         assert [n["label"] for n in inv["vnics"]] == [f"Network adapter {i}" for i in range(1, len(want["nics"]) + 1)]
+        assert inv["guest_nics"][0]["ip_addresses"] == [want["nics"][0]["ip"]]  # relabelling kept the guest's IP
 
 
 def test_lab_numbers_a_second_vnic_network_adapter_2(session, vcsim_lab, lab_module):
