@@ -50,5 +50,5 @@ def test_ring_figures_of_a_checked_vnic_come_from_the_host_counters():
     result = analyze(EXAMPLE, load_thresholds())
     (nic,) = vnic_figures(result)["iperf-test1"]
     assert nic["verdict"] == "raise-ring1" and nic["label"] and nic["mac"]
-    assert (nic["ring1_full"], nic["ring2_full"], nic["host_out_of_buffers"]) == (23.601, 10.9, 34.614)
+    assert (nic["ring1_full"], nic["ring2_full"], nic["host_out_of_buffers"]) == (23.608, 10.893, 34.612)
     assert (nic["ring1_size"], nic["ring2_size"]) == (256, 256)
