@@ -16,6 +16,7 @@ ABOUT = {  # a line for each shipped document; a document without one is still a
     "parsers": "every parser kind of `esxdiag parse` and the command output it reads",
     "serve": "esxdiag serve: cycles, /metrics, the web pages, alerting and what to install beside it",
     "permissions": "the vCenter role (Read-only), host and guest logins each command needs; every API method",
+    "install": "installing esxdiag; the air-gapped install from a wheelhouse (pip --no-index)",
 }
 CONTRIB = "contrib"
 

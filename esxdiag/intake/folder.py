@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from esxdiag.bundle import FORMAT_VERSION, MANIFEST, inside, slug
-from esxdiag.intake import sosreport, vmsupport
+from esxdiag.intake import names, sosreport, vmsupport
 from esxdiag.intake.found import Found, IntakeError, Questions, read_head
 from esxdiag.intake.order import order_samples
 from esxdiag.intake.sniff import netstat_spec, sniff_file, text_spec
@@ -149,10 +149,13 @@ def _sniffed(rel: str, path: Path, group: str, skipped: list[tuple[str, str]]) -
         return None
     kind = sniffed.kind
     head = read_head(path, 4096).decode("utf-8", "replace")
+    named = names.stem(rel).split("@")[0]
     if kind == "text":
         spec = text_spec(head, windows=False)
     elif kind == "netstat":
         spec = netstat_spec(head)
+    elif named in SPECS and SPECS[named].parser == kind:
+        spec = named  # esxdiag's own file name says which spec of the kind (esxtop_probe, not esxtop_batch)
     elif kind in _BY_KIND:
         spec = _BY_KIND[kind]
     else:

@@ -3,6 +3,7 @@ in net-stats -l (or a vCenter inventory), the interface of ethtool captures, the
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from esxdiag.bundle import slug
@@ -35,6 +36,7 @@ def assign_targets(found: list[Found], notes: list[str], asked: list[str]) -> li
     for item in found:
         groups.setdefault(item.group, []).append(item)
     _worlds(found, notes, asked)
+    _vmnics(found, asked)
     ports = [(p, item) for item, rec in _record(found, "net_stats_list") for p in rec.ports] or _esxcli_ports(found)
     vm_by_mac = {p.mac: p.vm for p, _ in ports if p.kind == "vnic" and p.vm}
     for item, inv in _record(found, "vsphere_vm"):
@@ -55,8 +57,11 @@ def assign_targets(found: list[Found], notes: list[str], asked: list[str]) -> li
         for item in items:
             if SPECS[item.spec].target == VCENTER:
                 item.target = "vcenter"
-                record = _one(item)  # vsphere_vm names its VM in "name", vsphere_perf in "vm"
-                item.params = {"vm": getattr(record, "name", None) or getattr(record, "vm", None) or item.rel}
+                record = _one(item)  # vsphere_vm names its VM in "name", vsphere_perf in "vm", host perf its "host"
+                if "host" in SPECS[item.spec].params:
+                    item.params = {"host": getattr(record, "host", None) or item.rel}
+                else:
+                    item.params = {"vm": getattr(record, "name", None) or getattr(record, "vm", None) or item.rel}
     if any(i.target == "vcenter" for i in found):
         targets.insert(0, {"id": "vcenter", "kind": VCENTER, "address": None, "vm": None})
     host_ports: dict[str | None, list] = {}
@@ -112,6 +117,22 @@ def _worlds(found: list[Found], notes: list[str], asked: list[str]) -> None:
         item.params["world"] = listed[0]
         notes.append(f"{item.rel}: the ports of world {listed[0]}"
                      + (f" (VM {worlds[listed[0]]}, esxcli network vm list)" if listed[0] in worlds else ""))
+
+
+def _vmnics(found: list[Found], asked: list[str]) -> None:
+    """The uplink of each ``esxcli network nic stats get -n VMNIC`` capture: the name its output
+    prints ("NIC statistics for vmnic1"), else the only vmnicN in its file name."""
+    printed = {id(item): rec.name for item, rec in _record(found, "esxcli_nic_stats")}
+    for item in found:
+        if item.spec != "esxcli_nic_stats" or item.params.get("vmnic"):
+            continue
+        in_name = sorted(set(re.findall(r"vmnic\d+", item.rel)))
+        vmnic = printed.get(id(item)) or (in_name[0] if len(in_name) == 1 else None)
+        if vmnic is None:
+            asked.append(f"{item.rel}: which uplink's counters (esxcli-nic-stats) are these? rename it with the "
+                         f"vmnic it was run for: {renamed(item.rel, 'vmnic0')}")
+            continue
+        item.params["vmnic"] = vmnic
 
 
 def _place_guest(group: str, items: list[Found], vm_by_mac: dict[str, str], same_vm: dict[str, str],

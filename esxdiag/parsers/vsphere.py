@@ -177,7 +177,7 @@ _VM_SAMPLE = """\
  "guest": {"guest_id": "debian7Guest", "full_name": "Debian GNU/Linux 7 (32-bit)", "family": "linuxGuest",
   "tools_status": "toolsOk", "tools_running_status": "guestToolsRunning", "hostname": "iperf-test1",
   "ip_address": "127.0.0.11", "ip_addresses": ["127.0.0.11"]},
- "vnics": [{"label": "ethernet--7", "type": "vmxnet3", "mac": "00:50:56:a6:55:f4", "device_key": 203,
+ "vnics": [{"label": "Network adapter 1", "type": "vmxnet3", "mac": "00:50:56:a6:55:f4", "device_key": 203,
   "network": "VM Network", "dvs_uuid": null, "dvs_portgroup_key": null, "dvs_port_key": null,
   "connected": true, "start_connected": true}],
  "guest_nics": [{"mac": "00:50:56:a6:55:f4", "network": "VM Network", "ip_addresses": ["127.0.0.11"],

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -55,6 +56,20 @@ def test_example_json_is_golden(example):
 def test_every_example_is_covered():
     bundles = {str(p.parent.relative_to(EXAMPLES)) for p in EXAMPLES.rglob("manifest.json")}
     assert bundles == set(EXPECTED)
+
+
+def test_lab_examples_name_vnics_as_vcenter_does():
+    """The lab's vNICs carry vCenter's labels, so no report, golden or capture shows vcsim's
+    device name ("ethernet--7")."""
+    situations = EXAMPLES.parent / "tests" / "fixtures" / "situations"
+    inventories = sorted(EXAMPLES.rglob("vsphere_vm@*.json")) + sorted(situations.rglob("vsphere_vm@*.json"))
+    assert len(inventories) >= len(EXPECTED) - 2  # every lab example (the two seed-by-hand ones have none)
+    for inventory in inventories:
+        labels = [vnic["label"] for vnic in json.loads(inventory.read_text())["vnics"]]
+        assert labels and all(re.fullmatch(r"Network adapter \d+", label) for label in labels), (inventory, labels)
+    quoting = [p for root in (EXAMPLES, situations) for p in root.rglob("*") if p.is_file()
+               and "ethernet--" in p.read_text(errors="replace")]
+    assert quoting == []
 
 
 def test_sender_retransmits_are_flagged():

@@ -1,5 +1,5 @@
 """Issue 25 point 1 (and the "once" of point 2): a failed run's findings carry the severity their
-evidence has. The bundle is a real partial bundle from the lab: `esxdiag report --vm iperf-test1
+evidence has. The bundle is a real partial bundle from the lab: `esxdiag collect --vm iperf-test1
 --host-ssh esxdiaglab@127.0.0.2:1 ...` (host refused, guest read)."""
 
 from __future__ import annotations

@@ -80,7 +80,7 @@ def test_the_fleet_page_fits_its_window_and_its_scatter_reads(browser, built, do
              or first["bottom"] <= second["top"] or second["bottom"] <= first["top"])
     assert apart, got["labels"]  # "%RDY 5%" and "%RDY 10%" do not overlap
     rates = [r["drops_per_s"] for r in document["vms"] if r["drops_per_s"] is not None]
-    assert max(rates) == 61.0
+    assert round(max(rates)) == 61  # the limited receiver, 61 drops/s in the lab
     ticks = got["yticks"]
     assert ticks[0] == 0 and ticks[-1] >= max(rates) and len(ticks) >= 5, ticks  # labelled up to the data
     (x_axis, y_axis) = got["axes"]

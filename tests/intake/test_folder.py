@@ -178,6 +178,24 @@ def test_every_example_without_its_manifest_gives_the_same_verdicts(tmp_path, ki
     assert _findings(inferred) == _findings(with_manifest)
 
 
+def test_uplink_counters_are_placed_by_the_vmnic_they_print_or_a_question_names_the_file(tmp_path, kit):
+    folder = tmp_path / "uplink-loss"
+    shutil.copytree(kit.ROOT / "examples" / "uplink-loss", folder)
+    for name in ("manifest.json", "report.json", "report.html"):
+        (folder / name).unlink()
+    host = folder / "esxi-esx1.lab.local"
+    for n, when in ((0, "before"), (1, "after")):
+        (host / f"esxcli_nic_stats@vmnic=vmnic1.s{n}.txt").rename(host / f"uplink-counters-{when}.txt")
+    doc = kit.analyze(folder)
+    assert [f for f in doc["vms"][0]["findings"] if f["rule"] == "uplink-loss" and "vmnic1" in f["title"]]
+    assert doc["vms"][0]["vnics"][0]["ring_verdict"] == "drops-elsewhere"
+    # damaged past reading (the name it prints unread) and no vmnic in its file name: asked, by file
+    (host / "uplink-counters-before.txt").write_text("NIC statistics for vmnic1\n" + "cut by a pager\n" * 30)
+    proc = kit.run("analyze", folder, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout
+    assert "uplink-counters-before.txt: which uplink's counters (esxcli-nic-stats) are these?" in proc.stderr
+
+
 @pytest.mark.parametrize("example", EXAMPLES)
 def test_bundle_check_accepts_every_example(kit, example):
     proc = kit.run("bundle", "check", kit.ROOT / "examples" / example)

@@ -11,7 +11,10 @@ vcsim cannot rename hosts or set a host's CPU MHz, so the lab adds the scenario'
 (build-21997540), which the emulated hosts print too. Each VM is created on the host its
 scenario ``host`` names (iperf-uplink-loss on esx1, every other on esx0) and gets the scenario's hardware version (config.version, ``govc vm.create -version vmx-NN``),
 vCPUs, memory, guest id, NIC types and exact MACs, the CPU limit, guest hostname / IP / full name
-and tools status, then all VMs are powered on.
+and tools status, then all VMs are powered on. vcsim labels a vNIC with govc's device name
+("ethernet--7"), a real vCenter "Network adapter 1", "Network adapter 2" in the order they were
+added; vcsim keeps a label a client sends, so the lab reconfigures each VM's vNICs (an Edit of
+deviceInfo.label, pyvmomi: govc cannot set it) with the names vCenter gives them.
 
 Where the lab's vCenter numbers come from: vcsim's performance values are random and cannot be
 injected, so ``start_lab`` puts tests/lab/vcenter_proxy.py in front of vcsim (``.url``,
@@ -44,6 +47,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
+
+from pyVim import connect as pyvim_connect
+from pyVmomi import vim
 
 from esxdiag.collectors.vsphere_session import server_thumbprints
 
@@ -160,6 +166,9 @@ def build_scenarios(lab: Lab, scenarios_path: str | Path = SCENARIOS) -> dict:
         for nic in vm["nics"][1:]:
             lab.govc("vm.network.add", "-vm", name, "-net", NETWORK, "-net.adapter", nic["type"],
                      "-net.address", nic["mac"])
+    label_vnics(lab, [vm["name"] for vm in scenarios["vms"]])  # first: vcsim's edit of a vNIC drops its guest IP
+    for vm in scenarios["vms"]:
+        name, first, guest = vm["name"], vm["nics"][0], vm["guest"]
         change = ["vm.change", "-vm", name,
                   "-e", f"SET.guest.ipAddress={first['ip']}", "-e", f"SET.guest.hostName={guest['hostname']}",
                   "-e", f"SET.guest.guestFullName={guest['full_name']}",
@@ -169,6 +178,34 @@ def build_scenarios(lab: Lab, scenarios_path: str | Path = SCENARIOS) -> dict:
         lab.govc(*change)
     lab.govc("vm.power", "-on", *[vm["name"] for vm in scenarios["vms"]])
     return scenarios
+
+
+def label_vnics(lab: Lab, vm_names: list[str], timeout_s: float = 60) -> None:
+    """Give each named VM's vNICs vCenter's labels, "Network adapter N" in device key order (the
+    order they were added)."""
+    si = pyvim_connect.SmartConnect(host="127.0.0.1", port=lab.port, user=lab.username, pwd=lab.password,
+                                    disableSslCertValidation=True, httpConnectionTimeout=timeout_s)
+    try:
+        view = si.content.viewManager.CreateContainerView(si.content.rootFolder, [vim.VirtualMachine], True)
+        by_name = {vm.name: vm for vm in view.view}
+        view.DestroyView()
+        for name in vm_names:
+            devices = by_name[name].config.hardware.device
+            nics = sorted((d for d in devices if isinstance(d, vim.vm.device.VirtualEthernetCard)), key=lambda d: d.key)
+            edits = []
+            for number, nic in enumerate(nics, start=1):
+                nic.deviceInfo = vim.Description(label=f"Network adapter {number}", summary=nic.deviceInfo.summary)
+                edits.append(vim.vm.device.VirtualDeviceSpec(operation="edit", device=nic))
+            task = by_name[name].ReconfigVM_Task(vim.vm.ConfigSpec(deviceChange=edits))
+            deadline = time.monotonic() + timeout_s
+            while task.info.state not in ("success", "error"):
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"relabelling {name}'s vNICs did not finish in {timeout_s:.0f} s")
+                time.sleep(0.05)
+            if task.info.state == "error":
+                raise RuntimeError(f"relabelling {name}'s vNICs failed: {task.info.error.msg}")
+    finally:
+        pyvim_connect.Disconnect(si)
 
 
 def proxy_model(lab: Lab, scenarios_path: str | Path = SCENARIOS, started: float | None = None) -> dict:

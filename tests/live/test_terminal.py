@@ -23,7 +23,7 @@ def test_report_summary_shows_each_warning_with_its_remedy(esxdiag):
     assert run.returncode == 0, run.explain()
     lines = run.stdout.splitlines()
     warning = next(i for i, line in enumerate(lines) if line.startswith("  WARNING: ") and "e1000" in line)
-    assert lines[warning + 1].startswith("    remedy (vsphere): Change ethernet--7 (00:50:56:a6:e1:00) from e1000 to vmxnet3"), run.stdout
+    assert lines[warning + 1].startswith("    remedy (vsphere): Change Network adapter 1 (00:50:56:a6:e1:00) from e1000 to vmxnet3"), run.stdout
     assert "Findings: 0 critical, 1 warning" in run.stdout
 
 

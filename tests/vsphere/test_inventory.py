@@ -99,6 +99,24 @@ def test_every_scenario_vm_inventory_matches_the_scenario(session, scenarios):
         assert re.fullmatch(r"vmx-\d+", inv["hardware_version"]) and inv["host_version"]
 
 
+def test_scenario_vnics_carry_vcenter_labels_not_vcsim_device_names(session, scenarios):
+    for want in scenarios["vms"]:
+        inv = collect_inventory(session, find_vm(session, want["name"]))
+        assert [n["label"] for n in inv["vnics"]] == [f"Network adapter {i}" for i in range(1, len(want["nics"]) + 1)]
+        assert inv["guest_nics"][0]["ip_addresses"] == [want["nics"][0]["ip"]]  # relabelling kept the guest's IP
+
+
+def test_lab_numbers_a_second_vnic_network_adapter_2(session, vcsim_lab, lab_module):
+    vcsim_lab.govc("vm.create", "-on=false", *ON_ESX0, "-net", "VM Network", "-net.adapter", "vmxnet3",
+                   "-net.address", "00:50:56:a6:0f:e0", "two-nics")
+    vcsim_lab.govc("vm.network.add", "-vm", "two-nics", "-net", "VM Network", "-net.adapter", "e1000",
+                   "-net.address", "00:50:56:a6:0f:e1")
+    lab_module.label_vnics(vcsim_lab, ["two-nics"])
+    inv = collect_inventory(session, find_vm(session, "two-nics"))
+    assert [(n["label"], n["mac"]) for n in inv["vnics"]] == [("Network adapter 1", "00:50:56:a6:0f:e0"),
+                                                              ("Network adapter 2", "00:50:56:a6:0f:e1")]
+
+
 def test_cpu_limited_and_e1000_and_windows_cases(session, scenarios):
     def pick(predicate):
         (vm,) = [v for v in scenarios["vms"] if predicate(v)]
