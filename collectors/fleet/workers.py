@@ -49,12 +49,16 @@ def login_for_workers(session: Any, timeout_s: float) -> WorkerLogin:
     return WorkerLogin(dataclasses.replace(session.creds, password=""), stub.cookie, stub.version, timeout_s)
 
 
+def spawn_context() -> multiprocessing.context.BaseContext:
+    return multiprocessing.get_context("spawn")
+
+
 class WorkerPool:
     """Share tasks run in spawned worker processes, submitted as the inventory pages arrive."""
 
     def __init__(self, login: WorkerLogin, workers: int):
         self.where = f"{login.creds.host}:{login.creds.port}"
-        self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+        self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=spawn_context(),
                                          initializer=_start_worker, initargs=(login,))
         self._futures: dict[Future, ShareTask] = {}
 
