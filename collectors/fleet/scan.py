@@ -35,7 +35,7 @@ class ScanOptions:
     page_size: int | None = 1000  # objects per RetrievePropertiesEx page
     in_flight: int = 4  # QueryPerf requests in flight per vCenter
     timeout_s: float = 60.0
-    max_metrics: int | None = None  # override maxQueryMetrics (tests, benchmarks)
+    max_metrics: int | None = None  # --max-query-metrics: overrides maxQueryMetrics, caps realtime batches too
     with_hosts: bool = True
     nic_types: str = "all"  # "all": every VM's vNIC types; "drops": only for VMs with receive drops
     workers: int | None = None  # processes for the vNIC and perf half; None: automatic (workers.worker_count)
@@ -126,10 +126,11 @@ def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracke
     if options.max_metrics:
         max_metrics, source = options.max_metrics, f"--max-query-metrics {options.max_metrics} (overrides {source})"
     status.update(max_query_metrics=max_metrics, max_query_metrics_source=source)
+    limits = perf.BatchLimits(max_metrics, options.max_metrics)
     with api_errors(session, "reading the inventory"):
         places = inventory.read_places(session)
     status["unmatched_filters"] = inventory.unmatched(places, options.filters)
-    make = functools.partial(ShareTask, end=end, window_s=options.window_s, max_metrics=max_metrics,
+    make = functools.partial(ShareTask, end=end, window_s=options.window_s, limits=limits,
                              in_flight=options.in_flight, page_size=options.page_size, nic_types=options.nic_types)
     found: dict = {"vnics": {}, "whole": 0, "records": {}, "errors": {}}
     vms: list[dict] = []
@@ -181,7 +182,7 @@ def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracke
         entities = [perf.Entity(h, places.objects[h]["name"], places.objects[h]["obj"]) for h in used
                     if h in places.objects]
         host_records, host_errors = perf.query(session, entities, perf.HOST_COUNTERS, end, options.window_s,
-                                               max_metrics, options.in_flight)
+                                               limits, options.in_flight)
         for e in entities:
             cluster = places.walk(e.key, "cluster")
             hosts.append({"vcenter": name, "moid": e.key, "name": e.name,
