@@ -38,7 +38,7 @@ class ScanOptions:
     max_metrics: int | None = None  # --max-query-metrics: overrides maxQueryMetrics, caps realtime batches too
     with_hosts: bool = True
     nic_types: str = "all"  # "all": every VM's vNIC types; "drops": only for VMs with receive drops
-    workers: int | None = None  # processes for the vNIC and perf half; None: automatic (workers.worker_count)
+    workers: int | None = None  # processes for the vNIC and perf half, shared by the vCenters; None: automatic
 
 
 class Progress:
@@ -71,13 +71,15 @@ def scan(targets: list[Credentials], options: ScanOptions, progress: Callable[[i
     stop = stop or threading.Event()
     started = datetime.now(timezone.utc)
     pool = ThreadPoolExecutor(max_workers=max(1, min(len(targets), 8)), thread_name_prefix="vcenter")
+    processes = workers.WorkerPool(options.workers)  # one pool for every vCenter, started when one needs it
     try:
-        parts = list(pool.map(lambda c: _scan_one(c, options, tracker, len(targets), stop), targets))
+        parts = list(pool.map(lambda c: _scan_one(c, options, tracker, processes, stop), targets))
     except BaseException:  # Ctrl-C: the vCenter threads stop at their next page, not after the last
         stop.set()
         raise
     finally:
         pool.shutdown(wait=True)
+        processes.close()
     return {
         "schema": SCHEMA_SNAPSHOT, "collected_at": iso_utc(started), "window_s": options.window_s,
         "nic_types": options.nic_types,
@@ -88,7 +90,7 @@ def scan(targets: list[Credentials], options: ScanOptions, progress: Callable[[i
     }
 
 
-def _scan_one(creds: Credentials, options: ScanOptions, tracker: Progress, vcenters: int,
+def _scan_one(creds: Credentials, options: ScanOptions, tracker: Progress, processes: workers.WorkerPool,
               stop: threading.Event) -> dict:
     where = f"{creds.host}:{creds.port}"
     status = {"url": creds.url, "name": where, "status": "failed", "error": None, "error_kind": None,
@@ -100,7 +102,7 @@ def _scan_one(creds: Credentials, options: ScanOptions, tracker: Progress, vcent
     out = {"vcenter": status, "hosts": [], "vms": []}
     try:
         session = connect(creds, timeout_s=options.timeout_s)
-        out.update(_collect(session, options, status, tracker, vcenters, stop))
+        out.update(_collect(session, options, status, tracker, processes, stop))
         status["status"] = "scanned"
     except CollectionError as exc:
         status.update(error=exc.one_line(), error_kind=exc.kind)
@@ -114,8 +116,8 @@ def _scan_one(creds: Credentials, options: ScanOptions, tracker: Progress, vcent
     return out
 
 
-def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracker: Progress, vcenters: int,
-             stop: threading.Event) -> dict:
+def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracker: Progress,
+             processes: workers.WorkerPool, stop: threading.Event) -> dict:
     name = status["name"]
     with api_errors(session, "reading the server clock"):
         end = session.si.CurrentTime()
@@ -146,10 +148,10 @@ def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracke
                 for vm in page:
                     vm.pop("_obj")  # shares rebuild references from MOIDs, here or in a worker
                 if not decided:  # from the first page: one page is done here, more go to workers
-                    decided, status["workers"] = True, workers.worker_count(options.workers, more, vcenters)
-                    if status["workers"] > 1:
-                        pool = workers.WorkerPool(workers.login_for_workers(session, options.timeout_s),
-                                                  status["workers"])
+                    decided = True
+                    if workers.worker_count(options.workers, more) > 1:
+                        pool = processes.shares(workers.login_for_workers(session, options.timeout_s))
+                        status["workers"] = processes.size
                 if not page:
                     continue
                 task = make([{k: vm[k] for k in ("moid", "name", "power_state", "num_vnics")} for vm in page])
