@@ -2,9 +2,10 @@
 
     python bench/peers_bench.py --vms 1000                  # builds a vcsim (~40 s), 3 rounds of the four
     python bench/fleet_bench.py --vms 10000 --serve &       # a 10,000-VM vcsim kept up (~14 min to build)
-    python bench/peers_bench.py --vms 10000 --attach --rounds 5
+    python bench/peers_bench.py --vms 1000,2000,10000 --rounds 5   # the kept-up vcsims, else built here
 
-One vcsim (bench/fleet_bench.py builds it: -cluster N -host 10 -vm V -delay 20), the tools run one
+One vcsim per size (the one `fleet_bench.py --vms N --serve` keeps up when it is running, else one
+built here as fleet_bench.py builds it: -cluster N -host 10 -vm V -delay 20), the tools run one
 after the other in each round, the order turning each round. Per run: wall time, client CPU (user +
 system of the process tree, from wait4 or /proc), vcsim's CPU (/proc), peak RSS, and what was read.
 SOAP requests: esxdiag's from its own count (snapshot, serve's gauge); Telegraf's and
@@ -341,37 +342,33 @@ def summary(results: dict, vms: int) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--vms", type=int, default=1000)
-    parser.add_argument("--delay-ms", type=int, default=20)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--attach", action="store_true", help="use the vcsim `fleet_bench.py --vms N --serve` keeps up")
-    parser.add_argument("--tools", default=",".join(TOOLS), help=f"comma-separated, of: {', '.join(TOOLS)}")
-    parser.add_argument("--esxdiag-args", default="", help="extra scan/serve arguments, e.g. '--workers 1'")
-    parser.add_argument("--exporter-venv", type=Path, default=Path("/work/venv-vmware-exporter"))
-    parser.add_argument("--no-count", action="store_true", help="skip the peers' request-counting round")
-    ns = parser.parse_args(argv)
-    tools = [t.strip() for t in ns.tools.split(",") if t.strip()]
-    if unknown := set(tools) - set(TOOLS):
-        parser.error(f"unknown tools {sorted(unknown)}")
-    exporter = exporter_python(ns.exporter_venv) if "vmware_exporter" in tools else Path()
-    if "telegraf" in tools:
-        telegraf_binary()
-    workdir = REPO / ".lab" / f"bench-fleet-{ns.vms}"
-    if ns.attach:
-        lab, built = fleet_bench._attached(workdir / "attach.json")
+def served_vcsim(vms: int):
+    """The vcsim `fleet_bench.py --vms N --serve` keeps up, if it is still running: (lab, build seconds)."""
+    attach = REPO / ".lab" / f"bench-fleet-{vms}" / "attach.json"
+    if not attach.exists():
+        return None
+    lab, built = fleet_bench._attached(attach)
+    return (lab, built) if Path(f"/proc/{lab.process.pid}").exists() else None
+
+
+def bench_one_size(vms: int, ns, tools: list[str], exporter: Path) -> str:
+    served = served_vcsim(vms)
+    if ns.attach and served is None:
+        raise SystemExit(f"no vcsim for {vms} VMs is kept up: run bench/fleet_bench.py --vms {vms} --serve first")
+    if served is not None:
+        (lab, built), workdir = served, REPO / ".lab" / f"bench-fleet-{vms}"
+        print(f"vcsim for {vms} VMs: the one fleet_bench.py --serve keeps up (port {lab.port})", flush=True)
     else:
-        clusters = max(1, ns.vms // 200 if ns.vms <= 1000 else ns.vms // 1000)
-        flags = ("-cluster", str(clusters), "-host", "10", "-vm", str(ns.vms // clusters), "-standalone-host", "0",
+        clusters = max(1, vms // 200 if vms <= 1000 else vms // 1000)
+        flags = ("-cluster", str(clusters), "-host", "10", "-vm", str(vms // clusters), "-standalone-host", "0",
                  "-delay", str(ns.delay_ms))
-        workdir = REPO / ".lab" / f"bench-peers-{ns.vms}"
+        workdir = REPO / ".lab" / f"bench-peers-{vms}"
         shutil.rmtree(workdir, ignore_errors=True)
         workdir.mkdir(parents=True)
         started = time.monotonic()
         lab = fleet_bench._lab_module().start_vcsim(workdir / "vcsim", flags, timeout_s=7200)
         built = time.monotonic() - started
-        print(f"vcsim for {ns.vms} VMs built in {built:.0f} s", flush=True)
+        print(f"vcsim for {vms} VMs built in {built:.0f} s", flush=True)
     results: dict[str, list[dict]] = {t: [] for t in tools}
     try:
         peers = [t for t in tools if t in ("telegraf", "vmware_exporter")]
@@ -386,10 +383,33 @@ def main(argv: list[str] | None = None) -> int:
                 print(json.dumps({"tool": tool, **{k: round(v, 3) if isinstance(v, float) else v
                                                    for k, v in one.items()}}), flush=True)
     finally:
-        if not ns.attach:
+        if served is None:
             lab.stop()
-    (workdir / "peers-results.json").write_text(json.dumps({"vms": ns.vms, "results": results}, indent=1))
-    print("\n" + summary(results, ns.vms))
+    (workdir / "peers-results.json").write_text(json.dumps({"vms": vms, "results": results}, indent=1))
+    return summary(results, vms)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--vms", default="1000", help="VM counts, comma-separated, e.g. 1000,2000,10000")
+    parser.add_argument("--delay-ms", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--attach", action="store_true",
+                        help="require the vcsims `fleet_bench.py --vms N --serve` keeps up (else: used when up, "
+                             "built here when not)")
+    parser.add_argument("--tools", default=",".join(TOOLS), help=f"comma-separated, of: {', '.join(TOOLS)}")
+    parser.add_argument("--esxdiag-args", default="", help="extra scan/serve arguments, e.g. '--workers 1'")
+    parser.add_argument("--exporter-venv", type=Path, default=Path("/work/venv-vmware-exporter"))
+    parser.add_argument("--no-count", action="store_true", help="skip the peers' request-counting round")
+    ns = parser.parse_args(argv)
+    tools = [t.strip() for t in ns.tools.split(",") if t.strip()]
+    if unknown := set(tools) - set(TOOLS):
+        parser.error(f"unknown tools {sorted(unknown)}")
+    exporter = exporter_python(ns.exporter_venv) if "vmware_exporter" in tools else Path()
+    if "telegraf" in tools:
+        telegraf_binary()
+    summaries = [bench_one_size(int(vms), ns, tools, exporter) for vms in ns.vms.split(",")]
+    print("\n" + "\n\n".join(summaries))
     return 0
 
 
