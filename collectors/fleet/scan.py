@@ -136,7 +136,7 @@ def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracke
                              in_flight=options.in_flight, page_size=options.page_size, nic_types=options.nic_types)
     found: dict = {"vnics": {}, "whole": 0, "records": {}, "errors": {}}
     vms: list[dict] = []
-    pool, decided = None, False
+    shares, decided = None, False
     try:
         with api_errors(session, "reading the inventory"), contextlib.closing(
                 inventory.vm_pages(session, places, options.filters, options.page_size)) as pages:
@@ -150,24 +150,24 @@ def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracke
                 if not decided:  # from the first page: one page is done here, more go to workers
                     decided = True
                     if workers.worker_count(options.workers, more) > 1:
-                        pool = processes.shares(workers.login_for_workers(session, options.timeout_s))
+                        shares = processes.shares(workers.login_for_workers(session, options.timeout_s))
                         status["workers"] = processes.size
                 if not page:
                     continue
                 task = make([{k: vm[k] for k in ("moid", "name", "power_state", "num_vnics")} for vm in page])
-                if pool is not None:
-                    pool.submit(task)  # decoded there while this process reads the next page
+                if shares is not None:
+                    shares.submit(task)  # decoded there while this process reads the next page
                 else:
                     _merge(found, collect_share(session, task, lambda _task, n: tracker.advance(n)))
-        if pool is not None:
-            for task, result in pool.completed():
+        if shares is not None:
+            for task, result in shares.completed():
                 session.add_requests(result["requests"])
                 if not result["error"]:
                     _merge(found, result)
                     tracker.advance(sum(v["power_state"] == "poweredOn" for v in task.vms))
     finally:
-        if pool is not None:
-            pool.close()
+        if shares is not None:
+            shares.close()
     status["vms"] = len(vms)
     on = [v for v in vms if v["power_state"] == "poweredOn"]
     status["perf_errors"] = len(found["errors"])
