@@ -2,9 +2,10 @@
 
 Each QuerySpec asks for every counter with instance "*": a real vCenter answers with the
 aggregate ("") plus one series per vCPU / vNIC / pNIC; vcsim echoes one series named "*",
-recorded here as the aggregate "" with a note. Realtime (20 s) samples are the hosts' own, which
-vCenter relays; ``config.vpxd.stats.maxQueryMetrics`` limits the historical queries it answers from
-its database (entities x counters; 64 when the option cannot be read). So a realtime batch holds
+recorded here as the aggregate "" with a note. Realtime (20 s) samples ("current" statistics, VMs
+and hosts only) are not read from vCenter's database; historical ones are, and
+``config.vpxd.stats.maxQueryMetrics`` limits those queries (entities x counters; 64 when the option
+cannot be read; docs/fleet-scan.md has the sources). So a realtime batch holds
 REALTIME_ENTITIES entities (Telegraf's ``max_query_objects`` for realtime resources) and a
 historical one as many as fit in maxQueryMetrics; --max-query-metrics, when the user gives it,
 caps both. Entities without realtime samples are asked again at the 300 s rollup and marked
