@@ -2,10 +2,13 @@
 
 Each QuerySpec asks for every counter with instance "*": a real vCenter answers with the
 aggregate ("") plus one series per vCPU / vNIC / pNIC; vcsim echoes one series named "*",
-recorded here as the aggregate "" with a note. A batch holds as many entities as fit in
-``config.vpxd.stats.maxQueryMetrics`` metrics (entities x counters; 64 when the option cannot be
-read; vCenter applies the limit to historical queries, esxdiag sizes realtime batches the same
-way). Entities without realtime (20 s) samples are asked again at the 300 s rollup and marked
+recorded here as the aggregate "" with a note. Realtime (20 s) samples ("current" statistics, VMs
+and hosts only) are not read from vCenter's database; historical ones are, and
+``config.vpxd.stats.maxQueryMetrics`` limits those queries (entities x counters; 64 when the option
+cannot be read; docs/fleet-scan.md has the sources). So a realtime batch holds
+REALTIME_ENTITIES entities (Telegraf's ``max_query_objects`` for realtime resources) and a
+historical one as many as fit in maxQueryMetrics; --max-query-metrics, when the user gives it,
+caps both. Entities without realtime samples are asked again at the 300 s rollup and marked
 "historical". A batch the server refuses is retried one entity at a time, so one bad entity
 costs only its own figures.
 """
@@ -29,6 +32,7 @@ VM_COUNTERS = ("cpu.ready.summation", "cpu.costop.summation", "cpu.maxlimited.su
 HOST_COUNTERS = ("cpu.usage.average", "net.droppedRx.summation", "net.errorsRx.summation")
 DEFAULT_MAX_QUERY_METRICS = 64
 UNLIMITED_METRICS_CAP = 1024  # the server said -1 (no limit): still keep each answer a sane size
+REALTIME_ENTITIES = 256
 OPTION = "config.vpxd.stats.maxQueryMetrics"
 
 
@@ -56,13 +60,26 @@ def max_query_metrics(session: VsphereSession) -> tuple[int, str]:
     return value, f"{OPTION} = {value} (server)"
 
 
-def batches(entities: list[Entity], counters: int, max_metrics: int) -> list[list[Entity]]:
-    size = max(1, max_metrics // max(1, counters))
+@dataclass(frozen=True)
+class BatchLimits:
+    historical_metrics: int  # maxQueryMetrics (the server's, else the default) or the user's
+    user_metrics: int | None = None  # --max-query-metrics: a brake on realtime batches too
+
+    def entities_per_query(self, counters: int, interval: int) -> int:
+        counters = max(1, counters)
+        if interval != REALTIME_S:
+            return max(1, self.historical_metrics // counters)
+        if self.user_metrics:
+            return max(1, min(REALTIME_ENTITIES, self.user_metrics // counters))
+        return REALTIME_ENTITIES
+
+
+def batches(entities: list[Entity], size: int) -> list[list[Entity]]:
     return [entities[i:i + size] for i in range(0, len(entities), size)]
 
 
 def query(session: VsphereSession, entities: list[Entity], counter_names: tuple[str, ...], end: datetime,
-          window_s: float, max_metrics: int, in_flight: int,
+          window_s: float, limits: BatchLimits, in_flight: int,
           progress: Callable[[int], None] | None = None) -> tuple[dict[str, dict], dict[str, str]]:
     """moid -> vsphere_perf record (realtime, else the 300 s rollup), and moid -> why it has none."""
     with api_errors(session, "reading performance counter ids"):
@@ -73,11 +90,11 @@ def query(session: VsphereSession, entities: list[Entity], counter_names: tuple[
     ids = [vim.PerformanceManager.MetricId(counterId=counters[n].key, instance="*") for n in counter_names]
     names = {counters[n].key: (n, counters[n].unitInfo.key) for n in counter_names}
     records, errors = _pass(session, entities, ids, names, end - timedelta(seconds=window_s), end, REALTIME_S,
-                            max_metrics, in_flight, progress)
+                            limits, in_flight, progress)
     late = [e for e in entities if e.key not in records and e.key not in errors]
     if late:  # no realtime samples: the 5-minute rollup, over at least two rollup intervals
         start = end - timedelta(seconds=max(window_s, 2 * HISTORICAL_S))
-        more, more_errors = _pass(session, late, ids, names, start, end, HISTORICAL_S, max_metrics, in_flight, None)
+        more, more_errors = _pass(session, late, ids, names, start, end, HISTORICAL_S, limits, in_flight, None)
         records.update(more)
         errors.update(more_errors)
         for e in late:
@@ -86,7 +103,7 @@ def query(session: VsphereSession, entities: list[Entity], counter_names: tuple[
     return records, errors
 
 
-def _pass(session, entities, ids, names, start, end, interval, max_metrics, in_flight, progress):
+def _pass(session, entities, ids, names, start, end, interval, limits, in_flight, progress):
     records: dict[str, dict] = {}
     errors: dict[str, str] = {}
 
@@ -109,7 +126,8 @@ def _pass(session, entities, ids, names, start, end, interval, max_metrics, in_f
             progress(len(batch))
 
     with ThreadPoolExecutor(max_workers=max(1, in_flight), thread_name_prefix="queryperf") as pool:
-        for future in [pool.submit(one, b) for b in batches(entities, len(ids), max_metrics)]:
+        size = limits.entities_per_query(len(ids), interval)
+        for future in [pool.submit(one, b) for b in batches(entities, size)]:
             future.result()
     return records, errors
 

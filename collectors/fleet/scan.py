@@ -35,10 +35,10 @@ class ScanOptions:
     page_size: int | None = 1000  # objects per RetrievePropertiesEx page
     in_flight: int = 4  # QueryPerf requests in flight per vCenter
     timeout_s: float = 60.0
-    max_metrics: int | None = None  # override maxQueryMetrics (tests, benchmarks)
+    max_metrics: int | None = None  # --max-query-metrics: overrides maxQueryMetrics, caps realtime batches too
     with_hosts: bool = True
     nic_types: str = "all"  # "all": every VM's vNIC types; "drops": only for VMs with receive drops
-    workers: int | None = None  # processes for the vNIC and perf half; None: automatic (workers.worker_count)
+    workers: int | None = None  # processes for the vNIC and perf half, shared by the vCenters; None: automatic
 
 
 class Progress:
@@ -71,13 +71,15 @@ def scan(targets: list[Credentials], options: ScanOptions, progress: Callable[[i
     stop = stop or threading.Event()
     started = datetime.now(timezone.utc)
     pool = ThreadPoolExecutor(max_workers=max(1, min(len(targets), 8)), thread_name_prefix="vcenter")
+    processes = workers.WorkerPool(options.workers)  # one pool for every vCenter, started when one needs it
     try:
-        parts = list(pool.map(lambda c: _scan_one(c, options, tracker, len(targets), stop), targets))
+        parts = list(pool.map(lambda c: _scan_one(c, options, tracker, processes, stop), targets))
     except BaseException:  # Ctrl-C: the vCenter threads stop at their next page, not after the last
         stop.set()
         raise
     finally:
         pool.shutdown(wait=True)
+        processes.close()
     return {
         "schema": SCHEMA_SNAPSHOT, "collected_at": iso_utc(started), "window_s": options.window_s,
         "nic_types": options.nic_types,
@@ -88,7 +90,7 @@ def scan(targets: list[Credentials], options: ScanOptions, progress: Callable[[i
     }
 
 
-def _scan_one(creds: Credentials, options: ScanOptions, tracker: Progress, vcenters: int,
+def _scan_one(creds: Credentials, options: ScanOptions, tracker: Progress, processes: workers.WorkerPool,
               stop: threading.Event) -> dict:
     where = f"{creds.host}:{creds.port}"
     status = {"url": creds.url, "name": where, "status": "failed", "error": None, "error_kind": None,
@@ -100,7 +102,7 @@ def _scan_one(creds: Credentials, options: ScanOptions, tracker: Progress, vcent
     out = {"vcenter": status, "hosts": [], "vms": []}
     try:
         session = connect(creds, timeout_s=options.timeout_s)
-        out.update(_collect(session, options, status, tracker, vcenters, stop))
+        out.update(_collect(session, options, status, tracker, processes, stop))
         status["status"] = "scanned"
     except CollectionError as exc:
         status.update(error=exc.one_line(), error_kind=exc.kind)
@@ -114,8 +116,8 @@ def _scan_one(creds: Credentials, options: ScanOptions, tracker: Progress, vcent
     return out
 
 
-def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracker: Progress, vcenters: int,
-             stop: threading.Event) -> dict:
+def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracker: Progress,
+             processes: workers.WorkerPool, stop: threading.Event) -> dict:
     name = status["name"]
     with api_errors(session, "reading the server clock"):
         end = session.si.CurrentTime()
@@ -126,14 +128,15 @@ def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracke
     if options.max_metrics:
         max_metrics, source = options.max_metrics, f"--max-query-metrics {options.max_metrics} (overrides {source})"
     status.update(max_query_metrics=max_metrics, max_query_metrics_source=source)
+    limits = perf.BatchLimits(max_metrics, options.max_metrics)
     with api_errors(session, "reading the inventory"):
         places = inventory.read_places(session)
     status["unmatched_filters"] = inventory.unmatched(places, options.filters)
-    make = functools.partial(ShareTask, end=end, window_s=options.window_s, max_metrics=max_metrics,
+    make = functools.partial(ShareTask, end=end, window_s=options.window_s, limits=limits,
                              in_flight=options.in_flight, page_size=options.page_size, nic_types=options.nic_types)
     found: dict = {"vnics": {}, "whole": 0, "records": {}, "errors": {}}
     vms: list[dict] = []
-    pool, decided = None, False
+    shares, decided = None, False
     try:
         with api_errors(session, "reading the inventory"), contextlib.closing(
                 inventory.vm_pages(session, places, options.filters, options.page_size)) as pages:
@@ -145,26 +148,26 @@ def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracke
                 for vm in page:
                     vm.pop("_obj")  # shares rebuild references from MOIDs, here or in a worker
                 if not decided:  # from the first page: one page is done here, more go to workers
-                    decided, status["workers"] = True, workers.worker_count(options.workers, more, vcenters)
-                    if status["workers"] > 1:
-                        pool = workers.WorkerPool(workers.login_for_workers(session, options.timeout_s),
-                                                  status["workers"])
+                    decided = True
+                    if workers.worker_count(options.workers, more) > 1:
+                        shares = processes.shares(workers.login_for_workers(session, options.timeout_s))
+                        status["workers"] = processes.size
                 if not page:
                     continue
                 task = make([{k: vm[k] for k in ("moid", "name", "power_state", "num_vnics")} for vm in page])
-                if pool is not None:
-                    pool.submit(task)  # decoded there while this process reads the next page
+                if shares is not None:
+                    shares.submit(task)  # decoded there while this process reads the next page
                 else:
                     _merge(found, collect_share(session, task, lambda _task, n: tracker.advance(n)))
-        if pool is not None:
-            for task, result in pool.completed():
+        if shares is not None:
+            for task, result in shares.completed():
                 session.add_requests(result["requests"])
                 if not result["error"]:
                     _merge(found, result)
                     tracker.advance(sum(v["power_state"] == "poweredOn" for v in task.vms))
     finally:
-        if pool is not None:
-            pool.close()
+        if shares is not None:
+            shares.close()
     status["vms"] = len(vms)
     on = [v for v in vms if v["power_state"] == "poweredOn"]
     status["perf_errors"] = len(found["errors"])
@@ -181,7 +184,7 @@ def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracke
         entities = [perf.Entity(h, places.objects[h]["name"], places.objects[h]["obj"]) for h in used
                     if h in places.objects]
         host_records, host_errors = perf.query(session, entities, perf.HOST_COUNTERS, end, options.window_s,
-                                               max_metrics, options.in_flight)
+                                               limits, options.in_flight)
         for e in entities:
             cluster = places.walk(e.key, "cluster")
             hosts.append({"vcenter": name, "moid": e.key, "name": e.name,

@@ -16,7 +16,7 @@ class ShareTask:
     vms: list[dict]  # {"moid", "name", "power_state", "num_vnics"}
     end: datetime
     window_s: float
-    max_metrics: int
+    limits: perf.BatchLimits
     in_flight: int
     page_size: int | None
     nic_types: str
@@ -36,7 +36,7 @@ def collect_share(session: VsphereSession, task: ShareTask,
         with api_errors(session, "reading the vNICs"):
             whole = inventory.read_vnics(session, vnic_rows, objs, task.page_size)
     records, errors = perf.query(session, [perf.Entity(v["moid"], v["name"], objs[v["moid"]]) for v in on],
-                                 perf.VM_COUNTERS, task.end, task.window_s, task.max_metrics, task.in_flight,
+                                 perf.VM_COUNTERS, task.end, task.window_s, task.limits, task.in_flight,
                                  (lambda n: progress(task, n)) if progress else None)
     if task.nic_types != "all":
         dropping = {v["moid"] for v in on if _has_drops(records.get(v["moid"]))}

@@ -3,10 +3,11 @@
 pyvmomi decodes every XML element in Python, so one process keeps one core busy and the rest of
 the machine idle. Each page of the inventory pass is a share; while the scanning process decodes
 the next page, worker processes (spawned, never forked: the scan runs threads) read the vNICs and
-the perf counters of the earlier ones through the SAME logged-in vSphere session. Each worker gets
-the session cookie (over the pipe to its own child process, never argv or the environment) and
-the TLS policy, not the password, and never logs out. Workers return plain records; their request
-counts are added to the vCenter's.
+the perf counters of the earlier ones through the SAME logged-in vSphere session. One pool of
+workers serves every vCenter of the scan: each task carries its vCenter's login, the session
+cookie (over the pipe to the worker, never argv or the environment) and the TLS policy, not the
+password; a worker joins each vCenter's session once and never logs out. Workers return plain
+records; their request counts are added to their vCenter's.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from __future__ import annotations
 import dataclasses
 import multiprocessing
 import os
-from concurrent.futures import CancelledError, Future, ProcessPoolExecutor, as_completed
+import threading
+from concurrent.futures import CancelledError, Future, ProcessPoolExecutor, as_completed, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any, Iterator
@@ -33,15 +35,15 @@ class WorkerLogin:
     timeout_s: float
 
 
-def worker_count(requested: int | None, more_pages: bool, vcenters: int = 1) -> int:
-    """--workers N as given; automatic: when the inventory has more than one page, the usable cores
-    (at most 4) shared by the vCenters scanned at once; one page of VMs is done in this process."""
+def worker_count(requested: int | None, more_pages: bool) -> int:
+    """--workers N as given; automatic: when an inventory has more than one page, the usable cores
+    (at most 4); one page of VMs is done in the scanning process. One pool serves every vCenter."""
     if requested:
         return requested
     if not more_pages:
         return 1
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, min(cores, 4) // max(1, vcenters))
+    return max(1, min(cores, 4))
 
 
 def login_for_workers(session: Any, timeout_s: float) -> WorkerLogin:
@@ -49,18 +51,44 @@ def login_for_workers(session: Any, timeout_s: float) -> WorkerLogin:
     return WorkerLogin(dataclasses.replace(session.creds, password=""), stub.cookie, stub.version, timeout_s)
 
 
-class WorkerPool:
-    """Share tasks run in spawned worker processes, submitted as the inventory pages arrive."""
+def spawn_context() -> multiprocessing.context.BaseContext:
+    return multiprocessing.get_context("spawn")
 
-    def __init__(self, login: WorkerLogin, workers: int):
+
+class WorkerPool:
+    """The scan's worker processes, shared by its vCenters; started the first time one needs them."""
+
+    def __init__(self, requested: int | None):
+        self.requested = requested
+        self.size = 0
+        self._pool: ProcessPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    def shares(self, login: WorkerLogin) -> "VcenterShares":
+        """A vCenter's way into the pool, once it has more than one page (or --workers N)."""
+        with self._lock:
+            if self._pool is None:
+                self.size = worker_count(self.requested, more_pages=True)
+                self._pool = ProcessPoolExecutor(max_workers=self.size, mp_context=spawn_context())
+        return VcenterShares(self._pool, login)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._pool is not None:
+                self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+class VcenterShares:
+    """One vCenter's share tasks in the scan's pool, submitted as its inventory pages arrive."""
+
+    def __init__(self, pool: ProcessPoolExecutor, login: WorkerLogin):
         self.where = f"{login.creds.host}:{login.creds.port}"
-        self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                                         initializer=_start_worker, initargs=(login,))
+        self._pool, self._login = pool, login
         self._futures: dict[Future, ShareTask] = {}
 
     def submit(self, task: ShareTask) -> None:
         try:
-            self._futures[self._pool.submit(_run_task, task)] = task
+            self._futures[self._pool.submit(_run_task, self._login, task)] = task
         except BrokenProcessPool as exc:
             raise CollectionError(f"{self.where}: a scan worker process ended unexpectedly ({exc})",
                                   kind="internal") from None
@@ -86,30 +114,31 @@ class WorkerPool:
             raise failure
 
     def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        """This vCenter's tasks not started are dropped; the running ones are waited for (they use
+        its session, which the scan logs out next)."""
+        for future in self._futures:
+            future.cancel()
+        wait(self._futures)
 
 
-_WORKER: dict[str, Any] = {}
+_SESSIONS: dict[tuple[str, str], Any] = {}  # in a worker: (vCenter URL, cookie) -> its joined session
 
 
-def _start_worker(login: WorkerLogin) -> None:
-    """In the worker: a session object on the parent's login (so no password needed)."""
-    _WORKER["session"] = joined(login.creds, login.cookie, login.api_version, login.timeout_s)
-    _WORKER["attached"] = False
-
-
-def _run_task(task: ShareTask) -> dict:
-    session = _WORKER["session"]
+def _run_task(login: WorkerLogin, task: ShareTask) -> dict:
+    key = (login.creds.url, login.cookie)
+    session = _SESSIONS.get(key)
+    if session is None:  # a session object on the scan's login (so no password needed)
+        session = joined(login.creds, login.cookie, login.api_version, login.timeout_s)
     before = session.request_count
     try:
-        if not _WORKER["attached"]:
+        if key not in _SESSIONS:
             with api_errors(session, "attaching a worker to the session"):
-                session.attach()  # one RetrieveContent per worker, counted
+                session.attach()  # one RetrieveContent per worker and vCenter, counted
                 live = session.content.sessionManager.currentSession is not None  # and one check
             if not live:  # some servers answer an unknown session with empty results, not a fault
                 raise CollectionError(f"{session.where}: a scan worker could not use the scan's session "
                                       "(not logged in: expired or ended?)", kind="auth")
-            _WORKER["attached"] = True
+            _SESSIONS[key] = session
         result = collect_share(session, task)
         result.update(error=None, error_kind=None)
     except CollectionError as exc:  # returned as data: an exception's extra fields do not survive pickling

@@ -96,11 +96,13 @@ def add_fleet_options(s: argparse.ArgumentParser) -> None:
     s.add_argument("--page-size", type=int, default=1000, metavar="N",
                    help="objects per inventory page (default: %(default)s)")
     s.add_argument("--workers", type=int, metavar="N",
-                   help="processes that read vNICs and perf counters on the scan's session (default: one per "
-                        "core, at most 4, when the inventory has more than one --page-size page; else 1); "
-                        "pyvmomi's XML decoding is CPU-bound")
+                   help="processes that read vNICs and perf counters on the scan's sessions, shared by the "
+                        "vCenters (default: one per core, at most 4, when an inventory has more than one "
+                        "--page-size page; else 1); pyvmomi's XML decoding is CPU-bound")
     s.add_argument("--max-query-metrics", type=int, metavar="N",
-                   help="metrics per QueryPerf (default: vCenter's config.vpxd.stats.maxQueryMetrics, else 64)")
+                   help="at most N metrics (entities x counters) per QueryPerf, realtime or historical (default: "
+                        "realtime queries 256 entities, historical ones vCenter's config.vpxd.stats.maxQueryMetrics, "
+                        "else 64)")
     s.add_argument("--nic-types", choices=("all", "drops"), default="all",
                    help="all: read every VM's vNIC types (finds e1000s everywhere); drops: only those of VMs with "
                    "receive drops (about 5x less to parse on big fleets) (default: %(default)s)")

@@ -113,6 +113,7 @@ def test_thresholds_come_from_the_same_config(fleet_lab, creds_for, fake_perf):
 
 
 def test_batches_follow_max_query_metrics(fleet_lab, creds_for, fake_perf):
+    """--max-query-metrics is the user's brake: it caps realtime batches too."""
     table = {n: v for n, v in TABLE.items() if n not in ("refused", "rollup-only")}
     for max_metrics in (64, 10, 5):
         _, doc, fake = run_scan(fake_perf, fleet_lab, creds_for, table=table, max_metrics=max_metrics)
@@ -121,6 +122,18 @@ def test_batches_follow_max_query_metrics(fleet_lab, creds_for, fake_perf):
         powered_on = 9  # TEST_VMS less "stopped"
         assert len(realtime) == math.ceil(powered_on / per_call), max_metrics
         assert max(realtime) == min(per_call, powered_on)
+
+
+def test_realtime_batches_by_entities_historical_by_the_servers_metrics(fleet_lab, creds_for, fake_perf):
+    """Without --max-query-metrics the server's maxQueryMetrics (vcsim has none: 64) sizes only the
+    historical pass: every powered-on VM in one realtime call (up to 256), then, none having realtime
+    samples here, the same VMs at 300 s in batches of 64 // 5 = 12."""
+    table = {n: v for n, v in TABLE.items() if n != "refused"}
+    data, _, fake = run_scan(fake_perf, fleet_lab, creds_for, table=table, filters=Filters(), no_realtime=set(table))
+    on = sum(v["power_state"] == "poweredOn" for v in data["vms"])
+    assert on > 12
+    vm_calls = [(interval, n) for interval, n, kind in fake.calls if kind == "vm"]
+    assert vm_calls == [(20, on)] + [(300, min(12, on - i)) for i in range(0, on, 12)]
 
 
 def test_nic_types_drops_reads_devices_only_for_dropping_vms(fleet_lab, creds_for, fake_perf):

@@ -28,11 +28,16 @@ def read_whole(vm) -> bool:
     return bool(n) and (n > 10 or [nic["device_key"] for nic in vm["vnics"]] != list(range(4000, 4000 + n)))
 
 
-def expected_requests(data, page_size: int, vm_metrics: int) -> int:
+def expected_requests(data, page_size: int, user_metrics: int | None) -> int:
     """The request count the design promises, in one process: fixed + per inventory page (1 + one keyed
     vNIC read per distinct vNIC count + 1 if any VM needs its whole device list + ceil(powered-on VMs /
-    batch)) + ceil(hosts / host batch: 3 counters each) + 1 QueryEvents. Pages are the VMs in order, as
-    every VM of the views is selected."""
+    realtime batch)) + ceil(hosts / realtime host batch) + 1 QueryEvents. A realtime batch is 256
+    entities, fewer when --max-query-metrics (``user_metrics``) is given: that many metrics, 5 counters
+    per VM, 3 per host; the server's maxQueryMetrics shapes historical batches only (vcsim has realtime
+    samples for all). Pages are the VMs in order, as every VM of the views is selected."""
+    def per_call(counters: int) -> int:
+        return max(1, min(256, user_metrics // counters)) if user_metrics else 256
+
     vms = data["vms"]
     assert sum(map(read_whole, vms)) == data["vcenters"][0]["whole_device_lists"]
     total = FIXED_REQUESTS + (0 if vms else 1)
@@ -40,8 +45,8 @@ def expected_requests(data, page_size: int, vm_metrics: int) -> int:
         page = vms[start:start + page_size]
         on = sum(v["power_state"] == "poweredOn" for v in page)
         total += (1 + len({v["num_vnics"] for v in page if 0 < v["num_vnics"] <= 10}) + any(map(read_whole, page))
-                  + math.ceil(on / max(1, vm_metrics // 5)))
-    host_batches = math.ceil(len(data["hosts"]) / max(1, vm_metrics // 3)) if data["hosts"] else 0
+                  + math.ceil(on / per_call(5)))
+    host_batches = math.ceil(len(data["hosts"]) / per_call(3)) if data["hosts"] else 0
     return total + host_batches + EVENT_REQUESTS
 
 
@@ -95,15 +100,15 @@ def test_paging_follows_continuation_tokens_and_counts_requests(fleet_lab, creds
     whole = scan([creds_for(fleet_lab)], ScanOptions(workers=1))
     paged = scan([creds_for(fleet_lab)], ScanOptions(page_size=3, max_metrics=10, workers=1))
     assert names(paged) == names(whole) and len(whole["vms"]) == 16
-    assert whole["vcenters"][0]["requests"] == expected_requests(whole, 1000, 64)
+    assert whole["vcenters"][0]["requests"] == expected_requests(whole, 1000, None)
     assert paged["vcenters"][0]["requests"] == expected_requests(paged, 3, 10)
-    assert len(whole["hosts"]) <= 64 // 3  # one host batch at 64 metrics (21 hosts per call, 3 counters each)
+    assert len(whole["hosts"]) <= 256  # one realtime host batch
     # vcsim's own VMs have their vNIC at 4000; `govc vm.create` numbers it from the 200s (key 203), so
     # the ten test VMs are read whole: both paths are in the count
     assert {v["num_vnics"] for v in whole["vms"]} == {1} and whole["vcenters"][0]["whole_device_lists"] == 10
     # spelled out for one page: 9 fixed + the page + keyed vNICs + whole device lists + 15 powered-on VMs
-    # at 12 per QueryPerf (2) + one host batch + one QueryEvents
-    assert whole["vcenters"][0]["requests"] == 9 + 1 + 1 + 1 + 2 + 1 + 1
+    # in one realtime QueryPerf + one host batch + one QueryEvents
+    assert whole["vcenters"][0]["requests"] == 9 + 1 + 1 + 1 + 1 + 1 + 1
 
 
 def _add_vmxnet3(lab, creds_for, vm_name: str, key: int) -> None:
@@ -148,7 +153,7 @@ def test_vnics_off_the_usual_keys_are_read_from_the_whole_device_list(lab_module
     assert by_name["DC0_C0_RP0_VM1"] == [(4000, "e1000"), (4001, "vmxnet3")]
     assert by_name["DC0_C0_RP0_VM2"] == [(4000, "e1000"), (205, "vmxnet3")]
     assert data["vcenters"][0]["whole_device_lists"] == 2
-    assert data["vcenters"][0]["requests"] == expected_requests(data, 1000, 64)
+    assert data["vcenters"][0]["requests"] == expected_requests(data, 1000, None)
 
 
 @pytest.fixture
@@ -198,12 +203,13 @@ def test_several_vcenters_one_down_one_hung(fleet_lab, lab_module, creds_for, tm
 
 
 @pytest.mark.parametrize("value, metrics, source", [
-    ("20", 20, "config.vpxd.stats.maxQueryMetrics = 20 (server)"),  # 4 VMs per QueryPerf: 3 calls for 9
+    ("20", 20, "config.vpxd.stats.maxQueryMetrics = 20 (server)"),  # historical batches only: 1 realtime call for 9
     ("-1", 1024, "config.vpxd.stats.maxQueryMetrics = -1 (no limit): capped at 1024"),
     ("many", 64, "config.vpxd.stats.maxQueryMetrics is not a number: default 64"),
 ])
 def test_max_query_metrics_is_read_from_the_server(lab_module, creds_for, tmp_path, value, metrics, source):
-    """The option set on the server (vcsim keeps what `govc option.set` gives it) sizes the batches."""
+    """The option set on the server (vcsim keeps what `govc option.set` gives it) is read and reported;
+    it sizes historical batches, not the realtime ones (vcsim has realtime samples: one call for 9 VMs)."""
     lab = lab_module.start_vcsim(tmp_path / "option", ("-cluster", "1", "-host", "2", "-vm", "9",
                                                       "-standalone-host", "0"))
     try:
@@ -213,7 +219,7 @@ def test_max_query_metrics_is_read_from_the_server(lab_module, creds_for, tmp_pa
         lab.stop()
     status = data["vcenters"][0]
     assert (status["max_query_metrics"], status["max_query_metrics_source"]) == (metrics, source)
-    assert status["requests"] == expected_requests(data, 1000, metrics)
+    assert status["requests"] == expected_requests(data, 1000, None)
 
 
 def test_a_stopped_scan_ends_at_the_next_page_and_says_so(fleet_lab, creds_for):

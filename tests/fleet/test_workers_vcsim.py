@@ -64,4 +64,29 @@ def test_automatic_worker_count():
     assert workers.worker_count(None, more_pages=False) == 1
     assert 1 <= workers.worker_count(None, more_pages=True) <= 4
     assert workers.worker_count(3, more_pages=False) == 3
-    assert workers.worker_count(None, more_pages=True, vcenters=8) == 1  # cores shared by concurrent vCenters
+
+
+def test_one_pool_of_workers_serves_every_vcenter(fleet_lab, lab_module, creds_for, tmp_path, monkeypatch):
+    """Two vCenters with several pages each: their shares go to the same two worker processes (each
+    worker joins each vCenter's session on its first share of it), and the snapshot is the one the
+    scanning processes alone give."""
+    second = lab_module.start_vcsim(tmp_path / "second", ("-cluster", "1", "-host", "1", "-vm", "7",
+                                                         "-standalone-host", "0"), timeout_s=120)
+    pools = []
+    real = workers.ProcessPoolExecutor
+
+    def counted(*args, **kwargs):
+        pools.append(kwargs["max_workers"])
+        return real(*args, **kwargs)
+    try:
+        targets = [creds_for(fleet_lab), creds_for(second)]
+        alone = scan(targets, ScanOptions(workers=1, page_size=5))
+        monkeypatch.setattr(workers, "ProcessPoolExecutor", counted)
+        shared = scan(targets, ScanOptions(workers=2, page_size=5))
+    finally:
+        second.stop()
+    assert pools == [2]
+    assert [(s["status"], s["workers"]) for s in shared["vcenters"]] == [("scanned", 2), ("scanned", 2)]
+    assert comparable(shared) == comparable(alone) and len(shared["vms"]) == 16 + 7
+    for one, other in zip(alone["vcenters"], shared["vcenters"]):
+        assert 3 <= other["requests"] - one["requests"] <= 6  # 3 per worker that ran one of its shares
