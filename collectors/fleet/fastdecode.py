@@ -16,6 +16,7 @@ are checked for well-formedness only.
 from __future__ import annotations
 
 from typing import Any, Callable, Iterator, NamedTuple
+from xml.parsers.expat import ExpatError
 
 from pyVmomi import VmomiSupport, vim, vmodl
 
@@ -156,7 +157,7 @@ class _Body:
     def parse(self, body: bytes) -> None:
         try:
             self.p.Parse(body, True)
-        except (ValueError, RecursionError) as exc:  # expat's ExpatError is a ValueError
+        except ExpatError as exc:
             raise NotDecoded(str(exc)) from None
 
     def start(self, tag: str, attrs: dict) -> None:
