@@ -9,8 +9,9 @@ Types are pyVmomi's own (its wire-name lookup, widened to the session's API vers
 means the same either way: a managed object is Ref(pyVmomi class, moid), a device Device(class,
 ...). The fast path reads only the fields it records and refuses (NotDecoded) anything else it
 meets on the way: a fault, a missingSet, an unknown or unexpected type, a property name the type
-does not have, a value pyVmomi would not accept. Subtrees it does not read (a device's slotInfo)
-are checked for well-formedness only.
+does not have, a value pyVmomi would not accept, also in the parts of a value it does not read (a
+device's slotInfo is checked as pyVmomi would check it, then dropped): where pyVmomi would fail,
+pyVmomi decodes it, and fails as it always has.
 """
 
 from __future__ import annotations
@@ -18,14 +19,20 @@ from __future__ import annotations
 from typing import Any, Callable, Iterator, NamedTuple
 from xml.parsers.expat import ExpatError
 
-from pyVmomi import VmomiSupport, vim, vmodl
+from pyVmomi import Iso8601, VmomiSupport, vim, vmodl
 
 from esxdiag.collectors.soap_stream import XSI_TYPE, NotDecoded, Namespaces, default, fast_call, parser, properties
 from esxdiag.collectors.soap_stream import SOAPENV, wire_type
 from esxdiag.collectors.vsphere_session import VsphereSession, fault_text
 
+# pyVmomi's types, looked up once: each vim.X.Y is a lookup through its lazy type tables
 _PS = vmodl.query.PropertyCollector
 _CARD = vim.vm.device.VirtualEthernetCard
+_DEVICE, _BACKING = vim.vm.device.VirtualDevice, vim.vm.device.VirtualDevice.BackingInfo
+_CONNECT, _DESCRIPTION, _PORT = vim.vm.device.VirtualDevice.ConnectInfo, vim.Description, vim.dvs.PortConnection
+_SHARES, _SHARES_LEVEL = vim.SharesInfo, vim.SharesInfo.Level
+_ENTITY_CSV, _SERIES_CSV = vim.PerformanceManager.EntityMetricCSV, vim.PerformanceManager.MetricSeriesCSV
+_METRIC_ID = vim.PerformanceManager.MetricId
 _BACKINGS = ((_CARD.DistributedVirtualPortBackingInfo, "port"), (_CARD.NetworkBackingInfo, "deviceName"),
              (_CARD.OpaqueNetworkBackingInfo, "opaqueNetworkId"))  # _vnic's order
 _ENVELOPE, _BODY = SOAPENV + " Envelope", SOAPENV + " Body"
@@ -110,12 +117,12 @@ def plain_value(value: Any) -> Any:
         return value
     if isinstance(value, int):
         return int(value)
-    if isinstance(value, vim.SharesInfo):
+    if isinstance(value, _SHARES):
         return Shares(None if value.shares is None else int(value.shares),
                       None if value.level is None else str(value.level))
-    if isinstance(value, vim.vm.device.VirtualDevice):
+    if isinstance(value, _DEVICE):
         return plain_device(value)
-    if isinstance(value, list) and all(isinstance(d, vim.vm.device.VirtualDevice) for d in value):
+    if isinstance(value, list) and all(isinstance(d, _DEVICE) for d in value):
         return [plain_device(d) for d in value]
     return value  # str, or a type the fleet scan does not read
 
@@ -141,53 +148,54 @@ def plain_entity(metric: Any) -> EntityCsv:
 
 # --- the fast path: the bytes pyVmomi received -----------------------------------------------------
 
-class _Body:
+def _walk(body: bytes, response: str, record_depth: int, on_node: Callable[[int, list], None]) -> None:
     """Expat over one SOAP response: Envelope > Body > <response>, nothing else. Below the response
     element, nodes [local name, attributes, children, text chunks, xsi:type or None, type= or None]
     are built; each node at depth 3..record_depth goes to ``on_node(depth, node)`` when it closes and
     is not kept, so memory holds one record (an ``objects``, a ``returnval``) at a time."""
+    stack: list = []  # None for the envelope, the body and the response element
+    push, pop = stack.append, stack.pop
+    local: dict[str, str] = {}  # "urn:vim25 propSet" -> "propSet"
+    answered = []
 
-    def __init__(self, response: str, record_depth: int, on_node: Callable[[int, list], None]):
-        self.response, self.record_depth, self.on_node = response, record_depth, on_node
-        self.p = parser(self.start, self.end, self.text)
-        self.ns = Namespaces(self.p)
-        self.stack: list = []
-        self.answered = False
-
-    def parse(self, body: bytes) -> None:
-        try:
-            self.p.Parse(body, True)
-        except ExpatError as exc:
-            raise NotDecoded(str(exc)) from None
-
-    def start(self, tag: str, attrs: dict) -> None:
-        depth = len(self.stack)
+    def start(tag: str, attrs: dict) -> None:
+        depth = len(stack)
         if depth >= 3:
-            xsi = attrs.get(XSI_TYPE) if attrs else None
-            ref = attrs.get("type") if attrs else None
-            node = [tag[tag.rfind(" ") + 1:], attrs, [], [], xsi and self.ns.resolve(xsi), ref and self.ns.resolve(ref)]
-            if depth > self.record_depth:
-                self.stack[-1][2].append(node)
-            self.stack.append(node)
+            name = local.get(tag)
+            if name is None:
+                name = local[tag] = tag[tag.rfind(" ") + 1:]
+            if attrs:
+                xsi, ref = attrs.get(XSI_TYPE), attrs.get("type")
+                node = [name, attrs, [], [], xsi and resolve(xsi), ref and resolve(ref)]
+            else:
+                node = [name, attrs, [], [], None, None]
+            if depth > record_depth:
+                stack[-1][2].append(node)
+            push(node)
             return
         if depth == 2:
-            if self.answered or tag[tag.rfind(" ") + 1:] != self.response:
-                raise NotDecoded(f"not a {self.response}: {tag}")
-            self.answered = True
+            if answered or tag[tag.rfind(" ") + 1:] != response:
+                raise NotDecoded(f"not a {response}: {tag}")
+            answered.append(tag)
         elif tag != (_ENVELOPE, _BODY)[depth]:
             raise NotDecoded(f"unexpected {tag}")
-        self.stack.append(None)
+        push(None)
 
-    def end(self, _tag: str) -> None:
-        node = self.stack.pop()
-        depth = len(self.stack)
-        if 3 <= depth <= self.record_depth:
-            self.on_node(depth, node)
+    def end(_tag: str) -> None:
+        node = pop()
+        if node is not None and len(stack) <= record_depth:
+            on_node(len(stack), node)
 
-    def text(self, data: str) -> None:
-        top = self.stack[-1] if self.stack else None
-        if top is not None:
-            top[3].append(data)
+    def text(data: str) -> None:
+        if stack and stack[-1] is not None:
+            stack[-1][3].append(data)
+
+    p = parser(start, end, text)
+    resolve = Namespaces(p).resolve
+    try:
+        p.Parse(body, True)
+    except ExpatError as exc:
+        raise NotDecoded(str(exc)) from None
 
 
 def decode_retrieve(body: bytes, version: str | None, response: str) -> Page | None:
@@ -207,7 +215,7 @@ def decode_retrieve(body: bytes, version: str | None, response: str) -> Page | N
         else:
             raise NotDecoded(f"unexpected {node[0]} in a RetrieveResult")
 
-    _Body(response, 4, on_node).parse(body)
+    _walk(body, response, 4, on_node)
     if state["results"] != 1:
         if state["results"]:
             raise NotDecoded("several results")
@@ -220,9 +228,10 @@ def decode_perf(body: bytes, version: str | None) -> list[EntityCsv]:
     out: list[EntityCsv] = []
 
     def on_node(_depth: int, node: list) -> None:
-        cls = _typed(node, version, vim.PerformanceManager.EntityMetricCSV) if node[0] == "returnval" else None
+        cls = _typed(node, version, _ENTITY_CSV) if node[0] == "returnval" else None
         if cls is None:
             raise NotDecoded("not a PerfEntityMetricCSV")
+        _check(node, cls, version)
         fields = _fields(node, cls, repeated="value")
         entity = fields.get("entity")
         if entity is None:
@@ -230,17 +239,17 @@ def decode_perf(body: bytes, version: str | None) -> list[EntityCsv]:
         out.append(EntityCsv(_ref(entity), _str(fields, cls, "sampleInfoCSV"),
                              [_series(series, version) for series in fields.get("value", [])]))
 
-    _Body("QueryPerfResponse", 3, on_node).parse(body)
+    _walk(body, "QueryPerfResponse", 3, on_node)
     return out
 
 
 def _series(node: list, version: str | None) -> tuple[int, str, str]:
-    cls = _typed(node, version, vim.PerformanceManager.MetricSeriesCSV, optional=True)
+    cls = _typed(node, version, _SERIES_CSV, optional=True)
     fields = _fields(node, cls)
     metric_id = fields.get("id")
     if metric_id is None:
         raise NotDecoded("a series without id")
-    id_cls = _typed(metric_id, version, vim.PerformanceManager.MetricId, optional=True)
+    id_cls = _typed(metric_id, version, _METRIC_ID, optional=True)
     id_fields = _fields(metric_id, id_cls)
     return _int(id_fields, id_cls, "counterId"), _str(id_fields, id_cls, "instance"), _str(fields, cls, "value")
 
@@ -287,32 +296,34 @@ def _value(node: list, version: str | None) -> Any:
         return _enum(cls, _text(node))
     if issubclass(cls, VmomiSupport.ManagedObject):
         return _ref(node)
-    if issubclass(cls, vim.SharesInfo):
+    if issubclass(cls, _SHARES):
+        _check(node, cls, version)
         fields = _fields(node, cls)
         level = fields.get("level")
         return Shares(_int(fields, cls, "shares"),
-                      default(cls, "level") if level is None else _enum(vim.SharesInfo.Level, _leaf(level)))
-    if issubclass(cls, vim.vm.device.VirtualDevice):
+                      default(cls, "level") if level is None else _enum(_SHARES_LEVEL, _leaf(level)))
+    if issubclass(cls, _DEVICE):
         return _device(node, cls, version)
-    if issubclass(cls, list) and getattr(cls, "Item", None) is vim.vm.device.VirtualDevice:
-        return [_device(child, _typed(child, version, vim.vm.device.VirtualDevice, optional=True), version)
+    if issubclass(cls, list) and getattr(cls, "Item", None) is _DEVICE:
+        return [_device(child, _typed(child, version, _DEVICE, optional=True), version)
                 for child in node[2]]
     raise NotDecoded(f"type {cls.__name__} is left to pyVmomi")
 
 
 def _device(node: list, cls: type, version: str | None) -> Device:
+    _check(node, cls, version)
     if not issubclass(cls, _CARD):
         return Device(cls)
     fields = _fields(node, cls)
     info = fields.get("deviceInfo")
     label = None
     if info is not None:
-        info_cls = _typed(info, version, vim.Description, optional=True)
+        info_cls = _typed(info, version, _DESCRIPTION, optional=True)
         label = _str(_fields(info, info_cls), info_cls, "label")
     connectable = fields.get("connectable")
     connected = None
     if connectable is not None:
-        conn_cls = _typed(connectable, version, vim.vm.device.VirtualDevice.ConnectInfo, optional=True)
+        conn_cls = _typed(connectable, version, _CONNECT, optional=True)
         conn_fields = _fields(connectable, conn_cls)
         connected = default(conn_cls, "connected") if "connected" not in conn_fields else _bool(
             _leaf(conn_fields["connected"]))
@@ -323,7 +334,7 @@ def _device(node: list, cls: type, version: str | None) -> Device:
 def _network(node: list | None, version: str | None) -> str | None:
     if node is None:
         return None
-    cls = _typed(node, version, vim.vm.device.VirtualDevice.BackingInfo, optional=True)
+    cls = _typed(node, version, _BACKING, optional=True)
     fields = _fields(node, cls)
     for backing, field in _BACKINGS:
         if issubclass(cls, backing):
@@ -333,12 +344,58 @@ def _network(node: list | None, version: str | None) -> str | None:
             port = fields.get("port")
             if port is None:
                 raise NotDecoded("a port backing without port")  # pyVmomi's reader fails there too
-            port_cls = _typed(port, version, vim.dvs.PortConnection, optional=True)
+            port_cls = _typed(port, version, _PORT, optional=True)
             return _str(_fields(port, port_cls), port_cls, "portgroupKey")
     return None
 
 
 # --- small readers: each refuses what pyVmomi would not decode the same way -------------------------
+
+_TEXT_TYPES = (str, int, float)  # read by pyVmomi as type(text); bool is read apart, below
+
+
+def _check(node: list, cls: type, version: str | None) -> None:
+    """Refuse a data object pyVmomi would not decode: walks the whole subtree (a loop, not recursion:
+    nesting depth is the sender's choice) checking property names, types and values."""
+    todo = [(node, cls)]
+    while todo:
+        node, cls = todo.pop()
+        names = properties(cls)
+        for child in node[2]:
+            declared = names.get(child[0])
+            if declared is None:
+                raise NotDecoded(f"{cls.__name__} has no property {child[0]}")
+            if issubclass(declared, list):
+                declared = declared.Item
+            kind = _typed(child, version, declared, optional=True) if child[4] else declared
+            if version:
+                kind = VmomiSupport.GetCompatibleType(kind, version)
+            if issubclass(kind, VmomiSupport.DataObject):
+                todo.append((child, kind))
+            elif issubclass(kind, VmomiSupport.ManagedObject):
+                if not issubclass(_ref(child).type, declared):
+                    raise NotDecoded(f"{child[0]}: not a {declared.__name__}")
+            else:
+                _check_leaf(child, kind)
+
+
+def _check_leaf(node: list, kind: type) -> None:
+    text = _text(node)
+    if kind is bool:
+        _bool(text)
+    elif issubclass(kind, VmomiSupport.Enum):
+        _enum(kind, text)
+    elif kind is VmomiSupport.datetime:
+        if not Iso8601.ParseISO8601(text):
+            raise NotDecoded(f"not a time: {text[:40]!r}")
+    elif issubclass(kind, _TEXT_TYPES) and not issubclass(kind, (list, VmomiSupport.binary)):
+        try:
+            kind(text)
+        except (ValueError, TypeError, OverflowError):
+            raise NotDecoded(f"not a {kind.__name__}: {text[:40]!r}") from None
+    else:
+        raise NotDecoded(f"{node[0]}: type {kind.__name__} is left to pyVmomi")
+
 
 def _typed(node: list, version: str | None, declared: type, optional: bool = False) -> type:
     """The node's type: its xsi:type if it has one (a subtype of ``declared``), else ``declared``

@@ -11,7 +11,7 @@ from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pyVmomi import SoapAdapter, vim, vmodl
 
@@ -185,8 +185,18 @@ FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCh
                                                                          HealthCheck.data_too_large])
 
 
+def _nic_page(backing: str) -> bytes:
+    nic = _el("val", f"<key>4000</key>{backing}<macAddress>00:50:56:AA:BB:CC</macAddress>", "VirtualVmxnet3")
+    return ENVELOPE.format('<RetrievePropertiesExResponse xmlns="urn:vim25"><returnval><objects><obj type="VirtualMachine">'
+                           f"vm-1</obj><propSet><name>config.hardware.device[4000]</name>{nic}</propSet></objects>"
+                           "</returnval></RetrievePropertiesExResponse>").encode()
+
+
 @FUZZ
 @given(retrieve_bodies)
+@example(_nic_page(_el("backing", "<deviceName></deviceName>", "VirtualEthernetCardNetworkBackingInfo")))
+@example(_nic_page(_el("backing", "<deviceName>VM Network</deviceName>", "VirtualEthernetCardNetworkBackingInfo")))
+@example(_nic_page(_el("backing", "<opaqueNetworkId></opaqueNetworkId>", "VirtualEthernetCardOpaqueNetworkBackingInfo")))
 def test_generated_retrieve_pages_decode_as_pyvmomi_or_are_left_to_it(body):
     compare(body, "RetrievePropertiesExResponse")
 
