@@ -26,7 +26,9 @@ log = logging.getLogger(__name__)
 SWITCH = "ESXDIAG_FAST_DECODE"
 XSI_TYPE = "http://www.w3.org/2001/XMLSchema-instance type"  # as expat names it with namespace_separator " "
 SOAPENV = "http://schemas.xmlsoap.org/soap/envelope/"
-_pending = threading.local()  # .decode: the decoder for this thread's next response, or None
+# .decode: the decoder for this thread's next response, or None. The scan reads QueryPerf in several
+# threads on one stub; each thread's request and response pass through InvokeMethod in that thread.
+_pending = threading.local()
 _lookup = SoapAdapter.SoapDeserializer(None)  # pyVmomi's own wire-name -> type rules
 
 

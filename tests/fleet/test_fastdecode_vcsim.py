@@ -10,7 +10,7 @@ import pytest
 from pyVmomi import SoapAdapter, vim, vmodl
 
 from esxdiag.collectors import soap_stream
-from esxdiag.collectors.fleet import ScanOptions, fastdecode, scan
+from esxdiag.collectors.fleet import ScanOptions, fastdecode, perf, scan
 
 pytestmark = pytest.mark.lab
 _PC = vmodl.query.PropertyCollector
@@ -60,9 +60,14 @@ def test_every_hot_response_of_a_scan_is_decoded_fast_and_as_pyvmomi_decodes_it(
 
     monkeypatch.setattr(fastdecode, "decode_retrieve", spying(fastdecode.decode_retrieve))
     monkeypatch.setattr(fastdecode, "decode_perf", spying(fastdecode.decode_perf, "QueryPerfResponse"))
-    data = scan([creds_for(fleet_lab)], ScanOptions(page_size=5, workers=1))
+    calls = []
+    real_query = perf.query_perf
+    monkeypatch.setattr(perf, "query_perf", lambda *args: calls.append(args) or real_query(*args))
+    data = scan([creds_for(fleet_lab)], ScanOptions(page_size=5, workers=1, max_metrics=10))
     assert data["vcenters"][0]["status"] == "scanned" and data["vcenters"][0]["whole_device_lists"] == 10
     assert refused == []
+    # several QueryPerf in flight on one stub: each thread's answer went to its own decoder
+    assert len(calls) > 4 and len(calls) == sum(response == "QueryPerfResponse" for _b, response, _v, _d in seen)
     kinds = {response for _body, response, _version, _value in seen}
     assert kinds == {"RetrievePropertiesExResponse", "ContinueRetrievePropertiesExResponse", "QueryPerfResponse"}
     for body, response, version, value in seen:
@@ -73,11 +78,12 @@ def test_every_hot_response_of_a_scan_is_decoded_fast_and_as_pyvmomi_decodes_it(
 
 
 def test_a_scan_with_the_fast_path_off_gives_the_same_snapshot(fleet_lab, creds_for, monkeypatch):
-    fast = scan([creds_for(fleet_lab)], ScanOptions(page_size=5, workers=1))
+    """Two VMs per QueryPerf, four in flight: answers decoded in several threads on one stub."""
+    fast = scan([creds_for(fleet_lab)], ScanOptions(page_size=5, workers=1, max_metrics=10))
     monkeypatch.setenv(soap_stream.SWITCH, "0")
     decoded = []
     monkeypatch.setattr(fastdecode, "decode_perf", lambda *args: decoded.append(args))
-    slow = scan([creds_for(fleet_lab)], ScanOptions(page_size=5, workers=1))
+    slow = scan([creds_for(fleet_lab)], ScanOptions(page_size=5, workers=1, max_metrics=10))
     assert decoded == []  # off means off
     assert without_timing(fast) == without_timing(slow)
     assert fast["vcenters"][0]["requests"] == slow["vcenters"][0]["requests"] > 0
