@@ -9,6 +9,11 @@ undone by pyVmomi's GzipReader) and gives it to the caller's decoder, which retu
 Whatever a decoder does not know (a fault, an unknown type, an unexpected shape, a DTD) it refuses
 with NotDecoded, and pyVmomi decodes the same bytes as it always does: the same objects, the same
 faults raised, the same errors. ``ESXDIAG_FAST_DECODE=0`` turns the fast path off.
+
+For decoders: ``walk`` runs expat (no DTDs, no entity declarations) over the body into small nodes,
+and the readers below it take values out of them by pyVmomi's own rules (its wire-name lookup, its
+property lists and defaults, its reading of numbers, booleans, enums and references), refusing
+whatever pyVmomi would read differently or not at all.
 """
 
 from __future__ import annotations
@@ -17,15 +22,16 @@ import functools
 import logging
 import os
 import threading
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 from xml.parsers import expat
 
-from pyVmomi import SoapAdapter, VmomiSupport
+from pyVmomi import Iso8601, SoapAdapter, VmomiSupport
 
 log = logging.getLogger(__name__)
 SWITCH = "ESXDIAG_FAST_DECODE"
 XSI_TYPE = "http://www.w3.org/2001/XMLSchema-instance type"  # as expat names it with namespace_separator " "
 SOAPENV = "http://schemas.xmlsoap.org/soap/envelope/"
+_ENVELOPE, _BODY = SOAPENV + " Envelope", SOAPENV + " Body"
 # .decode: the decoder for this thread's next response, or None. The scan reads QueryPerf in several
 # threads on one stub; each thread's request and response pass through InvokeMethod in that thread.
 _pending = threading.local()
@@ -145,3 +151,209 @@ def properties(cls: type) -> dict[str, Any]:
 def default(cls: type, name: str) -> Any:
     """What pyVmomi leaves in a property the response did not carry."""
     return getattr(cls(), name)
+
+
+class Ref(NamedTuple):
+    type: type  # the pyVmomi managed object class
+    moid: str
+
+    def managed(self, stub: Any) -> Any:
+        return self.type(self.moid, stub)
+
+
+def walk(body: bytes, response: str, record_depth: int, on_node: Callable[[int, list], None]) -> None:
+    """Expat over one SOAP response: Envelope > Body > <response>, nothing else. Below the response
+    element, nodes [local name, attributes, children, text chunks, xsi:type or None, type= or None]
+    are built; each node at depth 3..record_depth goes to ``on_node(depth, node)`` when it closes and
+    is not kept, so memory holds one record (an ``objects``, a ``returnval``) at a time."""
+    stack: list = []  # None for the envelope, the body and the response element
+    push, pop = stack.append, stack.pop
+    local: dict[str, str] = {}  # "urn:vim25 propSet" -> "propSet"
+    answered = []
+
+    def start(tag: str, attrs: dict) -> None:
+        depth = len(stack)
+        if depth >= 3:
+            name = local.get(tag)
+            if name is None:
+                name = local[tag] = tag[tag.rfind(" ") + 1:]
+            if attrs:
+                xsi, mo_type = attrs.get(XSI_TYPE), attrs.get("type")
+                node = [name, attrs, [], [], xsi and resolve(xsi), mo_type and resolve(mo_type)]
+            else:
+                node = [name, attrs, [], [], None, None]
+            if depth > record_depth:
+                stack[-1][2].append(node)
+            push(node)
+            return
+        if depth == 2:
+            if answered or tag[tag.rfind(" ") + 1:] != response:
+                raise NotDecoded(f"not a {response}: {tag}")
+            answered.append(tag)
+        elif tag != (_ENVELOPE, _BODY)[depth]:
+            raise NotDecoded(f"unexpected {tag}")
+        push(None)
+
+    def end(_tag: str) -> None:
+        node = pop()
+        if node is not None and len(stack) <= record_depth:
+            on_node(len(stack), node)
+
+    def on_text(data: str) -> None:
+        if stack and stack[-1] is not None:
+            stack[-1][3].append(data)
+
+    p = parser(start, end, on_text)
+    resolve = Namespaces(p).resolve
+    try:
+        p.Parse(body, True)
+    except expat.ExpatError as exc:
+        raise NotDecoded(str(exc)) from None
+
+
+# --- readers of walk()'s nodes: each refuses what pyVmomi would not decode the same way -----------
+
+_TEXT_TYPES = (str, int, float)  # read by pyVmomi as type(text); bool is read apart, below
+
+
+def check(node: list, cls: type, version: str | None) -> None:
+    """Refuse a data object pyVmomi would not decode: walks the whole subtree (a loop, not recursion:
+    nesting depth is the sender's choice) checking property names, types and values."""
+    todo = [(node, cls)]
+    while todo:
+        node, cls = todo.pop()
+        names = properties(cls)
+        for child in node[2]:
+            declared = names.get(child[0])
+            if declared is None:
+                raise NotDecoded(f"{cls.__name__} has no property {child[0]}")
+            if issubclass(declared, list):
+                declared = declared.Item
+            kind = typed(child, version, declared, optional=True) if child[4] else declared
+            if version:
+                kind = VmomiSupport.GetCompatibleType(kind, version)
+            if issubclass(kind, VmomiSupport.DataObject):
+                todo.append((child, kind))
+            elif issubclass(kind, VmomiSupport.ManagedObject):
+                if not issubclass(ref(child).type, declared):
+                    raise NotDecoded(f"{child[0]}: not a {declared.__name__}")
+            else:
+                check_leaf(child, kind)
+
+
+def check_leaf(node: list, kind: type) -> None:
+    value = text(node)
+    if kind is bool:
+        boolean(value)
+    elif issubclass(kind, VmomiSupport.Enum):
+        enum(kind, value)
+    elif kind is VmomiSupport.datetime:
+        if not Iso8601.ParseISO8601(value):
+            raise NotDecoded(f"not a time: {value[:40]!r}")
+    elif issubclass(kind, _TEXT_TYPES) and not issubclass(kind, (list, VmomiSupport.binary)):
+        try:
+            kind(value)
+        except (ValueError, TypeError, OverflowError):
+            raise NotDecoded(f"not a {kind.__name__}: {value[:40]!r}") from None
+    else:
+        raise NotDecoded(f"{node[0]}: type {kind.__name__} is left to pyVmomi")
+
+
+def typed(node: list, version: str | None, declared: type, optional: bool = False) -> type:
+    """The node's type: its xsi:type if it has one (a subtype of ``declared``), else ``declared``
+    when the xsi:type may be left out."""
+    if not node[4]:
+        if optional:
+            return declared
+        raise NotDecoded(f"{node[0]} without xsi:type")
+    cls = wire_type(*node[4], version)
+    if cls is None or not isinstance(cls, type) or not issubclass(cls, declared):
+        raise NotDecoded(f"{node[0]}: type {node[4]} is not a {declared.__name__}")
+    return cls
+
+
+def fields(node: list, cls: type, repeated: str | None = None) -> dict[str, Any]:
+    """Child name -> its node (the last one, as pyVmomi keeps the last), or the list of them for the
+    ``repeated`` property; a name the type does not have is refused."""
+    names = properties(cls)
+    out: dict[str, Any] = {}
+    for child in node[2]:
+        name = child[0]
+        if name not in names:
+            raise NotDecoded(f"{cls.__name__} has no property {name}")
+        if name == repeated:
+            out.setdefault(name, []).append(child)
+        else:
+            out[name] = child
+    return out
+
+
+def leaf(node: list) -> str:
+    """A property's text, of its declared type (an xsi:type on it is left to pyVmomi)."""
+    if node[4]:
+        raise NotDecoded(f"{node[0]}: xsi:type on a plain value")
+    return text(node)
+
+
+def text(node: list) -> str:
+    """A typed val's text (its xsi:type already read)."""
+    if node[2]:
+        raise NotDecoded(f"{node[0]} is not a plain value")
+    return "".join(node[3])
+
+
+def str_field(fields: dict, cls: type, name: str) -> str | None:
+    node = fields.get(name)
+    return default(cls, name) if node is None else leaf(node)
+
+
+def int_field(fields: dict, cls: type, name: str) -> int | None:
+    node = fields.get(name)
+    if node is None:
+        value = default(cls, name)
+        return None if value is None else int(value)
+    return to_int(properties(cls)[name], leaf(node))
+
+
+def to_int(cls: type, text: str) -> int:
+    try:
+        return int(cls(text))
+    except (ValueError, TypeError):
+        raise NotDecoded(f"not a number: {text[:40]!r}") from None
+
+
+def boolean(text: str) -> bool:
+    """pyVmomi's reading of xsd:boolean."""
+    lowered = text.lower()
+    if text == "0" or lowered == "false":
+        return False
+    if text == "1" or lowered == "true":
+        return True
+    raise NotDecoded(f"not a boolean: {text[:40]!r}")
+
+
+def enum(cls: type, text: str) -> str:
+    if text not in _enum_values(cls):
+        raise NotDecoded(f"not a {cls.__name__}: {text[:40]!r}")
+    return text
+
+
+_ENUM_VALUES: dict[type, frozenset] = {}
+
+
+def _enum_values(cls: type) -> frozenset:
+    values = _ENUM_VALUES.get(cls)
+    if values is None:
+        values = _ENUM_VALUES[cls] = frozenset(cls.values)
+    return values
+
+
+def ref(node: list) -> Ref:
+    if not node[5]:
+        raise NotDecoded(f"{node[0]}: a managed object reference without type")
+    cls = wire_type(*node[5], None, allow_ref=False)
+    if cls is None or not isinstance(cls, type) or not issubclass(cls, VmomiSupport.ManagedObject):
+        raise NotDecoded(f"{node[0]}: unknown managed object type {node[5]}")
+    if node[2]:
+        raise NotDecoded(f"{node[0]} has children")
+    return Ref(cls, "".join(node[3]))

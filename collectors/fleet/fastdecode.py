@@ -3,8 +3,9 @@ body: the inventory's RetrievePropertiesEx / ContinueRetrievePropertiesEx pages 
 vNICs and device lists) and QueryPerf in csv format.
 
 Both ways give the same plain values: ``decode_retrieve`` / ``decode_perf`` read the bytes with
-expat (collectors/soap_stream.py hands them over inside pyVmomi's own request), and ``plain_page``
-/ ``plain_entity`` convert what pyVmomi decoded when the fast path is off or refused the response.
+collectors/soap_stream.py's walk and readers (which also hand them the bytes, inside pyVmomi's own
+request), and ``plain_page`` / ``plain_entity`` convert what pyVmomi decoded when the fast path is
+off or refused the response.
 Types are pyVmomi's own (its wire-name lookup, widened to the session's API version), so a value
 means the same either way: a managed object is Ref(pyVmomi class, moid), a device Device(class,
 ...). The fast path reads only the fields it records and refuses (NotDecoded) anything else it
@@ -17,12 +18,11 @@ pyVmomi decodes it, and fails as it always has.
 from __future__ import annotations
 
 from typing import Any, Callable, Iterator, NamedTuple
-from xml.parsers.expat import ExpatError
 
-from pyVmomi import Iso8601, VmomiSupport, vim, vmodl
+from pyVmomi import VmomiSupport, vim, vmodl
 
-from esxdiag.collectors.soap_stream import XSI_TYPE, NotDecoded, Namespaces, default, fast_call, parser, properties
-from esxdiag.collectors.soap_stream import SOAPENV, wire_type
+from esxdiag.collectors import soap_stream as soap
+from esxdiag.collectors.soap_stream import NotDecoded, Ref, default, fast_call, wire_type
 from esxdiag.collectors.vsphere_session import VsphereSession, fault_text
 
 # pyVmomi's types, looked up once: each vim.X.Y is a lookup through its lazy type tables
@@ -35,15 +35,6 @@ _ENTITY_CSV, _SERIES_CSV = vim.PerformanceManager.EntityMetricCSV, vim.Performan
 _METRIC_ID = vim.PerformanceManager.MetricId
 _BACKINGS = ((_CARD.DistributedVirtualPortBackingInfo, "port"), (_CARD.NetworkBackingInfo, "deviceName"),
              (_CARD.OpaqueNetworkBackingInfo, "opaqueNetworkId"))  # _vnic's order
-_ENVELOPE, _BODY = SOAPENV + " Envelope", SOAPENV + " Body"
-
-
-class Ref(NamedTuple):
-    type: type  # the pyVmomi managed object class
-    moid: str
-
-    def managed(self, stub: Any) -> Any:
-        return self.type(self.moid, stub)
 
 
 class Shares(NamedTuple):
@@ -148,56 +139,6 @@ def plain_entity(metric: Any) -> EntityCsv:
 
 # --- the fast path: the bytes pyVmomi received -----------------------------------------------------
 
-def _walk(body: bytes, response: str, record_depth: int, on_node: Callable[[int, list], None]) -> None:
-    """Expat over one SOAP response: Envelope > Body > <response>, nothing else. Below the response
-    element, nodes [local name, attributes, children, text chunks, xsi:type or None, type= or None]
-    are built; each node at depth 3..record_depth goes to ``on_node(depth, node)`` when it closes and
-    is not kept, so memory holds one record (an ``objects``, a ``returnval``) at a time."""
-    stack: list = []  # None for the envelope, the body and the response element
-    push, pop = stack.append, stack.pop
-    local: dict[str, str] = {}  # "urn:vim25 propSet" -> "propSet"
-    answered = []
-
-    def start(tag: str, attrs: dict) -> None:
-        depth = len(stack)
-        if depth >= 3:
-            name = local.get(tag)
-            if name is None:
-                name = local[tag] = tag[tag.rfind(" ") + 1:]
-            if attrs:
-                xsi, ref = attrs.get(XSI_TYPE), attrs.get("type")
-                node = [name, attrs, [], [], xsi and resolve(xsi), ref and resolve(ref)]
-            else:
-                node = [name, attrs, [], [], None, None]
-            if depth > record_depth:
-                stack[-1][2].append(node)
-            push(node)
-            return
-        if depth == 2:
-            if answered or tag[tag.rfind(" ") + 1:] != response:
-                raise NotDecoded(f"not a {response}: {tag}")
-            answered.append(tag)
-        elif tag != (_ENVELOPE, _BODY)[depth]:
-            raise NotDecoded(f"unexpected {tag}")
-        push(None)
-
-    def end(_tag: str) -> None:
-        node = pop()
-        if node is not None and len(stack) <= record_depth:
-            on_node(len(stack), node)
-
-    def text(data: str) -> None:
-        if stack and stack[-1] is not None:
-            stack[-1][3].append(data)
-
-    p = parser(start, end, text)
-    resolve = Namespaces(p).resolve
-    try:
-        p.Parse(body, True)
-    except ExpatError as exc:
-        raise NotDecoded(str(exc)) from None
-
-
 def decode_retrieve(body: bytes, version: str | None, response: str) -> Page | None:
     """A RetrievePropertiesEx / ContinueRetrievePropertiesEx answer: Page, or None for no result."""
     rows: list = []
@@ -211,11 +152,11 @@ def decode_retrieve(body: bytes, version: str | None, response: str) -> Page | N
         elif node[0] == "objects" and not node[4]:
             rows.append(_object_content(node, version))
         elif node[0] == "token" and not node[4]:
-            state["token"] = _text(node)
+            state["token"] = soap.text(node)
         else:
             raise NotDecoded(f"unexpected {node[0]} in a RetrieveResult")
 
-    _walk(body, response, 4, on_node)
+    soap.walk(body, response, 4, on_node)
     if state["results"] != 1:
         if state["results"]:
             raise NotDecoded("several results")
@@ -228,30 +169,30 @@ def decode_perf(body: bytes, version: str | None) -> list[EntityCsv]:
     out: list[EntityCsv] = []
 
     def on_node(_depth: int, node: list) -> None:
-        cls = _typed(node, version, _ENTITY_CSV) if node[0] == "returnval" else None
+        cls = soap.typed(node, version, _ENTITY_CSV) if node[0] == "returnval" else None
         if cls is None:
             raise NotDecoded("not a PerfEntityMetricCSV")
-        _check(node, cls, version)
-        fields = _fields(node, cls, repeated="value")
+        soap.check(node, cls, version)
+        fields = soap.fields(node, cls, repeated="value")
         entity = fields.get("entity")
         if entity is None:
             raise NotDecoded("no entity")
-        out.append(EntityCsv(_ref(entity), _str(fields, cls, "sampleInfoCSV"),
+        out.append(EntityCsv(soap.ref(entity), soap.str_field(fields, cls, "sampleInfoCSV"),
                              [_series(series, version) for series in fields.get("value", [])]))
 
-    _walk(body, "QueryPerfResponse", 3, on_node)
+    soap.walk(body, "QueryPerfResponse", 3, on_node)
     return out
 
 
 def _series(node: list, version: str | None) -> tuple[int, str, str]:
-    cls = _typed(node, version, _SERIES_CSV, optional=True)
-    fields = _fields(node, cls)
+    cls = soap.typed(node, version, _SERIES_CSV, optional=True)
+    fields = soap.fields(node, cls)
     metric_id = fields.get("id")
     if metric_id is None:
         raise NotDecoded("a series without id")
-    id_cls = _typed(metric_id, version, _METRIC_ID, optional=True)
-    id_fields = _fields(metric_id, id_cls)
-    return _int(id_fields, id_cls, "counterId"), _str(id_fields, id_cls, "instance"), _str(fields, cls, "value")
+    id_cls = soap.typed(metric_id, version, _METRIC_ID, optional=True)
+    id_fields = soap.fields(metric_id, id_cls)
+    return soap.int_field(id_fields, id_cls, "counterId"), soap.str_field(id_fields, id_cls, "instance"), soap.str_field(fields, cls, "value")
 
 
 def _object_content(node: list, version: str | None) -> tuple[Ref, dict, list]:
@@ -262,7 +203,7 @@ def _object_content(node: list, version: str | None) -> tuple[Ref, dict, list]:
             prop_name, val = None, None
             for part in child[2]:
                 if part[0] == "name" and not part[4]:
-                    prop_name = _text(part)
+                    prop_name = soap.text(part)
                 elif part[0] == "val":
                     val = _value(part, version)
                 else:
@@ -271,7 +212,7 @@ def _object_content(node: list, version: str | None) -> tuple[Ref, dict, list]:
                 raise NotDecoded("a propSet without name")
             props[prop_name] = val
         elif name == "obj" and not child[4]:
-            obj = _ref(child)
+            obj = soap.ref(child)
         else:
             raise NotDecoded(f"unexpected {name} in an ObjectContent")  # missingSet among them
     if obj is None:
@@ -287,211 +228,65 @@ def _value(node: list, version: str | None) -> Any:
     if cls is None:
         raise NotDecoded(f"unknown type {node[4]}")
     if cls is str:
-        return _text(node)
+        return soap.text(node)
     if cls is bool:
-        return _bool(_text(node))
+        return soap.boolean(soap.text(node))
     if issubclass(cls, int) and not issubclass(cls, bool):
-        return _to_int(cls, _text(node))
+        return soap.to_int(cls, soap.text(node))
     if issubclass(cls, VmomiSupport.Enum):
-        return _enum(cls, _text(node))
+        return soap.enum(cls, soap.text(node))
     if issubclass(cls, VmomiSupport.ManagedObject):
-        return _ref(node)
+        return soap.ref(node)
     if issubclass(cls, _SHARES):
-        _check(node, cls, version)
-        fields = _fields(node, cls)
+        soap.check(node, cls, version)
+        fields = soap.fields(node, cls)
         level = fields.get("level")
-        return Shares(_int(fields, cls, "shares"),
-                      default(cls, "level") if level is None else _enum(_SHARES_LEVEL, _leaf(level)))
+        return Shares(soap.int_field(fields, cls, "shares"),
+                      default(cls, "level") if level is None else soap.enum(_SHARES_LEVEL, soap.leaf(level)))
     if issubclass(cls, _DEVICE):
         return _device(node, cls, version)
     if issubclass(cls, list) and getattr(cls, "Item", None) is _DEVICE:
-        return [_device(child, _typed(child, version, _DEVICE, optional=True), version)
+        return [_device(child, soap.typed(child, version, _DEVICE, optional=True), version)
                 for child in node[2]]
     raise NotDecoded(f"type {cls.__name__} is left to pyVmomi")
 
 
 def _device(node: list, cls: type, version: str | None) -> Device:
-    _check(node, cls, version)
+    soap.check(node, cls, version)
     if not issubclass(cls, _CARD):
         return Device(cls)
-    fields = _fields(node, cls)
+    fields = soap.fields(node, cls)
     info = fields.get("deviceInfo")
     label = None
     if info is not None:
-        info_cls = _typed(info, version, _DESCRIPTION, optional=True)
-        label = _str(_fields(info, info_cls), info_cls, "label")
+        info_cls = soap.typed(info, version, _DESCRIPTION, optional=True)
+        label = soap.str_field(soap.fields(info, info_cls), info_cls, "label")
     connectable = fields.get("connectable")
     connected = None
     if connectable is not None:
-        conn_cls = _typed(connectable, version, _CONNECT, optional=True)
-        conn_fields = _fields(connectable, conn_cls)
-        connected = default(conn_cls, "connected") if "connected" not in conn_fields else _bool(
-            _leaf(conn_fields["connected"]))
-    return Device(cls, _int(fields, cls, "key"), label, _str(fields, cls, "macAddress"),
+        conn_cls = soap.typed(connectable, version, _CONNECT, optional=True)
+        conn_fields = soap.fields(connectable, conn_cls)
+        connected = default(conn_cls, "connected") if "connected" not in conn_fields else soap.boolean(
+            soap.leaf(conn_fields["connected"]))
+    return Device(cls, soap.int_field(fields, cls, "key"), label, soap.str_field(fields, cls, "macAddress"),
                   _network(fields.get("backing"), version), connected)
 
 
 def _network(node: list | None, version: str | None) -> str | None:
     if node is None:
         return None
-    cls = _typed(node, version, _BACKING, optional=True)
-    fields = _fields(node, cls)
+    cls = soap.typed(node, version, _BACKING, optional=True)
+    fields = soap.fields(node, cls)
     for backing, field in _BACKINGS:
         if issubclass(cls, backing):
             if field != "port":
-                value = _str(fields, cls, field)
+                value = soap.str_field(fields, cls, field)
                 return value or None if field == "deviceName" else value
             port = fields.get("port")
             if port is None:
                 raise NotDecoded("a port backing without port")  # pyVmomi's reader fails there too
-            port_cls = _typed(port, version, _PORT, optional=True)
-            return _str(_fields(port, port_cls), port_cls, "portgroupKey")
+            port_cls = soap.typed(port, version, _PORT, optional=True)
+            return soap.str_field(soap.fields(port, port_cls), port_cls, "portgroupKey")
     return None
 
 
-# --- small readers: each refuses what pyVmomi would not decode the same way -------------------------
-
-_TEXT_TYPES = (str, int, float)  # read by pyVmomi as type(text); bool is read apart, below
-
-
-def _check(node: list, cls: type, version: str | None) -> None:
-    """Refuse a data object pyVmomi would not decode: walks the whole subtree (a loop, not recursion:
-    nesting depth is the sender's choice) checking property names, types and values."""
-    todo = [(node, cls)]
-    while todo:
-        node, cls = todo.pop()
-        names = properties(cls)
-        for child in node[2]:
-            declared = names.get(child[0])
-            if declared is None:
-                raise NotDecoded(f"{cls.__name__} has no property {child[0]}")
-            if issubclass(declared, list):
-                declared = declared.Item
-            kind = _typed(child, version, declared, optional=True) if child[4] else declared
-            if version:
-                kind = VmomiSupport.GetCompatibleType(kind, version)
-            if issubclass(kind, VmomiSupport.DataObject):
-                todo.append((child, kind))
-            elif issubclass(kind, VmomiSupport.ManagedObject):
-                if not issubclass(_ref(child).type, declared):
-                    raise NotDecoded(f"{child[0]}: not a {declared.__name__}")
-            else:
-                _check_leaf(child, kind)
-
-
-def _check_leaf(node: list, kind: type) -> None:
-    text = _text(node)
-    if kind is bool:
-        _bool(text)
-    elif issubclass(kind, VmomiSupport.Enum):
-        _enum(kind, text)
-    elif kind is VmomiSupport.datetime:
-        if not Iso8601.ParseISO8601(text):
-            raise NotDecoded(f"not a time: {text[:40]!r}")
-    elif issubclass(kind, _TEXT_TYPES) and not issubclass(kind, (list, VmomiSupport.binary)):
-        try:
-            kind(text)
-        except (ValueError, TypeError, OverflowError):
-            raise NotDecoded(f"not a {kind.__name__}: {text[:40]!r}") from None
-    else:
-        raise NotDecoded(f"{node[0]}: type {kind.__name__} is left to pyVmomi")
-
-
-def _typed(node: list, version: str | None, declared: type, optional: bool = False) -> type:
-    """The node's type: its xsi:type if it has one (a subtype of ``declared``), else ``declared``
-    when the xsi:type may be left out."""
-    if not node[4]:
-        if optional:
-            return declared
-        raise NotDecoded(f"{node[0]} without xsi:type")
-    cls = wire_type(*node[4], version)
-    if cls is None or not isinstance(cls, type) or not issubclass(cls, declared):
-        raise NotDecoded(f"{node[0]}: type {node[4]} is not a {declared.__name__}")
-    return cls
-
-
-def _fields(node: list, cls: type, repeated: str | None = None) -> dict[str, Any]:
-    """Child name -> its node (the last one, as pyVmomi keeps the last), or the list of them for the
-    ``repeated`` property; a name the type does not have is refused."""
-    names = properties(cls)
-    out: dict[str, Any] = {}
-    for child in node[2]:
-        name = child[0]
-        if name not in names:
-            raise NotDecoded(f"{cls.__name__} has no property {name}")
-        if name == repeated:
-            out.setdefault(name, []).append(child)
-        else:
-            out[name] = child
-    return out
-
-
-def _leaf(node: list) -> str:
-    """A property's text, of its declared type (an xsi:type on it is left to pyVmomi)."""
-    if node[4]:
-        raise NotDecoded(f"{node[0]}: xsi:type on a plain value")
-    return _text(node)
-
-
-def _text(node: list) -> str:
-    """A typed val's text (its xsi:type already read)."""
-    if node[2]:
-        raise NotDecoded(f"{node[0]} is not a plain value")
-    return "".join(node[3])
-
-
-def _str(fields: dict, cls: type, name: str) -> str | None:
-    node = fields.get(name)
-    return default(cls, name) if node is None else _leaf(node)
-
-
-def _int(fields: dict, cls: type, name: str) -> int | None:
-    node = fields.get(name)
-    if node is None:
-        value = default(cls, name)
-        return None if value is None else int(value)
-    return _to_int(properties(cls)[name], _leaf(node))
-
-
-def _to_int(cls: type, text: str) -> int:
-    try:
-        return int(cls(text))
-    except (ValueError, TypeError):
-        raise NotDecoded(f"not a number: {text[:40]!r}") from None
-
-
-def _bool(text: str) -> bool:
-    """pyVmomi's reading of xsd:boolean."""
-    lowered = text.lower()
-    if text == "0" or lowered == "false":
-        return False
-    if text == "1" or lowered == "true":
-        return True
-    raise NotDecoded(f"not a boolean: {text[:40]!r}")
-
-
-def _enum(cls: type, text: str) -> str:
-    if text not in _enum_values(cls):
-        raise NotDecoded(f"not a {cls.__name__}: {text[:40]!r}")
-    return text
-
-
-_ENUM_VALUES: dict[type, frozenset] = {}
-
-
-def _enum_values(cls: type) -> frozenset:
-    values = _ENUM_VALUES.get(cls)
-    if values is None:
-        values = _ENUM_VALUES[cls] = frozenset(cls.values)
-    return values
-
-
-def _ref(node: list) -> Ref:
-    if not node[5]:
-        raise NotDecoded(f"{node[0]}: a managed object reference without type")
-    cls = wire_type(*node[5], None, allow_ref=False)
-    if cls is None or not isinstance(cls, type) or not issubclass(cls, VmomiSupport.ManagedObject):
-        raise NotDecoded(f"{node[0]}: unknown managed object type {node[5]}")
-    if node[2]:
-        raise NotDecoded(f"{node[0]} has children")
-    return Ref(cls, "".join(node[3]))
