@@ -76,7 +76,8 @@ def retrieve_pages(session: VsphereSession, specs: list[Any], page_size: int | N
         if not page.token:
             return
         token = page.token
-        page = _page("ContinueRetrievePropertiesExResponse", lambda: collector.ContinueRetrievePropertiesEx(token=token))
+        page = _page("ContinueRetrievePropertiesExResponse",
+                     lambda: collector.ContinueRetrievePropertiesEx(token=token))
 
 
 def _page(response: str, call: Callable[[], Any]) -> Page | None:
@@ -192,7 +193,8 @@ def _series(node: list, version: str | None) -> tuple[int, str, str]:
         raise NotDecoded("a series without id")
     id_cls = soap.typed(metric_id, version, _METRIC_ID, optional=True)
     id_fields = soap.fields(metric_id, id_cls)
-    return soap.int_field(id_fields, id_cls, "counterId"), soap.str_field(id_fields, id_cls, "instance"), soap.str_field(fields, cls, "value")
+    return (soap.int_field(id_fields, id_cls, "counterId"), soap.str_field(id_fields, id_cls, "instance"),
+            soap.str_field(fields, cls, "value"))
 
 
 def _object_content(node: list, version: str | None) -> tuple[Ref, dict, list]:

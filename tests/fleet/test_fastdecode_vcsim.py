@@ -72,7 +72,8 @@ def test_every_hot_response_of_a_scan_is_decoded_fast_and_as_pyvmomi_decodes_it(
     assert kinds == {"RetrievePropertiesExResponse", "ContinueRetrievePropertiesExResponse", "QueryPerfResponse"}
     for body, response, version, value in seen:
         assert value == by_pyvmomi(body, response, version)
-    rows = [props for _b, response, _v, value in seen if response != "QueryPerfResponse" for _r, props, _m in value.rows]
+    rows = [props for _b, response, _v, value in seen if response != "QueryPerfResponse"
+            for _r, props, _m in value.rows]
     assert any("config.hardware.device" in props for props in rows)  # the whole device lists too
     assert any("config.hardware.device[4000]" in props for props in rows)
 
