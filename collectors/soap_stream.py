@@ -142,6 +142,11 @@ def wire_type(ns: str, name: str, version: str | None, allow_ref: bool = True) -
 
 
 @functools.lru_cache(maxsize=512)
+def _compatible(cls: type, version: str) -> type:
+    return VmomiSupport.GetCompatibleType(cls, version)
+
+
+@functools.lru_cache(maxsize=512)
 def properties(cls: type) -> dict[str, Any]:
     """Property name -> declared type of a pyVmomi data type."""
     return {p.name: p.type for p in cls._GetPropertyList()}
@@ -231,7 +236,7 @@ def check(node: list, cls: type, version: str | None) -> None:
                 declared = declared.Item
             kind = typed(child, version, declared, optional=True) if child[4] else declared
             if version:
-                kind = VmomiSupport.GetCompatibleType(kind, version)
+                kind = _compatible(kind, version)
             if issubclass(kind, VmomiSupport.DataObject):
                 todo.append((child, kind))
             elif issubclass(kind, VmomiSupport.ManagedObject):
