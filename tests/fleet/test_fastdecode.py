@@ -207,20 +207,24 @@ def _nic_page(backing: str) -> bytes:
                            f"{nic}</propSet></objects></returnval></RetrievePropertiesExResponse>").encode()
 
 
+versions = st.sampled_from([None, "vim.version.version11", "vim.version.v9_1_1_0"])
+
+
 @FUZZ
-@given(retrieve_bodies)
-@example(_nic_page(_el("backing", "<deviceName></deviceName>", "VirtualEthernetCardNetworkBackingInfo")))
-@example(_nic_page(_el("backing", "<deviceName>VM Network</deviceName>", "VirtualEthernetCardNetworkBackingInfo")))
+@given(retrieve_bodies, versions)
+@example(_nic_page(_el("backing", "<deviceName></deviceName>", "VirtualEthernetCardNetworkBackingInfo")), None)
+@example(_nic_page(_el("backing", "<deviceName>VM Network</deviceName>",
+                       "VirtualEthernetCardNetworkBackingInfo")), "vim.version.version11")
 @example(_nic_page(_el("backing", "<opaqueNetworkId></opaqueNetworkId>",
-                       "VirtualEthernetCardOpaqueNetworkBackingInfo")))
-def test_generated_retrieve_pages_decode_as_pyvmomi_or_are_left_to_it(body):
-    compare(body, "RetrievePropertiesExResponse")
+                       "VirtualEthernetCardOpaqueNetworkBackingInfo")), None)
+def test_generated_retrieve_pages_decode_as_pyvmomi_or_are_left_to_it(body, version):
+    compare(body, "RetrievePropertiesExResponse", version)
 
 
 @FUZZ
-@given(perf_bodies)
-def test_generated_queryperf_answers_decode_as_pyvmomi_or_are_left_to_it(body):
-    compare(body, "QueryPerfResponse")
+@given(perf_bodies, versions)
+def test_generated_queryperf_answers_decode_as_pyvmomi_or_are_left_to_it(body, version):
+    compare(body, "QueryPerfResponse", version)
 
 
 plain_vm = st.builds(
