@@ -82,7 +82,9 @@ class _Deserializer(SoapAdapter.SoapResponseDeserializer):
             return Decoded(decode(body, self.deser.version))
         except NotDecoded as exc:
             log.debug("fast decode refused (%s): pyVmomi decodes the response", exc)
-            return super().Deserialize(body, resultType, nsMap)
+        except Exception as exc:  # noqa: BLE001 - a decoder's own bug must cost speed, never the answer
+            log.warning("fast decode failed (%s: %s): pyVmomi decodes the response", type(exc).__name__, exc)
+        return super().Deserialize(body, resultType, nsMap)
 
 
 if SoapAdapter.SoapResponseDeserializer.__name__ == "SoapResponseDeserializer":  # once per process

@@ -299,6 +299,16 @@ def test_a_fault_goes_to_pyvmomi_which_returns_it_for_invokemethod_to_raise():
     assert fault.invalidProperty == "entity"
 
 
+def test_a_decoder_that_breaks_costs_speed_not_the_answer(caplog):
+    body = (SOAP / "queryperf-csv.xml").read_bytes()
+
+    def broken(_body, _version):
+        raise KeyError("a bug")
+    got = _deserialize(body, broken)
+    assert [m._moId for m in (metric.entity for metric in got)] == ["vm-52", "vm-55", "vm-58", "vm-61"]
+    assert "fast decode failed (KeyError" in caplog.text
+
+
 def test_the_switch_turns_the_fast_path_off(monkeypatch):
     seen = []
 
