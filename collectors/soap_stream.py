@@ -229,23 +229,47 @@ def check(node: list, cls: type, version: str | None) -> None:
     todo = [(node, cls)]
     while todo:
         node, cls = todo.pop()
-        names = properties(cls)
+        plan = _plan(cls, version)
         for child in node[2]:
-            declared = names.get(child[0])
-            if declared is None:
+            entry = plan.get(child[0])
+            if entry is None:
                 raise NotDecoded(f"{cls.__name__} has no property {child[0]}")
-            if issubclass(declared, list):
-                declared = declared.Item
-            kind = typed(child, version, declared, optional=True) if child[4] else declared
-            if version:
-                kind = _compatible(kind, version)
-            if issubclass(kind, VmomiSupport.DataObject):
+            declared, kind, category = entry
+            if child[4]:
+                kind = typed(child, version, declared, optional=True)
+                category = _category(_compatible(kind, version) if version else kind)
+            if category is _DATA:
                 todo.append((child, kind))
-            elif issubclass(kind, VmomiSupport.ManagedObject):
+            elif category is _REF:
                 if not issubclass(ref(child).type, declared):
                     raise NotDecoded(f"{child[0]}: not a {declared.__name__}")
-            else:
+            elif child[2]:
+                raise NotDecoded(f"{child[0]} is not a plain value")
+            elif category is not _STR:
                 check_leaf(child, kind)
+
+
+_DATA, _REF, _STR, _LEAF = "data object", "managed object", "string", "other value"
+
+
+@functools.lru_cache(maxsize=512)
+def _plan(cls: type, version: str | None) -> dict[str, tuple[type, type, str]]:
+    """Property name -> (declared type, the type pyVmomi reads it as without xsi:type, its category)."""
+    out = {}
+    for name, declared in properties(cls).items():
+        item = declared.Item if issubclass(declared, list) else declared
+        kind = _compatible(item, version) if version else item
+        out[name] = (item, kind, _category(kind))
+    return out
+
+
+@functools.lru_cache(maxsize=512)
+def _category(kind: type) -> str:
+    if issubclass(kind, VmomiSupport.DataObject):
+        return _DATA
+    if issubclass(kind, VmomiSupport.ManagedObject):
+        return _REF
+    return _STR if kind is str else _LEAF
 
 
 def check_leaf(node: list, kind: type) -> None:
