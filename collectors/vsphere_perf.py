@@ -100,14 +100,23 @@ def decode_csv(results: list) -> tuple[list[datetime], dict[tuple[int, str], lis
     timestamps: list[datetime] = []
     by_id: dict[tuple[int, str], list[int | None]] = {}
     for entity in results:
-        info = next(csv.reader([entity.sampleInfoCSV or ""]), [])
-        timestamps = [_parse_time(t) for t in info[1::2]]
-        for value in entity.value or []:
-            cells = next(csv.reader([value.value or ""]), [])
-            parsed = [int(c) if c.strip() not in ("", "-1") else None for c in cells]
-            parsed += [None] * (len(timestamps) - len(parsed))
-            by_id[(value.id.counterId, value.id.instance)] = parsed[: len(timestamps)]
+        timestamps = decode_csv_series(entity.sampleInfoCSV, [(v.id.counterId, v.id.instance, v.value)
+                                                              for v in entity.value or []], by_id)
     return timestamps, by_id
+
+
+def decode_csv_series(sample_info: str | None, series: list[tuple[int, str, str | None]],
+                      by_id: dict[tuple[int, str], list[int | None]]) -> list[datetime]:
+    """One entity's sampleInfoCSV and (counterId, instance, csv values) series: its timestamps;
+    the values, one per timestamp, go into ``by_id``."""
+    info = next(csv.reader([sample_info or ""]), [])
+    timestamps = [_parse_time(t) for t in info[1::2]]
+    for counter_id, instance, values in series:
+        cells = next(csv.reader([values or ""]), [])
+        parsed = [int(c) if c.strip() not in ("", "-1") else None for c in cells]
+        parsed += [None] * (len(timestamps) - len(parsed))
+        by_id[(counter_id, instance)] = parsed[: len(timestamps)]
+    return timestamps
 
 
 @functools.lru_cache(maxsize=4096)  # a fleet batch repeats the same sample times for every entity

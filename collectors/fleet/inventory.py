@@ -20,8 +20,10 @@ from typing import Any, Iterator
 
 from pyVmomi import vim, vmodl
 
+from esxdiag.collectors.fleet import fastdecode
+from esxdiag.collectors.fleet.fastdecode import Device, Ref
 from esxdiag.collectors.vsphere_inventory import NIC_TYPES
-from esxdiag.collectors.vsphere_session import VsphereSession, fault_text, props_of, retrieve, retrieve_pages
+from esxdiag.collectors.vsphere_session import VsphereSession
 from esxdiag.parsers.numbers import json_count
 
 _PS = vmodl.query.PropertyCollector
@@ -40,6 +42,7 @@ DEVICE_PATH = "config.hardware.device"
 NIC_KEY_BASE = 4000
 MAX_KEYED_NICS = 10
 _PLACE_TYPES = [vim.Datacenter, vim.ComputeResource, vim.HostSystem, vim.Folder]
+_CARD = vim.vm.device.VirtualEthernetCard
 
 
 @dataclass(frozen=True)
@@ -83,14 +86,15 @@ def read_places(session: VsphereSession) -> Places:
     places = Places()
     root = session.content.rootFolder._moId
     places.objects[root] = {"moid": root, "name": "", "parent": None, "kind": "folder"}
-    for obj, props, _missing in rows:
-        parent = props.get("parent")
-        kind = ("datacenter" if isinstance(obj, vim.Datacenter) else "host" if isinstance(obj, vim.HostSystem)
-                else "cluster" if isinstance(obj, vim.ClusterComputeResource)
-                else "compute" if isinstance(obj, vim.ComputeResource) else "folder")
-        places.objects[obj._moId] = {"moid": obj._moId, "name": props.get("name") or obj._moId,
-                                     "parent": parent._moId if parent is not None else None, "kind": kind,
-                                     "obj": obj}
+    stub = session.si._stub
+    for ref, props, _missing in rows:
+        parent, cls = props.get("parent"), ref.type
+        kind = ("datacenter" if issubclass(cls, vim.Datacenter) else "host" if issubclass(cls, vim.HostSystem)
+                else "cluster" if issubclass(cls, vim.ClusterComputeResource)
+                else "compute" if issubclass(cls, vim.ComputeResource) else "folder")
+        places.objects[ref.moid] = {"moid": ref.moid, "name": props.get("name") or ref.moid,
+                                    "parent": parent.moid if parent is not None else None, "kind": kind,
+                                    "obj": ref.managed(stub)}
     return places
 
 
@@ -133,14 +137,15 @@ def vm_pages(session: VsphereSession, places: Places, filters: Filters,
     if not roots:
         return
     seen: set[str] = set()
+    stub = session.si._stub
     for rows, more in _view_pages(session, roots, [vim.VirtualMachine],
                                   [_PS.PropertySpec(type=vim.VirtualMachine, pathSet=VM_PATHS)], page_size):
         page = []
-        for obj, props, missing in rows:
-            if obj._moId in seen:
+        for ref, props, missing in rows:
+            if ref.moid in seen:
                 continue
-            seen.add(obj._moId)
-            vm = vm_record(obj, props, missing, places)
+            seen.add(ref.moid)
+            vm = vm_record(ref.managed(stub), props, missing, places)
             if _selected(vm, filters):
                 page.append(vm)
         yield page, more
@@ -155,8 +160,9 @@ def _selected(vm: dict, filters: Filters) -> bool:
 
 
 def vm_record(obj: Any, props: dict, missing: list[dict], places: Places) -> dict:
+    """``props``: fastdecode's plain values by property path."""
     host_ref = props.get("runtime.host")
-    host_moid = host_ref._moId if host_ref is not None else None
+    host_moid = host_ref.moid if host_ref is not None else None
     host = places.objects.get(host_moid or "", {})
     cluster = places.walk(host_moid, "cluster") or places.walk(host_moid, "compute")
     datacenter = places.walk(host_moid, "datacenter")
@@ -188,7 +194,11 @@ def vm_record(obj: Any, props: dict, missing: list[dict], places: Places) -> dic
 
 
 def vnics_of(devices: list | None) -> list[dict]:
-    return [_vnic(d) for d in devices or [] if isinstance(d, vim.vm.device.VirtualEthernetCard)]
+    return [_vnic(d) for d in devices or [] if _is_nic(d)]
+
+
+def _is_nic(device: Any) -> bool:
+    return isinstance(device, Device) and issubclass(device.type, _CARD)
 
 
 def read_vnics(session: VsphereSession, vms: list[dict], objs: dict[str, Any], page_size: int | None) -> int:
@@ -216,7 +226,7 @@ def read_vnics(session: VsphereSession, vms: list[dict], objs: dict[str, Any], p
             whole += members
             continue
         for vm in members:
-            nics = [d for d in found.get(vm["moid"], {}).values() if isinstance(d, vim.vm.device.VirtualEthernetCard)]
+            nics = [d for d in found.get(vm["moid"], {}).values() if _is_nic(d)]
             if len(nics) == count and len({d.key for d in nics}) == count:
                 vm["vnics"] = vnics_of(sorted(nics, key=lambda d: d.key))
             else:
@@ -231,39 +241,30 @@ def read_vnics(session: VsphereSession, vms: list[dict], objs: dict[str, Any], p
 
 def _retrieve_paths(session: VsphereSession, objs: list[Any], paths: list[str],
                     page_size: int | None) -> dict[str, dict]:
-    """moid -> {path: value} for an explicit object list, a page of objects per request (and paged
-    answers within it); a path the server leaves out is simply absent."""
+    """moid -> {path: plain value} for an explicit object list, a page of objects per request (and
+    paged answers within it); a path the server leaves out is simply absent."""
     step = page_size or 1000
     found: dict[str, dict] = {}
     for start in range(0, len(objs), step):
         spec = _PS.FilterSpec(objectSet=[_PS.ObjectSpec(obj=obj, skip=False) for obj in objs[start:start + step]],
                               propSet=[_PS.PropertySpec(type=vim.VirtualMachine, pathSet=paths)])
-        found.update((c.obj._moId, props_of(c)) for c in retrieve(session, [spec], page_size))
+        found.update((ref.moid, props) for rows, _more in fastdecode.retrieve_pages(session, [spec], page_size)
+                     for ref, props, _missing in rows)
     return found
 
 
-def _vnic(dev: Any) -> dict:
-    backing = dev.backing
-    network = None
-    if isinstance(backing, vim.vm.device.VirtualEthernetCard.DistributedVirtualPortBackingInfo):
-        network = backing.port.portgroupKey
-    elif isinstance(backing, vim.vm.device.VirtualEthernetCard.NetworkBackingInfo):
-        network = backing.deviceName or None
-    elif isinstance(backing, vim.vm.device.VirtualEthernetCard.OpaqueNetworkBackingInfo):
-        network = backing.opaqueNetworkId
-    conn = dev.connectable
-    return {"label": dev.deviceInfo.label if dev.deviceInfo else None, "type": NIC_TYPES.get(type(dev), "unknown"),
-            "mac": (dev.macAddress or "").lower() or None, "device_key": dev.key, "network": network,
-            "connected": conn.connected if conn else None}
+def _vnic(dev: Device) -> dict:
+    return {"label": dev.label, "type": NIC_TYPES.get(dev.type, "unknown"), "mac": (dev.mac or "").lower() or None,
+            "device_key": dev.key, "network": dev.network, "connected": dev.connected}
 
 
 def _view_rows(session: VsphereSession, roots: list[Any], types: list[type], prop_specs: list[Any],
-               page_size: int | None) -> list[tuple[Any, dict, list[dict]]]:
+               page_size: int | None) -> list[tuple[Ref, dict, list[dict]]]:
     return [row for rows, _more in _view_pages(session, roots, types, prop_specs, page_size) for row in rows]
 
 
 def _view_pages(session: VsphereSession, roots: list[Any], types: list[type], prop_specs: list[Any],
-                page_size: int | None) -> Iterator[tuple[list[tuple[Any, dict, list[dict]]], bool]]:
+                page_size: int | None) -> Iterator[tuple[list[tuple[Ref, dict, list[dict]]], bool]]:
     views = []
     try:
         for root in roots:
@@ -272,9 +273,7 @@ def _view_pages(session: VsphereSession, roots: list[Any], types: list[type], pr
             _PS.ObjectSpec(obj=view, skip=True, selectSet=[
                 _PS.TraversalSpec(name="view", type=vim.view.ContainerView, path="view", skip=False)])
             for view in views], propSet=prop_specs)
-        for page, more in retrieve_pages(session, [spec], page_size):
-            yield [(c.obj, props_of(c), [{"path": m.path, "fault": fault_text(m.fault)} for m in c.missingSet or []])
-                   for c in page], more
+        yield from fastdecode.retrieve_pages(session, [spec], page_size)
     finally:
         for view in views:
             try:

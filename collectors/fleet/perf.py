@@ -22,7 +22,9 @@ from typing import Any, Callable
 
 from pyVmomi import vim, vmodl
 
-from esxdiag.collectors.vsphere_perf import HISTORICAL_S, REALTIME_S, SCHEMA_PERF, decode_csv, iso_utc, perf_counters
+from esxdiag.collectors.fleet.fastdecode import EntityCsv, query_perf
+from esxdiag.collectors.vsphere_perf import (HISTORICAL_S, REALTIME_S, SCHEMA_PERF, decode_csv_series, iso_utc,
+                                             perf_counters)
 from esxdiag.collectors.vsphere_session import VsphereSession, api_errors, fault_text
 from esxdiag.errors import CollectionError
 
@@ -137,21 +139,22 @@ def _query_batch(session, batch, ids, names, start, end, interval) -> dict[str, 
                                               format="csv", metricId=ids) for e in batch]
     what = f"QueryPerf of {len(batch)} entities ({batch[0].name}...)"
     with api_errors(session, what):
-        results = session.content.perfManager.QueryPerf(querySpec=specs) or []
+        results = query_perf(session, specs)
     by_name = {e.key: e.name for e in batch}
     records = {}
     for entity_metric in results:
-        key = entity_metric.entity._moId
+        key = entity_metric.entity.moid
         record = perf_record(by_name.get(key, key), entity_metric, names, start, end, interval)
         if record is not None and key in by_name:
             records[key] = record
     return records
 
 
-def perf_record(name: str, entity_metric: Any, names: dict[int, tuple[str, str]], start: datetime, end: datetime,
-                interval: int) -> dict | None:
+def perf_record(name: str, entity_metric: EntityCsv, names: dict[int, tuple[str, str]], start: datetime,
+                end: datetime, interval: int) -> dict | None:
     """One entity's answer as a ``vsphere_perf`` capture (timestamps ascending); None without samples."""
-    timestamps, by_id = decode_csv([entity_metric])
+    by_id: dict[tuple[int, str], list[int | None]] = {}
+    timestamps = decode_csv_series(entity_metric.sample_info, entity_metric.values, by_id)
     if not timestamps:
         return None
     order = sorted(range(len(timestamps)), key=lambda i: timestamps[i])

@@ -1,0 +1,294 @@
+"""The fleet scan's hot responses as the plain values its records need, read straight from the SOAP
+body: the inventory's RetrievePropertiesEx / ContinueRetrievePropertiesEx pages (places, VMs, keyed
+vNICs and device lists) and QueryPerf in csv format.
+
+Both ways give the same plain values: ``decode_retrieve`` / ``decode_perf`` read the bytes with
+collectors/soap_stream.py's walk and readers (which also hand them the bytes, inside pyVmomi's own
+request), and ``plain_page`` / ``plain_entity`` convert what pyVmomi decoded when the fast path is
+off or refused the response.
+Types are pyVmomi's own (its wire-name lookup, widened to the session's API version), so a value
+means the same either way: a managed object is Ref(pyVmomi class, moid), a device Device(class,
+...). The fast path reads only the fields it records and refuses (NotDecoded) anything else it
+meets on the way: a fault, a missingSet, an unknown or unexpected type, a property name the type
+does not have, a value pyVmomi would not accept, also in the parts of a value it does not read (a
+device's slotInfo is checked as pyVmomi would check it, then dropped): where pyVmomi would fail,
+pyVmomi decodes it, and fails as it always has.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterator, NamedTuple
+
+from pyVmomi import VmomiSupport, vim, vmodl
+
+from esxdiag.collectors import soap_stream as soap
+from esxdiag.collectors.soap_stream import NotDecoded, Ref, default, fast_call, wire_type
+from esxdiag.collectors.vsphere_session import VsphereSession, fault_text
+
+# pyVmomi's types, looked up once: each vim.X.Y is a lookup through its lazy type tables
+_PS = vmodl.query.PropertyCollector
+_CARD = vim.vm.device.VirtualEthernetCard
+_DEVICE, _BACKING = vim.vm.device.VirtualDevice, vim.vm.device.VirtualDevice.BackingInfo
+_CONNECT, _DESCRIPTION, _PORT = vim.vm.device.VirtualDevice.ConnectInfo, vim.Description, vim.dvs.PortConnection
+_SHARES, _SHARES_LEVEL = vim.SharesInfo, vim.SharesInfo.Level
+_ENTITY_CSV, _SERIES_CSV = vim.PerformanceManager.EntityMetricCSV, vim.PerformanceManager.MetricSeriesCSV
+_METRIC_ID = vim.PerformanceManager.MetricId
+_BACKINGS = ((_CARD.DistributedVirtualPortBackingInfo, "port"), (_CARD.NetworkBackingInfo, "deviceName"),
+             (_CARD.OpaqueNetworkBackingInfo, "opaqueNetworkId"))  # _vnic's order
+
+
+class Shares(NamedTuple):
+    shares: int | None
+    level: str | None
+
+
+class Device(NamedTuple):
+    """A virtual device; the NIC fields are None for every other kind."""
+    type: type
+    key: int | None = None
+    label: str | None = None
+    mac: str | None = None
+    network: str | None = None
+    connected: bool | None = None
+
+
+class Page(NamedTuple):
+    rows: list  # (Ref, {path: plain value}, [{"path", "fault"}]) per object
+    token: str | None
+
+
+class EntityCsv(NamedTuple):
+    entity: Ref
+    sample_info: str | None
+    values: list  # (counterId, instance, csv) per series
+
+
+# --- calls through pyVmomi's stub -------------------------------------------------------------------
+
+def retrieve_pages(session: VsphereSession, specs: list[Any], page_size: int | None) -> Iterator[tuple[list, bool]]:
+    """vsphere_session.retrieve_pages as plain rows: (rows, whether another page follows)."""
+    collector = session.content.propertyCollector
+    options = _PS.RetrieveOptions(maxObjects=page_size)
+    page = _page("RetrievePropertiesExResponse",
+                 lambda: collector.RetrievePropertiesEx(specSet=specs, options=options))
+    while page is not None:
+        yield page.rows, bool(page.token)
+        if not page.token:
+            return
+        token = page.token
+        page = _page("ContinueRetrievePropertiesExResponse",
+                     lambda: collector.ContinueRetrievePropertiesEx(token=token))
+
+
+def _page(response: str, call: Callable[[], Any]) -> Page | None:
+    value, fast = fast_call(lambda body, version: decode_retrieve(body, version, response), call)
+    return value if fast else plain_page(value)
+
+
+def query_perf(session: VsphereSession, specs: list[Any]) -> list[EntityCsv]:
+    value, fast = fast_call(decode_perf, lambda: session.content.perfManager.QueryPerf(querySpec=specs))
+    return value if fast else [plain_entity(m) for m in value or []]
+
+
+# --- pyVmomi's objects as plain values --------------------------------------------------------------
+
+def plain_page(result: Any) -> Page | None:
+    if result is None:
+        return None
+    rows = [(plain_value(c.obj), {p.name: plain_value(p.val) for p in c.propSet},
+             [{"path": m.path, "fault": fault_text(m.fault)} for m in c.missingSet or []]) for c in result.objects]
+    return Page(rows, result.token)
+
+
+def plain_value(value: Any) -> Any:
+    if isinstance(value, VmomiSupport.ManagedObject):
+        return Ref(type(value), value._moId)
+    if isinstance(value, VmomiSupport.Enum):
+        return str(value)
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, _SHARES):
+        return Shares(None if value.shares is None else int(value.shares),
+                      None if value.level is None else str(value.level))
+    if isinstance(value, _DEVICE):
+        return plain_device(value)
+    if isinstance(value, list) and all(isinstance(d, _DEVICE) for d in value):
+        return [plain_device(d) for d in value]
+    return value  # str, or a type the fleet scan does not read
+
+
+def plain_device(dev: Any) -> Device:
+    if not isinstance(dev, _CARD):
+        return Device(type(dev))
+    backing, network = dev.backing, None
+    if isinstance(backing, _CARD.DistributedVirtualPortBackingInfo):
+        network = backing.port.portgroupKey
+    elif isinstance(backing, _CARD.NetworkBackingInfo):
+        network = backing.deviceName or None
+    elif isinstance(backing, _CARD.OpaqueNetworkBackingInfo):
+        network = backing.opaqueNetworkId
+    return Device(type(dev), int(dev.key), dev.deviceInfo.label if dev.deviceInfo else None, dev.macAddress,
+                  network, dev.connectable.connected if dev.connectable else None)
+
+
+def plain_entity(metric: Any) -> EntityCsv:
+    return EntityCsv(plain_value(metric.entity), metric.sampleInfoCSV,
+                     [(int(v.id.counterId), v.id.instance, v.value) for v in metric.value or []])
+
+
+# --- the fast path: the bytes pyVmomi received -----------------------------------------------------
+
+def decode_retrieve(body: bytes, version: str | None, response: str) -> Page | None:
+    """A RetrievePropertiesEx / ContinueRetrievePropertiesEx answer: Page, or None for no result."""
+    rows: list = []
+    state = {"results": 0, "token": None}
+
+    def on_node(depth: int, node: list) -> None:
+        if depth == 3:
+            if node[0] != "returnval" or node[4]:
+                raise NotDecoded("unexpected result element")
+            state["results"] += 1
+        elif node[0] == "objects" and not node[4]:
+            rows.append(_object_content(node, version))
+        elif node[0] == "token" and not node[4]:
+            state["token"] = soap.text(node)
+        else:
+            raise NotDecoded(f"unexpected {node[0]} in a RetrieveResult")
+
+    soap.walk(body, response, 4, on_node)
+    if state["results"] != 1:
+        if state["results"]:
+            raise NotDecoded("several results")
+        return None
+    return Page(rows, state["token"])
+
+
+def decode_perf(body: bytes, version: str | None) -> list[EntityCsv]:
+    """A QueryPerf answer in csv format."""
+    out: list[EntityCsv] = []
+
+    def on_node(_depth: int, node: list) -> None:
+        cls = soap.typed(node, version, _ENTITY_CSV) if node[0] == "returnval" else None
+        if cls is None:
+            raise NotDecoded("not a PerfEntityMetricCSV")
+        soap.check(node, cls, version)
+        fields = soap.fields(node, cls, repeated="value")
+        entity = fields.get("entity")
+        if entity is None:
+            raise NotDecoded("no entity")
+        out.append(EntityCsv(soap.ref(entity), soap.str_field(fields, cls, "sampleInfoCSV"),
+                             [_series(series, version) for series in fields.get("value", [])]))
+
+    soap.walk(body, "QueryPerfResponse", 3, on_node)
+    return out
+
+
+def _series(node: list, version: str | None) -> tuple[int, str, str]:
+    cls = soap.typed(node, version, _SERIES_CSV, optional=True)
+    fields = soap.fields(node, cls)
+    metric_id = fields.get("id")
+    if metric_id is None:
+        raise NotDecoded("a series without id")
+    id_cls = soap.typed(metric_id, version, _METRIC_ID, optional=True)
+    id_fields = soap.fields(metric_id, id_cls)
+    return (soap.int_field(id_fields, id_cls, "counterId"), soap.str_field(id_fields, id_cls, "instance"),
+            soap.str_field(fields, cls, "value"))
+
+
+def _object_content(node: list, version: str | None) -> tuple[Ref, dict, list]:
+    obj, props = None, {}
+    for child in node[2]:
+        name = child[0]
+        if name == "propSet" and not child[4]:
+            prop_name, val = None, None
+            for part in child[2]:
+                if part[0] == "name" and not part[4]:
+                    prop_name = soap.text(part)
+                elif part[0] == "val":
+                    val = _value(part, version)
+                else:
+                    raise NotDecoded(f"unexpected {part[0]} in a propSet")
+            if prop_name is None:
+                raise NotDecoded("a propSet without name")
+            props[prop_name] = val
+        elif name == "obj" and not child[4]:
+            obj = soap.ref(child)
+        else:
+            raise NotDecoded(f"unexpected {name} in an ObjectContent")  # missingSet among them
+    if obj is None:
+        raise NotDecoded("an ObjectContent without obj")
+    return obj, props, []
+
+
+def _value(node: list, version: str | None) -> Any:
+    """A DynamicProperty's val, by its xsi:type."""
+    if not node[4]:
+        raise NotDecoded("a val without xsi:type")
+    cls = wire_type(*node[4], version)
+    if cls is None:
+        raise NotDecoded(f"unknown type {node[4]}")
+    if cls is str:
+        return soap.text(node)
+    if cls is bool:
+        return soap.boolean(soap.text(node))
+    if issubclass(cls, int) and not issubclass(cls, bool):
+        return soap.to_int(cls, soap.text(node))
+    if issubclass(cls, VmomiSupport.Enum):
+        return soap.enum(cls, soap.text(node))
+    if issubclass(cls, VmomiSupport.ManagedObject):
+        return soap.ref(node)
+    if issubclass(cls, _SHARES):
+        soap.check(node, cls, version)
+        fields = soap.fields(node, cls)
+        level = fields.get("level")
+        return Shares(soap.int_field(fields, cls, "shares"),
+                      default(cls, "level") if level is None else soap.enum(_SHARES_LEVEL, soap.leaf(level)))
+    if issubclass(cls, _DEVICE):
+        return _device(node, cls, version)
+    if issubclass(cls, list) and getattr(cls, "Item", None) is _DEVICE:
+        return [_device(child, soap.typed(child, version, _DEVICE, optional=True), version)
+                for child in node[2]]
+    raise NotDecoded(f"type {cls.__name__} is left to pyVmomi")
+
+
+def _device(node: list, cls: type, version: str | None) -> Device:
+    soap.check(node, cls, version)
+    if not issubclass(cls, _CARD):
+        return Device(cls)
+    fields = soap.fields(node, cls)
+    info = fields.get("deviceInfo")
+    label = None
+    if info is not None:
+        info_cls = soap.typed(info, version, _DESCRIPTION, optional=True)
+        label = soap.str_field(soap.fields(info, info_cls), info_cls, "label")
+    connectable = fields.get("connectable")
+    connected = None
+    if connectable is not None:
+        conn_cls = soap.typed(connectable, version, _CONNECT, optional=True)
+        conn_fields = soap.fields(connectable, conn_cls)
+        connected = default(conn_cls, "connected") if "connected" not in conn_fields else soap.boolean(
+            soap.leaf(conn_fields["connected"]))
+    return Device(cls, soap.int_field(fields, cls, "key"), label, soap.str_field(fields, cls, "macAddress"),
+                  _network(fields.get("backing"), version), connected)
+
+
+def _network(node: list | None, version: str | None) -> str | None:
+    if node is None:
+        return None
+    cls = soap.typed(node, version, _BACKING, optional=True)
+    fields = soap.fields(node, cls)
+    for backing, field in _BACKINGS:
+        if issubclass(cls, backing):
+            if field != "port":
+                value = soap.str_field(fields, cls, field)
+                return value or None if field == "deviceName" else value
+            port = fields.get("port")
+            if port is None:
+                raise NotDecoded("a port backing without port")  # pyVmomi's reader fails there too
+            port_cls = soap.typed(port, version, _PORT, optional=True)
+            return soap.str_field(soap.fields(port, port_cls), port_cls, "portgroupKey")
+    return None
+
+

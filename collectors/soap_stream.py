@@ -1,0 +1,390 @@
+"""Hot SOAP responses decoded straight from the bytes pyVmomi's own stub received.
+
+pyVmomi's ``SoapStubAdapter.InvokeMethod`` serializes the request and sends it on its pooled
+connection (session cookie, TLS context and thumbprint pin, timeouts; our request counter and
+deadlines wrap it unchanged), then hands the response body to ``SoapResponseDeserializer``. That
+class is replaced here, once, by a subclass that behaves exactly like it unless the calling thread
+asked for a fast decode of its next response (``fast_call``): then it reads the body (gzip already
+undone by pyVmomi's GzipReader) and gives it to the caller's decoder, which returns plain values.
+Whatever a decoder does not know (a fault, an unknown type, an unexpected shape, a DTD) it refuses
+with NotDecoded, and pyVmomi decodes the same bytes as it always does: the same objects, the same
+faults raised, the same errors. ``ESXDIAG_FAST_DECODE=0`` turns the fast path off.
+
+For decoders: ``walk`` runs expat (no DTDs, no entity declarations) over the body into small nodes,
+and the readers below it take values out of them by pyVmomi's own rules (its wire-name lookup, its
+property lists and defaults, its reading of numbers, booleans, enums and references), refusing
+whatever pyVmomi would read differently or not at all.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import threading
+from typing import Any, Callable, NamedTuple
+from xml.parsers import expat
+
+from pyVmomi import Iso8601, SoapAdapter, VmomiSupport
+
+log = logging.getLogger(__name__)
+SWITCH = "ESXDIAG_FAST_DECODE"
+XSI_TYPE = "http://www.w3.org/2001/XMLSchema-instance type"  # as expat names it with namespace_separator " "
+SOAPENV = "http://schemas.xmlsoap.org/soap/envelope/"
+_ENVELOPE, _BODY = SOAPENV + " Envelope", SOAPENV + " Body"
+# .decode: the decoder for this thread's next response, or None. The scan reads QueryPerf in several
+# threads on one stub; each thread's request and response pass through InvokeMethod in that thread.
+_pending = threading.local()
+_lookup = SoapAdapter.SoapDeserializer(None)  # pyVmomi's own wire-name -> type rules
+
+
+class NotDecoded(Exception):
+    """The fast decoder does not know this response: pyVmomi decodes it."""
+
+
+class Decoded:
+    """A decoder's plain values, told apart from whatever pyVmomi would return."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any):
+        self.value = value
+
+
+def enabled() -> bool:
+    return os.environ.get(SWITCH, "1").strip() != "0"
+
+
+def fast_call(decode: Callable[[bytes, str | None], Any], call: Callable[[], Any]) -> tuple[Any, bool]:
+    """Run ``call`` (one SOAP method call through pyVmomi's stub) with ``decode(body, api_version)``
+    offered its response: (the decoder's values, True), or (pyVmomi's result, False) when the fast
+    path is off or the decoder refused."""
+    if not enabled():
+        return call(), False
+    _pending.decode = decode
+    try:
+        result = call()
+    finally:
+        _pending.decode = None
+    if isinstance(result, Decoded):
+        return result.value, True
+    return result, False
+
+
+class _Deserializer(SoapAdapter.SoapResponseDeserializer):
+    def Deserialize(self, response: Any, resultType: Any, nsMap: Any = None) -> Any:
+        decode = getattr(_pending, "decode", None)
+        if decode is None or nsMap:
+            return super().Deserialize(response, resultType, nsMap)
+        _pending.decode = None  # this request's response only: a retry or a nested call is pyVmomi's
+        body = response if isinstance(response, bytes) else response.read()
+        try:
+            return Decoded(decode(body, self.deser.version))
+        except NotDecoded as exc:
+            log.debug("fast decode refused (%s): pyVmomi decodes the response", exc)
+        except Exception as exc:  # noqa: BLE001 - a decoder's own bug must cost speed, never the answer
+            log.warning("fast decode failed (%s: %s): pyVmomi decodes the response", type(exc).__name__, exc)
+        return super().Deserialize(body, resultType, nsMap)
+
+
+if SoapAdapter.SoapResponseDeserializer.__name__ == "SoapResponseDeserializer":  # once per process
+    SoapAdapter.SoapResponseDeserializer = _Deserializer
+
+
+def parser(start: Callable, end: Callable, text: Callable) -> Any:
+    """An expat parser with namespaces ("uri local" names) that refuses DTDs and entity declarations,
+    so nothing in the body expands beyond its own bytes."""
+    p = expat.ParserCreate(namespace_separator=" ")
+    p.buffer_text = True
+    p.ordered_attributes = False
+    p.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
+    p.StartDoctypeDeclHandler = _refuse
+    p.EntityDeclHandler = _refuse
+    p.ExternalEntityRefHandler = _refuse
+    p.StartElementHandler, p.EndElementHandler, p.CharacterDataHandler = start, end, text
+    return p
+
+
+def _refuse(*_args: Any) -> None:
+    raise NotDecoded("DTDs and entity declarations are left to pyVmomi")
+
+
+class Namespaces:
+    """prefix -> namespace in scope, for xsi:type values ("xsd:int", "VirtualVmxnet3"), resolved as
+    pyVmomi resolves them (an unbound prefix: namespace "")."""
+
+    def __init__(self, p: Any):
+        self.bound: dict[str | None, list[str]] = {}
+        p.StartNamespaceDeclHandler = self.start
+        p.EndNamespaceDeclHandler = self.end
+
+    def start(self, prefix: str | None, uri: str) -> None:
+        self.bound.setdefault(prefix, []).append(uri)
+
+    def end(self, prefix: str | None) -> None:
+        self.bound[prefix].pop()
+
+    def resolve(self, qname: str) -> tuple[str, str]:
+        prefix, sep, name = qname.partition(":")
+        if not sep:
+            prefix, name = None, qname
+        uris = self.bound.get(prefix)
+        return (uris[-1] if uris else ""), name
+
+
+@functools.lru_cache(maxsize=512)
+def wire_type(ns: str, name: str, version: str | None, allow_ref: bool = True) -> type | None:
+    """The pyVmomi type a wire name stands for, as pyVmomi picks it (an xsi:type widened to the
+    session's API version; a managed object's type= as it stands); None when pyVmomi does not know it."""
+    try:
+        found = _lookup.LookupWsdlType(ns, name, allowManagedObjectReference=allow_ref)
+    except (KeyError, TypeError, AttributeError):
+        return None
+    return VmomiSupport.GetCompatibleType(found, version) if version else found
+
+
+@functools.lru_cache(maxsize=512)
+def _compatible(cls: type, version: str) -> type:
+    return VmomiSupport.GetCompatibleType(cls, version)
+
+
+@functools.lru_cache(maxsize=512)
+def properties(cls: type) -> dict[str, Any]:
+    """Property name -> declared type of a pyVmomi data type."""
+    return {p.name: p.type for p in cls._GetPropertyList()}
+
+
+@functools.lru_cache(maxsize=512)
+def default(cls: type, name: str) -> Any:
+    """What pyVmomi leaves in a property the response did not carry."""
+    return getattr(cls(), name)
+
+
+class Ref(NamedTuple):
+    type: type  # the pyVmomi managed object class
+    moid: str
+
+    def managed(self, stub: Any) -> Any:
+        return self.type(self.moid, stub)
+
+
+def walk(body: bytes, response: str, record_depth: int, on_node: Callable[[int, list], None]) -> None:
+    """Expat over one SOAP response: Envelope > Body > <response>, nothing else. Below the response
+    element, nodes [local name, attributes, children, text chunks, xsi:type or None, type= or None]
+    are built; each node at depth 3..record_depth goes to ``on_node(depth, node)`` when it closes and
+    is not kept, so memory holds one record (an ``objects``, a ``returnval``) at a time."""
+    stack: list = []  # None for the envelope, the body and the response element
+    push, pop = stack.append, stack.pop
+    local: dict[str, str] = {}  # "urn:vim25 propSet" -> "propSet"
+    answered = []
+
+    def start(tag: str, attrs: dict) -> None:
+        depth = len(stack)
+        if depth >= 3:
+            name = local.get(tag)
+            if name is None:
+                name = local[tag] = tag[tag.rfind(" ") + 1:]
+            if attrs:
+                xsi, mo_type = attrs.get(XSI_TYPE), attrs.get("type")
+                node = [name, attrs, [], [], xsi and resolve(xsi), mo_type and resolve(mo_type)]
+            else:
+                node = [name, attrs, [], [], None, None]
+            if depth > record_depth:
+                stack[-1][2].append(node)
+            push(node)
+            return
+        if depth == 2:
+            if answered or tag[tag.rfind(" ") + 1:] != response:
+                raise NotDecoded(f"not a {response}: {tag}")
+            answered.append(tag)
+        elif tag != (_ENVELOPE, _BODY)[depth]:
+            raise NotDecoded(f"unexpected {tag}")
+        push(None)
+
+    def end(_tag: str) -> None:
+        node = pop()
+        if node is not None and len(stack) <= record_depth:
+            on_node(len(stack), node)
+
+    def on_text(data: str) -> None:
+        if stack and stack[-1] is not None:
+            stack[-1][3].append(data)
+
+    p = parser(start, end, on_text)
+    resolve = Namespaces(p).resolve
+    try:
+        p.Parse(body, True)
+    except expat.ExpatError as exc:
+        raise NotDecoded(str(exc)) from None
+
+
+# --- readers of walk()'s nodes: each refuses what pyVmomi would not decode the same way -----------
+
+_TEXT_TYPES = (str, int, float)  # read by pyVmomi as type(text); bool is read apart, below
+
+
+def check(node: list, cls: type, version: str | None) -> None:
+    """Refuse a data object pyVmomi would not decode: walks the whole subtree (a loop, not recursion:
+    nesting depth is the sender's choice) checking property names, types and values."""
+    todo = [(node, cls)]
+    while todo:
+        node, cls = todo.pop()
+        plan = _plan(cls, version)
+        for child in node[2]:
+            entry = plan.get(child[0])
+            if entry is None:
+                raise NotDecoded(f"{cls.__name__} has no property {child[0]}")
+            declared, kind, category = entry
+            if child[4]:
+                kind = typed(child, version, declared, optional=True)
+                category = _category(_compatible(kind, version) if version else kind)
+            if category is _DATA:
+                todo.append((child, kind))
+            elif category is _REF:
+                if not issubclass(ref(child).type, declared):
+                    raise NotDecoded(f"{child[0]}: not a {declared.__name__}")
+            elif child[2]:
+                raise NotDecoded(f"{child[0]} is not a plain value")
+            elif category is not _STR:
+                check_leaf(child, kind)
+
+
+_DATA, _REF, _STR, _LEAF = "data object", "managed object", "string", "other value"
+
+
+@functools.lru_cache(maxsize=512)
+def _plan(cls: type, version: str | None) -> dict[str, tuple[type, type, str]]:
+    """Property name -> (declared type, the type pyVmomi reads it as without xsi:type, its category)."""
+    out = {}
+    for name, declared in properties(cls).items():
+        item = declared.Item if issubclass(declared, list) else declared
+        kind = _compatible(item, version) if version else item
+        out[name] = (item, kind, _category(kind))
+    return out
+
+
+@functools.lru_cache(maxsize=512)
+def _category(kind: type) -> str:
+    if issubclass(kind, VmomiSupport.DataObject):
+        return _DATA
+    if issubclass(kind, VmomiSupport.ManagedObject):
+        return _REF
+    return _STR if kind is str else _LEAF
+
+
+def check_leaf(node: list, kind: type) -> None:
+    value = text(node)
+    if kind is bool:
+        boolean(value)
+    elif issubclass(kind, VmomiSupport.Enum):
+        enum(kind, value)
+    elif kind is VmomiSupport.datetime:
+        if not Iso8601.ParseISO8601(value):
+            raise NotDecoded(f"not a time: {value[:40]!r}")
+    elif issubclass(kind, _TEXT_TYPES) and not issubclass(kind, (list, VmomiSupport.binary)):
+        try:
+            kind(value)
+        except (ValueError, TypeError, OverflowError):
+            raise NotDecoded(f"not a {kind.__name__}: {value[:40]!r}") from None
+    else:
+        raise NotDecoded(f"{node[0]}: type {kind.__name__} is left to pyVmomi")
+
+
+def typed(node: list, version: str | None, declared: type, optional: bool = False) -> type:
+    """The node's type: its xsi:type if it has one (a subtype of ``declared``), else ``declared``
+    when the xsi:type may be left out."""
+    if not node[4]:
+        if optional:
+            return declared
+        raise NotDecoded(f"{node[0]} without xsi:type")
+    cls = wire_type(*node[4], version)
+    if cls is None or not isinstance(cls, type) or not issubclass(cls, declared):
+        raise NotDecoded(f"{node[0]}: type {node[4]} is not a {declared.__name__}")
+    return cls
+
+
+def fields(node: list, cls: type, repeated: str | None = None) -> dict[str, Any]:
+    """Child name -> its node (the last one, as pyVmomi keeps the last), or the list of them for the
+    ``repeated`` property; a name the type does not have is refused."""
+    names = properties(cls)
+    out: dict[str, Any] = {}
+    for child in node[2]:
+        name = child[0]
+        if name not in names:
+            raise NotDecoded(f"{cls.__name__} has no property {name}")
+        if name == repeated:
+            out.setdefault(name, []).append(child)
+        else:
+            out[name] = child
+    return out
+
+
+def leaf(node: list) -> str:
+    """A property's text, of its declared type (an xsi:type on it is left to pyVmomi)."""
+    if node[4]:
+        raise NotDecoded(f"{node[0]}: xsi:type on a plain value")
+    return text(node)
+
+
+def text(node: list) -> str:
+    """A typed val's text (its xsi:type already read)."""
+    if node[2]:
+        raise NotDecoded(f"{node[0]} is not a plain value")
+    return "".join(node[3])
+
+
+def str_field(fields: dict, cls: type, name: str) -> str | None:
+    node = fields.get(name)
+    return default(cls, name) if node is None else leaf(node)
+
+
+def int_field(fields: dict, cls: type, name: str) -> int | None:
+    node = fields.get(name)
+    if node is None:
+        value = default(cls, name)
+        return None if value is None else int(value)
+    return to_int(properties(cls)[name], leaf(node))
+
+
+def to_int(cls: type, text: str) -> int:
+    try:
+        return int(cls(text))
+    except (ValueError, TypeError):
+        raise NotDecoded(f"not a number: {text[:40]!r}") from None
+
+
+def boolean(text: str) -> bool:
+    """pyVmomi's reading of xsd:boolean."""
+    lowered = text.lower()
+    if text == "0" or lowered == "false":
+        return False
+    if text == "1" or lowered == "true":
+        return True
+    raise NotDecoded(f"not a boolean: {text[:40]!r}")
+
+
+def enum(cls: type, text: str) -> str:
+    if text not in _enum_values(cls):
+        raise NotDecoded(f"not a {cls.__name__}: {text[:40]!r}")
+    return text
+
+
+_ENUM_VALUES: dict[type, frozenset] = {}
+
+
+def _enum_values(cls: type) -> frozenset:
+    values = _ENUM_VALUES.get(cls)
+    if values is None:
+        values = _ENUM_VALUES[cls] = frozenset(cls.values)
+    return values
+
+
+def ref(node: list) -> Ref:
+    if not node[5]:
+        raise NotDecoded(f"{node[0]}: a managed object reference without type")
+    cls = wire_type(*node[5], None, allow_ref=False)
+    if cls is None or not isinstance(cls, type) or not issubclass(cls, VmomiSupport.ManagedObject):
+        raise NotDecoded(f"{node[0]}: unknown managed object type {node[5]}")
+    if node[2]:
+        raise NotDecoded(f"{node[0]} has children")
+    return Ref(cls, "".join(node[3]))
