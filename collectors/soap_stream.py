@@ -8,7 +8,9 @@ asked for a fast decode of its next response (``fast_call``): then it reads the 
 undone by pyVmomi's GzipReader) and gives it to the caller's decoder, which returns plain values.
 Whatever a decoder does not know (a fault, an unknown type, an unexpected shape, a DTD) it refuses
 with NotDecoded, and pyVmomi decodes the same bytes as it always does: the same objects, the same
-faults raised, the same errors. ``ESXDIAG_FAST_DECODE=0`` turns the fast path off.
+faults raised, the same errors. ``ESXDIAG_FAST_DECODE=0`` turns the fast path off. Every answer, whichever reads it, is cut off past
+MAX_RESPONSE_BYTES (ResponseTooLarge): vsphere_session imports this module, so the cap holds for
+every session.
 
 For decoders: ``walk`` runs expat (no DTDs, no entity declarations) over the body into small nodes,
 and the readers below it take values out of them by pyVmomi's own rules (its wire-name lookup, its
@@ -29,6 +31,9 @@ from pyVmomi import Iso8601, SoapAdapter, VmomiSupport
 
 log = logging.getLogger(__name__)
 SWITCH = "ESXDIAG_FAST_DECODE"
+# one SOAP answer, fast path or pyVmomi's: a 1,000-VM inventory page with every VM's whole device
+# list is tens of MB; anything past this is refused before it is held in memory
+MAX_RESPONSE_BYTES = 256 * 1024**2
 XSI_TYPE = "http://www.w3.org/2001/XMLSchema-instance type"  # as expat names it with namespace_separator " "
 SOAPENV = "http://schemas.xmlsoap.org/soap/envelope/"
 _ENVELOPE, _BODY = SOAPENV + " Envelope", SOAPENV + " Body"
@@ -71,8 +76,32 @@ def fast_call(decode: Callable[[bytes, str | None], Any], call: Callable[[], Any
     return result, False
 
 
+class ResponseTooLarge(OSError):
+    """A SOAP answer longer than MAX_RESPONSE_BYTES: refused, never read into memory whole."""
+
+
+class _Capped:
+    """The response body pyVmomi reads, cut off past ``cap`` bytes (every answer, fast or not)."""
+
+    def __init__(self, raw: Any, cap: int):
+        self.raw, self.cap, self.seen = raw, cap, 0
+
+    def read(self, n: int | None = -1) -> bytes:
+        room = self.cap + 1 - self.seen
+        data = self.raw.read(room if n is None or n < 0 or n > room else n)
+        self.seen += len(data)
+        if self.seen > self.cap:
+            raise ResponseTooLarge(f"the server's answer is larger than {self.cap:,} bytes; refused")
+        return data
+
+
 class _Deserializer(SoapAdapter.SoapResponseDeserializer):
     def Deserialize(self, response: Any, resultType: Any, nsMap: Any = None) -> Any:
+        if isinstance(response, (bytes, str)):
+            if len(response) > MAX_RESPONSE_BYTES:
+                raise ResponseTooLarge(f"the server's answer is larger than {MAX_RESPONSE_BYTES:,} bytes; refused")
+        else:
+            response = _Capped(response, MAX_RESPONSE_BYTES)
         decode = getattr(_pending, "decode", None)
         if decode is None or nsMap:
             return super().Deserialize(response, resultType, nsMap)

@@ -23,6 +23,7 @@ from pyVim import connect as pyvim_connect
 from pyVmomi import Security, vim, vmodl
 
 from esxdiag.collectors.credentials import Credentials
+from esxdiag.collectors.soap_stream import ResponseTooLarge  # and every answer's size cap with it
 from esxdiag.errors import CollectionError
 
 log = logging.getLogger(__name__)
@@ -139,6 +140,8 @@ def _login(creds: Credentials, timeout_s: float, context: "_SessionContext", whe
                               f"{exc.expected}; refusing to connect", kind="tls") from None
     except ssl.SSLError as exc:
         raise CollectionError(f"{where}: TLS handshake failed ({exc.reason})", kind="tls") from None
+    except ResponseTooLarge as exc:
+        raise CollectionError(f"{where}: logging in: {exc}", kind="query") from None
     except (socket.timeout, TimeoutError):
         raise CollectionError(f"{where}: no answer within {timeout_s:g} s", kind="timeout") from None
     except (OSError, http.client.HTTPException) as exc:
@@ -183,6 +186,8 @@ def api_errors(session: VsphereSession, what: str) -> Iterator[None]:
         raise CollectionError(f"{where}: {what}: {fault_text(exc)}", kind=kind) from None
     except vmodl.MethodFault as exc:
         raise CollectionError(f"{where}: {what}: {fault_text(exc)}", kind="query") from None
+    except ResponseTooLarge as exc:
+        raise CollectionError(f"{where}: {what}: {exc}", kind="query") from None
     except (socket.timeout, TimeoutError):
         raise CollectionError(f"{where}: {what}: no answer in time", kind="timeout") from None
     except (OSError, http.client.HTTPException) as exc:
