@@ -90,7 +90,9 @@ def query(session: VsphereSession, entities: list[Entity], counter_names: tuple[
     unknown = [n for n in counter_names if n not in counters]
     if unknown:
         raise CollectionError(f"{session.where}: server has no perf counter {', '.join(unknown)}", kind="not-found")
-    ids = [vim.PerformanceManager.MetricId(counterId=counters[n].key, instance="*") for n in counter_names]
+    # a typed array: each QuerySpec then checks its type once instead of checking every MetricId
+    ids = vim.PerformanceManager.MetricId.Array(
+        [vim.PerformanceManager.MetricId(counterId=counters[n].key, instance="*") for n in counter_names])
     names = {counters[n].key: (n, counters[n].unitInfo.key) for n in counter_names}
     records, errors = _pass(session, entities, ids, names, end - timedelta(seconds=window_s), end, REALTIME_S,
                             limits, in_flight, progress)
