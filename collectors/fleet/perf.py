@@ -169,7 +169,9 @@ def perf_record(name: str, entity_metric: EntityCsv, names: dict[int, tuple[str,
         counter, unit = names[counter_id]
         if instance == "*":  # vcsim: the wildcard is echoed, one series, which is the entity's aggregate
             instance, wildcard = "", True
-        series.append({"counter": counter, "instance": instance, "unit": unit, "values": values if order is None else [values[i] for i in order]})
+        if order is not None:
+            values = [values[i] for i in order]
+        series.append({"counter": counter, "instance": instance, "unit": unit, "values": values})
     notes = []
     if interval != REALTIME_S:
         notes.append(f"no realtime (20 s) samples for {name}; {interval} s rollup used")
