@@ -109,14 +109,32 @@ def decode_csv_series(sample_info: str | None, series: list[tuple[int, str, str 
                       by_id: dict[tuple[int, str], list[int | None]]) -> list[datetime]:
     """One entity's sampleInfoCSV and (counterId, instance, csv values) series: its timestamps;
     the values, one per timestamp, go into ``by_id``."""
-    info = next(csv.reader([sample_info or ""]), [])
-    timestamps = [_parse_time(t) for t in info[1::2]]
+    timestamps = sample_times(sample_info or "")
     for counter_id, instance, values in series:
-        cells = next(csv.reader([values or ""]), [])
-        parsed = [int(c) if c.strip() not in ("", "-1") else None for c in cells]
+        parsed = _csv_values(values or "")
         parsed += [None] * (len(timestamps) - len(parsed))
         by_id[(counter_id, instance)] = parsed[: len(timestamps)]
-    return timestamps
+    return list(timestamps)
+
+
+@functools.lru_cache(maxsize=256)  # every entity of a fleet batch has the same sampleInfoCSV
+def sample_times(sample_info: str) -> tuple[datetime, ...]:
+    info = next(csv.reader([sample_info]), [])
+    return tuple(_parse_time(t) for t in info[1::2])
+
+
+_DIGITS_COMMA_MINUS = str.maketrans("", "", "0123456789,-")
+
+
+def _csv_values(text: str) -> list[int | None]:
+    """One series' csv cells as ints, "" and -1 (no sample) as None."""
+    if not text.translate(_DIGITS_COMMA_MINUS):  # plain numbers: no quoting, no spaces to strip
+        cells = text.split(",") if text else []
+        if "" not in cells and "-1" not in cells:
+            return list(map(int, cells))
+    else:
+        cells = next(csv.reader([text]), [])
+    return [int(c) if c.strip() not in ("", "-1") else None for c in cells]
 
 
 @functools.lru_cache(maxsize=4096)  # a fleet batch repeats the same sample times for every entity
