@@ -135,7 +135,7 @@ def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracke
                              in_flight=options.in_flight, page_size=options.page_size, nic_types=options.nic_types)
     found: dict = {"vnics": {}, "whole": 0, "records": {}, "errors": {}}
     vms: list[dict] = []
-    shares, decided = None, False
+    shares, pages_read = None, 0
     try:
         with api_errors(session, "reading the inventory"), _ReadAhead(
                 inventory.vm_pages(session, places, options.filters, options.page_size)) as pages:
@@ -146,11 +146,10 @@ def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracke
                 tracker.add_total(sum(vm["power_state"] == "poweredOn" for vm in page))
                 for vm in page:
                     vm.pop("_obj")  # shares rebuild references from MOIDs, here or in a worker
-                if not decided:  # from the first page: one page is done here, more go to workers
-                    decided = True
-                    if workers.worker_count(options.workers, more) > 1:
-                        shares = processes.shares(workers.login_for_workers(session, options.timeout_s))
-                        status["workers"] = processes.size
+                pages_read += 1
+                if shares is None and workers.worker_count(options.workers, pages_read, more) > 1:
+                    shares = processes.shares(workers.login_for_workers(session, options.timeout_s))
+                    status["workers"] = processes.size
                 if not page:
                     continue
                 task = make([{k: vm[k] for k in ("moid", "name", "power_state", "num_vnics")} for vm in page])
