@@ -35,17 +35,17 @@ class WorkerLogin:
     timeout_s: float
 
 
-IN_PROCESS_PAGES = 2  # automatic: a vCenter's first pages are shared out in the scanning process
+SMALL_INVENTORY_PAGES = 2  # automatic: an inventory of at most this many pages is scanned without workers
 
 
 def worker_count(requested: int | None, pages_read: int, more_pages: bool) -> int:
-    """--workers N as given; automatic: once a vCenter's inventory has shown IN_PROCESS_PAGES pages
-    and more follow, the usable cores (at most 4); until then the scanning process does the shares
-    (a worker costs more CPU than it saves on two pages: docs/fleet-scan.md). One pool serves every
-    vCenter."""
+    """--workers N as given; automatic: once a vCenter's inventory has shown SMALL_INVENTORY_PAGES
+    pages and more follow, the usable cores (at most 4), for this page's share on; until then the
+    scanning process does the shares (a worker costs more CPU than it saves on two pages:
+    docs/fleet-scan.md). One pool serves every vCenter."""
     if requested:
         return requested
-    if not more_pages or pages_read < IN_PROCESS_PAGES:
+    if not more_pages or pages_read < SMALL_INVENTORY_PAGES:
         return 1
     return pool_size(None)
 

@@ -97,7 +97,7 @@ def add_fleet_options(s: argparse.ArgumentParser) -> None:
                    help="objects per inventory page (default: %(default)s)")
     s.add_argument("--workers", type=int, metavar="N",
                    help="processes that read vNICs and perf counters on the scan's sessions, shared by the "
-                        "vCenters (default: one per core, at most 4, for the pages after the second when an "
+                        "vCenters (default: one per core, at most 4, for the pages from the second on when an "
                         "inventory has more than two --page-size pages; else 1)")
     s.add_argument("--max-query-metrics", type=int, metavar="N",
                    help="at most N metrics (entities x counters) per QueryPerf, realtime or historical (default: "
