@@ -10,14 +10,13 @@ documented in docs/fleet-scan.md.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Callable
+from typing import Callable, Iterator
 
 from esxdiag.collectors.credentials import Credentials
 from esxdiag.collectors.fleet import events, inventory, perf, workers
@@ -136,9 +135,9 @@ def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracke
                              in_flight=options.in_flight, page_size=options.page_size, nic_types=options.nic_types)
     found: dict = {"vnics": {}, "whole": 0, "records": {}, "errors": {}}
     vms: list[dict] = []
-    shares, decided = None, False
+    shares, pages_read = None, 0
     try:
-        with api_errors(session, "reading the inventory"), contextlib.closing(
+        with api_errors(session, "reading the inventory"), _ReadAhead(
                 inventory.vm_pages(session, places, options.filters, options.page_size)) as pages:
             for page, more in pages:
                 if stop.is_set():
@@ -147,11 +146,10 @@ def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracke
                 tracker.add_total(sum(vm["power_state"] == "poweredOn" for vm in page))
                 for vm in page:
                     vm.pop("_obj")  # shares rebuild references from MOIDs, here or in a worker
-                if not decided:  # from the first page: one page is done here, more go to workers
-                    decided = True
-                    if workers.worker_count(options.workers, more) > 1:
-                        shares = processes.shares(workers.login_for_workers(session, options.timeout_s))
-                        status["workers"] = processes.size
+                pages_read += 1
+                if shares is None and workers.worker_count(options.workers, pages_read, more) > 1:
+                    shares = processes.shares(workers.login_for_workers(session, options.timeout_s))
+                    status["workers"] = processes.size
                 if not page:
                     continue
                 task = make([{k: vm[k] for k in ("moid", "name", "power_state", "num_vnics")} for vm in page])
@@ -207,6 +205,33 @@ def _migrations(session: VsphereSession, vms: list[dict], end, options: ScanOpti
     status.update(migration_events=count, migration_events_truncated=truncated)
     for vm in vms:
         vm["migrations"] = by_vm.get(vm["moid"], [])
+
+
+class _ReadAhead:
+    """The pages of ``pages``, each next one requested in a thread while the caller works on this one
+    (its share's vNIC and QueryPerf calls): the waits on the server free the GIL. Its errors are
+    raised where the page is taken; closing waits for the request in flight, then closes ``pages``."""
+
+    def __init__(self, pages: Iterator):
+        self._pages = pages
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="inventory-page")
+        self._next: Future | None = None
+
+    def __enter__(self) -> Iterator:
+        return self._each()
+
+    def _each(self) -> Iterator:
+        self._next = self._thread.submit(next, self._pages, _DONE)
+        while (item := self._next.result()) is not _DONE:
+            self._next = self._thread.submit(next, self._pages, _DONE)
+            yield item
+
+    def __exit__(self, *exc_info) -> None:
+        self._thread.shutdown(wait=True)  # the generator cannot be closed while the thread runs it
+        self._pages.close()
+
+
+_DONE = object()
 
 
 def _merge(into: dict, share: dict) -> None:

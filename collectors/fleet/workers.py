@@ -35,13 +35,25 @@ class WorkerLogin:
     timeout_s: float
 
 
-def worker_count(requested: int | None, more_pages: bool) -> int:
-    """--workers N as given; automatic: when an inventory has more than one page, the usable cores
-    (at most 4); one page of VMs is done in the scanning process. One pool serves every vCenter."""
+SMALL_INVENTORY_PAGES = 2  # automatic: an inventory of at most this many pages is scanned without workers
+
+
+def worker_count(requested: int | None, pages_read: int, more_pages: bool) -> int:
+    """--workers N as given; automatic: once a vCenter's inventory has shown SMALL_INVENTORY_PAGES
+    pages and more follow, the usable cores (at most 4), for this page's share on; until then the
+    scanning process does the shares (a worker costs more CPU than it saves on two pages:
+    docs/fleet-scan.md). One pool serves every vCenter."""
     if requested:
         return requested
-    if not more_pages:
+    if not more_pages or pages_read < SMALL_INVENTORY_PAGES:
         return 1
+    return pool_size(None)
+
+
+def pool_size(requested: int | None) -> int:
+    """--workers N, else the usable cores (at most 4)."""
+    if requested:
+        return requested
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return max(1, min(cores, 4))
 
@@ -65,10 +77,10 @@ class WorkerPool:
         self._lock = threading.Lock()
 
     def shares(self, login: WorkerLogin) -> "VcenterShares":
-        """A vCenter's way into the pool, once it has more than one page (or --workers N)."""
+        """A vCenter's way into the pool, once worker_count says so."""
         with self._lock:
             if self._pool is None:
-                self.size = worker_count(self.requested, more_pages=True)
+                self.size = pool_size(self.requested)
                 self._pool = ProcessPoolExecutor(max_workers=self.size, mp_context=spawn_context())
         return VcenterShares(self._pool, login)
 

@@ -97,8 +97,8 @@ def add_fleet_options(s: argparse.ArgumentParser) -> None:
                    help="objects per inventory page (default: %(default)s)")
     s.add_argument("--workers", type=int, metavar="N",
                    help="processes that read vNICs and perf counters on the scan's sessions, shared by the "
-                        "vCenters (default: one per core, at most 4, when an inventory has more than one "
-                        "--page-size page; else 1); pyvmomi's XML decoding is CPU-bound")
+                        "vCenters (default: one per core, at most 4, for the pages from the second on when an "
+                        "inventory has more than two --page-size pages; else 1)")
     s.add_argument("--max-query-metrics", type=int, metavar="N",
                    help="at most N metrics (entities x counters) per QueryPerf, realtime or historical (default: "
                         "realtime queries 256 entities, historical ones vCenter's config.vpxd.stats.maxQueryMetrics, "

@@ -126,7 +126,7 @@ def assess(vm: FleetVm, t: dict[str, float], deep: dict | None = None,
         f.cpu.source if f.cpu else f"vcenter-{vm.perf.rollup}", f.samples, d.drops if d else None,
         d.per_s if d else None, d.per_1000 if d else None, d.packets if d else None,
         ready.worst_avg if ready else None, ready.vcpu if ready else None,
-        f.cpu.summary()["ready_pct_avg"] if f.cpu else None, costop.worst_avg if costop else None,
+        f.cpu.average("ready_pct") if f.cpu else None, costop.worst_avg if costop else None,
         limited.worst_avg if limited else None, f.by_vnic, tuple(notes), ready.bound if ready else None,
         confirmed, f.dropping(t), **context)
 

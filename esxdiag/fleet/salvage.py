@@ -29,6 +29,7 @@ NO_SAMPLE = -1  # what vCenter's CSV answers for a sample it does not have
 CPU_TIME_COUNTERS = ("cpu.ready.summation", "cpu.costop.summation", "cpu.maxlimited.summation")
 _WHOLE = frozenset({int, type(None)})
 _SERIES_FIELDS = {"counter": str, "instance": str, "unit": str, "values": list}
+_SERIES_KEYS = frozenset(_SERIES_FIELDS)
 
 
 def _shown(value: Any) -> str:
@@ -75,13 +76,14 @@ def _cap_ms(counter: str, instance: str, interval_s: int, num_cpu: int | None) -
 
 
 def _series_problem(raw: Any, timestamps: int) -> str | None:
-    if not isinstance(raw, dict) or set(raw) != set(_SERIES_FIELDS):
+    if not isinstance(raw, dict) or raw.keys() != _SERIES_KEYS:
         return "not a series record (counter, instance, unit, values)"
     for name, kind in _SERIES_FIELDS.items():
         if not isinstance(raw[name], kind):
             return f"{name} is {_shown(raw[name])}, not a {kind.__name__}"
     instance = raw["instance"]
-    if any(ch.isdigit() and not ch.isascii() for ch in instance) or instance.isdigit() and not is_count(instance):
+    if (not instance.isascii() and any(ch.isdigit() and not ch.isascii() for ch in instance)
+            or instance.isdigit() and not is_count(instance)):
         return f"instance {_shown(instance)} is not a vCPU number / device key in ASCII digits"
     if len(raw["values"]) != timestamps:
         return f"{len(raw['values'])} values for {timestamps} timestamps"
@@ -119,7 +121,7 @@ def salvage_perf(raw: Any, who: str, num_cpu: int | None, notes: list[str]) -> t
             notes.append(f"{name}: value {_shown(value)} at {head.timestamps[at]} is {why}: sample dropped{more}")
         one = PerfSeries(counter, instance, series["unit"], values)
         first = kept.setdefault((counter, instance), one)
-        if first != one:
+        if first is not one and first != one:
             conflicting.add((counter, instance))
     for key in sorted(conflicting):
         del kept[key]

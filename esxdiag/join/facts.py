@@ -155,8 +155,8 @@ class CpuFacts:
     @property
     def samples_with_values(self) -> int:
         """Samples in which any vCPU has a ready figure (a VM that left the host mid-capture leaves gaps)."""
-        return sum(1 for i in range(len(self.times))
-                   if any(i < len(v) and v[i] is not None for v in self.ready_pct.values()))
+        count = len(self.times)
+        return len({i for values in self.ready_pct.values() for i, v in enumerate(values[:count]) if v is not None})
 
     @property
     def covered_s(self) -> float | None:
@@ -173,15 +173,21 @@ class CpuFacts:
         values = [v for vals in series.values() for v in vals if v is not None and math.isfinite(v)]
         return sum(values) / len(values) if values else None
 
+    def average(self, name: str) -> float | None:
+        """One figure's window average over its series (ready_pct, costop_pct, ...), as summary() gives it."""
+        mean = self._mean(getattr(self, name))
+        return None if mean is None else round(mean, 2)
+
     def summary(self) -> dict[str, Any]:
+        samples = self.samples_with_values
         out: dict[str, Any] = {"source": self.source, "normalisation": self.normalisation, "bound": self.bound,
-                               "samples": self.samples_with_values, "sample_s": self.sample_s,
-                               "covered_s": self.covered_s, "window_s": self.window_s}
+                               "samples": samples, "sample_s": self.sample_s,
+                               "covered_s": samples * self.sample_s if self.sample_s else None,
+                               "window_s": self.window_s}
         for name in ("ready_pct", "costop_pct", "max_limited_pct", "swap_wait_pct", "run_pct"):
-            series = getattr(self, name)
-            peak, mean = self._peak(series), self._mean(series)
+            peak = self._peak(getattr(self, name))
             out[f"{name}_max"] = None if peak is None else round(peak, 2)
-            out[f"{name}_avg"] = None if mean is None else round(mean, 2)
+            out[f"{name}_avg"] = self.average(name)
         return out
 
 

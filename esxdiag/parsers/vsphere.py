@@ -294,7 +294,7 @@ def _record_converter(cls: type) -> Callable[[Any, str], Any]:
     hints = typing.get_type_hints(cls)
     names = tuple(f.name for f in fields)
     name_set = frozenset(names)
-    converters = tuple((n, _converter(hints[n])) for n in names)
+    converters = tuple((n, _converter(hints[n]), _plain_types(hints[n])) for n in names)
 
     def convert(data: Any, where: str) -> Any:
         if not isinstance(data, dict):
@@ -304,8 +304,27 @@ def _record_converter(cls: type) -> Callable[[Any, str], Any]:
             extra = sorted(set(data) - name_set)
             if missing or extra:
                 raise ParseError(f"{where or cls.__name__}: missing fields {missing}, unexpected fields {extra}")
-        return cls(**{n: conv(data[n], f"{where}.{n}" if where else n) for n, conv in converters if n in data})
+        values = {}
+        for n, conv, plain in converters:
+            if n not in data:
+                continue
+            value = data[n]
+            kind = type(value)
+            if kind in plain and (kind is not int or 0 <= value <= U64_MAX):
+                values[n] = value  # what conv would return, without building the field's path
+            else:
+                values[n] = conv(value, f"{where}.{n}" if where else n)
+        return cls(**values)
     return convert
+
+
+def _plain_types(hint: Any) -> frozenset:
+    """The exact types a scalar field keeps as they are (an int also needs the count range); the
+    converter decides everything else."""
+    options = typing.get_args(hint) if typing.get_origin(hint) in (types.UnionType, typing.Union) else (hint,)
+    if not all(o in (str, int, float, bool, type(None)) for o in options):
+        return frozenset()
+    return frozenset(options)
 
 
 @functools.lru_cache(maxsize=None)

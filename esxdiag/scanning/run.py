@@ -11,12 +11,14 @@ scan: its error is returned (serve serves the scan and says the history is degra
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import sqlite3
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Callable, Iterator, Mapping
 
 from esxdiag.fleet.analysis import build_report
 from esxdiag.fleet.history import HistoryError
@@ -43,6 +45,21 @@ class Scanned:
     history_written: bool = False
 
 
+@contextlib.contextmanager
+def cyclic_gc_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off for the block, back as it was after. A scan builds
+    millions of container objects that live to its end (records, dicts, tuples, rarely cycles); each
+    collection of the older generations walks that whole growing heap again: ~1 s of a 10,000-VM
+    scan's 8 s CPU. Reference counting still frees everything acyclic."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def run_scan(targets: list, options, thresholds: dict, snapshot_path: Callable[[dict], Path], *,
              saved: tuple[Snapshot, Path] | None = None, progress=None, stop: threading.Event | None = None,
              on_snapshot: Callable[[Snapshot, Path], None] | None = None, deep: DeepPlan | None = None,
@@ -53,19 +70,20 @@ def run_scan(targets: list, options, thresholds: dict, snapshot_path: Callable[[
     before any analysis (and may refuse it by raising); ``on_deep_error``: the scan stands without
     its deep check (else the error propagates); ``record(document)`` appends to the history and
     returns what changed (its errors name the file)."""
-    if saved is None:
-        from esxdiag.collectors.fleet import scan  # pyvmomi: only when a scan goes to the network
+    with cyclic_gc_paused():
+        if saved is None:
+            from esxdiag.collectors.fleet import scan  # pyvmomi: only when a scan goes to the network
 
-        data = scan(targets, options, progress, stop)
-        if stop is not None and stop.is_set() and not any(v["status"] == "scanned" for v in data["vcenters"]):
-            return Scanned(None)  # shutdown ended it: abandoned, not failed
-        path = write_snapshot(data, snapshot_path(data))
-        snapshot = snapshot_from_dict(data, str(path))
-    else:
-        snapshot, path = saved
-    if on_snapshot is not None:
-        on_snapshot(snapshot, path)
-    document = build_report(snapshot, thresholds, str(path))
+            data = scan(targets, options, progress, stop)
+            if stop is not None and stop.is_set() and not any(v["status"] == "scanned" for v in data["vcenters"]):
+                return Scanned(None)  # shutdown ended it: abandoned, not failed
+            path = write_snapshot(data, snapshot_path(data))
+            snapshot = snapshot_from_dict(data, str(path))
+        else:
+            snapshot, path = saved
+        if on_snapshot is not None:
+            on_snapshot(snapshot, path)
+        document = build_report(snapshot, thresholds, str(path))
     scanned = any(v.status == "scanned" for v in snapshot.vcenters)
     checks, unreached = [], 0
     if deep is not None and (scanned or deep.say_none):

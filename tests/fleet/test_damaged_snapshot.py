@@ -159,3 +159,39 @@ def _uplink_sample(path: tuple, value) -> bool:
         return False
     counter = BASE["hosts"][0]["perf"]["series"][path[4]]["counter"]
     return counter in ("net.droppedRx.summation", "net.errorsRx.summation") and 0 < value < 2**64
+
+
+@pytest.mark.parametrize("change, note", [
+    (lambda s: s.update(instance="\u0664000"), "is not a vCPU number / device key in ASCII digits: series dropped"),
+    (lambda s: s.update(instance="40\u00b2"), "is not a vCPU number / device key in ASCII digits: series dropped"),
+    (lambda s: s.update(instance="99999999999999999999999"), "in ASCII digits: series dropped"),
+    (lambda s: s.update(extra=1), "not a series record (counter, instance, unit, values): series dropped"),
+    (lambda s: s.pop("unit"), "not a series record (counter, instance, unit, values): series dropped"),
+])
+def test_a_series_record_that_cannot_be_read_costs_that_series(change, note):
+    data = fs.snapshot([fs.vm("odd", drops=10)])
+    drops = next(s for s in data["vms"][0]["perf"]["series"] if s["counter"] == "net.droppedRx.summation"
+                 and s["instance"] == "4000")
+    change(drops)
+    snapshot = snapshot_from_dict(data)
+    assert [n for n in snapshot.vms[0].damage if note in n]
+    assert all(s.instance != "4000" or s.counter != "net.droppedRx.summation" for s in snapshot.vms[0].perf.series)
+
+
+def test_a_non_ascii_instance_that_is_not_a_number_is_kept():
+    data = fs.snapshot([fs.vm("odd", drops=10)])
+    data["vms"][0]["perf"]["series"][0]["instance"] = "vmnic\u00e9"
+    snapshot = snapshot_from_dict(data)
+    assert not snapshot.vms[0].damage and snapshot.vms[0].perf.series[0].instance == "vmnic\u00e9"
+
+
+def test_a_series_given_twice_is_kept_once_when_the_same_and_dropped_when_not():
+    data = fs.snapshot([fs.vm("same", drops=10), fs.vm("differs", drops=10)])
+    for vm, bump in zip(data["vms"], (0, 1)):
+        twin = copy.deepcopy(vm["perf"]["series"][0])
+        twin["values"][0] += bump
+        vm["perf"]["series"].append(twin)
+    same, differs = snapshot_from_dict(data).vms
+    assert not same.damage and len(same.perf.series) == len(data["vms"][0]["perf"]["series"]) - 1
+    assert [n for n in differs.damage if "appears twice with different values: both dropped" in n]
+    assert len(differs.perf.series) == len(data["vms"][1]["perf"]["series"]) - 2

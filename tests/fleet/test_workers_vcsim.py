@@ -61,9 +61,21 @@ def test_a_worker_refused_by_the_server_fails_that_vcenter_with_the_reason(fleet
 
 
 def test_automatic_worker_count():
-    assert workers.worker_count(None, more_pages=False) == 1
-    assert 1 <= workers.worker_count(None, more_pages=True) <= 4
-    assert workers.worker_count(3, more_pages=False) == 3
+    assert workers.worker_count(None, 1, more_pages=False) == 1
+    assert workers.worker_count(None, 1, more_pages=True) == 1  # two pages: both in the scanning process
+    assert workers.worker_count(None, 2, more_pages=False) == 1
+    assert 1 <= workers.worker_count(None, 2, more_pages=True) <= 4
+    assert workers.worker_count(3, 1, more_pages=False) == 3
+    assert workers.worker_count(1, 5, more_pages=True) == 1
+
+
+def test_two_pages_are_scanned_without_workers_three_with(fleet_lab, creds_for):
+    """Automatic: a share costs a worker more CPU than it saves until the inventory passes two pages."""
+    two = scan([creds_for(fleet_lab)], ScanOptions(page_size=8))  # 16 VMs
+    three = scan([creds_for(fleet_lab)], ScanOptions(page_size=7))
+    assert two["vcenters"][0]["workers"] == 1
+    assert three["vcenters"][0]["workers"] == workers.pool_size(None)
+    assert comparable(three) == comparable(two)
 
 
 def test_one_pool_of_workers_serves_every_vcenter(fleet_lab, lab_module, creds_for, tmp_path, monkeypatch):
