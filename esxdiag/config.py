@@ -43,6 +43,11 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     "cpu.run_pct_saturated": 95.0,  # every vCPU %RUN at or above: the guest itself is saturated (section 10: "near
     #                                 100 %"); the seed's ring-starved receiver ran ~92 % and a ring raise fixed it
     "cpu.esxtop_coverage_min_pct": 50.0,  # esxtop samples covering less of the window: CPU judged on part of it
+    # the per-VM noise floor (docs/diagnosis.md "A floor for one VM"): drops under BOTH are not exhaustion worth
+    # guest memory, the same numbers as the fleet's floor below ("well under 0.1 per second and 0.01 per 1,000
+    # packets" is noise: broadcast storms, a guest briefly slow to post buffers, a vMotion stun)
+    "ring.drops_per_s_floor": 0.1,
+    "ring.drops_per_million_floor": 10.0,  # per million frames the port received (0.01 per 1,000)
     "ring.hot_queue_share_pct": 90.0,  # one rx queue of several holding this share of the drops: a hot queue
     # vNIC facts (domain.md section 5)
     "nic.link_speed_fast_gbps": 10.0,  # reported speed below this gets the "not a limit" note (vmxnet3: 10 Gbps)
@@ -131,5 +136,7 @@ _RANGES = {  # everything else: 0 .. 1e9
     "fleet.drops_per_s_floor": (0.0, 1e6),
     "fleet.uplink_drops_per_s_floor": (0.0, 1e6),
     "fleet.drops_per_1000_floor": (0.0, 1000.0),  # per 1,000 packets received
+    "ring.drops_per_s_floor": (0.0, 1e6),
+    "ring.drops_per_million_floor": (0.0, 1e6),  # per million packets received
     **{key: (0.0, 100.0) for key in DEFAULT_THRESHOLDS if key.endswith("_pct") or "_pct_" in key},
 }

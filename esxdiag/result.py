@@ -60,6 +60,33 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class LedgerLine:
+    """One counter in a vNIC's drop ledger: what it says of the port's drops."""
+
+    cause: str  # ring, a drop-reason family (mtu, large-headers, ..., unknown), uplink
+    what: str  # the counter in its own words
+    delta: int | None  # over the window
+    unit: str  # "packets" or "events" (ring-full episodes, a queue stopped: shown, never summed)
+    counted: bool  # part of the port's drops: summed into ``explained``
+    source: str | None = None
+    locator: str | None = None
+
+
+@dataclass(frozen=True)
+class DropLedger:
+    """The port's received-frame drops over the window on one side, every counter that accounts for them on
+    the other, and the residue no counter read explains (docs/diagnosis.md "The drop ledger")."""
+
+    port_drops: int | None  # None: no drop count of the port itself was read over the window
+    port_counter: str | None  # which counter: "port droppedRx (clientStats)", "vCenter net.droppedRx"
+    seconds: float | None
+    lines: tuple[LedgerLine, ...]
+    explained: int  # packets the counted lines account for
+    unexplained: int | None  # port drops no counter explains (None without port_drops)
+    words: str
+
+
+@dataclass(frozen=True)
 class RingVerdict:
     verdict: str  # one of VERDICTS
     summary: str
@@ -69,6 +96,7 @@ class RingVerdict:
     missing: tuple[str, ...] = ()  # inputs that were not available and why
     basis: str | None = None  # shown with the verdict's name when it rests on less than the host's ring counters
     causes: tuple[str, ...] = ()  # causes other than the ring that this vNIC's counters show (esxdiag.rules.causes)
+    ledger: DropLedger | None = None  # the port's drops and what accounts for them
 
 
 @dataclass(frozen=True)

@@ -145,6 +145,7 @@ def vnic_view(vm: VmResult, vnic: VnicResult) -> dict[str, Any]:
         "vcenter_drops": vnic.metrics.get("vcenter_dropped_rx"),
         "counter_phrases": text.counter_phrases(vnic.metrics), "charts": vnic_charts(vnic),
         "disagreements": [f for f in vm.findings if f.rule == "drop-sources" and f.vnic == vnic.mac],
+        "ledger": vnic.verdict.ledger if text.ledger_shown(vnic.verdict.ledger) else None,
     }
 
 

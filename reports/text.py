@@ -16,7 +16,7 @@ from collections import Counter
 from typing import Any
 
 from esxdiag.reports.words import count, held_words, utc_time, vcpu_words, vnic_prefix
-from esxdiag.result import SEVERITIES, AnalysisResult, Remediation, RingVerdict, Series, VmResult, VnicResult
+from esxdiag.result import SEVERITIES, AnalysisResult, DropLedger, Remediation, RingVerdict, Series, VmResult, VnicResult
 from esxdiag.terminal import safe_text
 
 VERDICT_WORDS = {
@@ -170,6 +170,11 @@ def other_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in metrics.items() if k not in known and v is not None and not isinstance(v, dict)}
 
 
+def ledger_shown(ledger: DropLedger | None) -> bool:
+    """A ledger says something when the port dropped frames or a counter that explains drops rose."""
+    return ledger is not None and bool(ledger.port_drops or any(line.delta for line in ledger.lines if line.counted))
+
+
 def first_remediation(vm: VmResult, vnic: VnicResult) -> Remediation | None:
     """The remediation for this guest's OS (or vSphere/any) that has a command, else the first one."""
     with_commands = [r for r in vnic.verdict.remediation if r.commands]
@@ -242,6 +247,8 @@ def _vnic_block(out: _Writer, vm: VmResult, vnic: VnicResult) -> None:
     window = window_seconds(vnic.metrics)
     if numbers:
         out.line("; ".join(numbers) + (f" in {fmt(window)} s" if window else ""), indent=4)
+    if ledger_shown(vnic.verdict.ledger):
+        out.line("ledger: " + vnic.verdict.ledger.words, indent=4)
     if ring_phrases(vnic.metrics):
         out.line("rings: " + ", ".join(ring_phrases(vnic.metrics)), indent=4)
     if _nic_facts(vnic.metrics):

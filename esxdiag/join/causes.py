@@ -10,16 +10,48 @@ from esxdiag.join.facts import CounterWindow, DropSymptom, UplinkFacts
 from esxdiag.join.windowing import counter, queue_sum, window_seconds
 from esxdiag.parsers.netstats import norm_mac
 
-# rxSummary labels differ across ESXi releases (ESXi 8 prints 37): a reason is found by the words in
-# its label, never by position, and a label the capture does not have is "not reported", not 0
-RX_REASON_PATTERNS = (
-    ("mtu", re.compile(r"dropped.*exceeds? vnic mtu", re.I)),
-    ("truncation", re.compile(r"dropped.*truncat", re.I)),
-    ("steering", re.compile(r"dropped.*steering", re.I)),
-    ("burst-queue", re.compile(r"dropped.*burst ?q", re.I)),
-    ("large-headers", re.compile(r"dropped.*large hdrs", re.I)),
-    ("sg-limit", re.compile(r"dropped.*sg limit", re.I)),
+# rxSummary labels differ across ESXi releases (ESXi 6.x "# of pkts dropped due to large hdrs", ESXi 8 also
+# "# of pkts dropped due to large inner (encap) hdrs", 37 keys in all): a reason is found by the words of its
+# family, never by one spelling or a position, and a label the capture does not have is "not reported", not 0.
+# (family, label pattern, what one count is): "packets" counts are lost frames the port's droppedRx holds;
+# "events" (a queue stopped, a page-in request) are shown beside them, never added to them. docs/diagnosis.md
+RX_REASON_FAMILIES = (
+    ("mtu", re.compile(r"drop.*exceeds? vnic mtu", re.I), "packets"),
+    ("truncation", re.compile(r"drop.*truncat", re.I), "packets"),
+    ("steering", re.compile(r"drop.*steering", re.I), "packets"),
+    ("burst-queue", re.compile(r"drop.*burst ?q", re.I), "packets"),
+    ("large-headers", re.compile(r"drop.*large\b.*\bh(ea)?d(e)?rs?\b", re.I), "packets"),
+    ("sg-limit", re.compile(r"drop.*\bsg\b.*limit", re.I), "packets"),
+    ("packet-aging", re.compile(r"drop.*aging", re.I), "packets"),
+    ("rx-lock-queueing", re.compile(r"drop.*try ?lock", re.I), "packets"),
+    ("copy-failure", re.compile(r"fail.*copy", re.I), "packets"),
+    ("buffer-map-failure", re.compile(r"fail.*\bmap\b", re.I), "packets"),
+    ("receive-error", re.compile(r"receive error", re.I), "packets"),
+    ("queue-stopped", re.compile(r"rx queue is stopped", re.I), "events"),
+    ("page-in", re.compile(r"page in a buffer", re.I), "events"),
 )
+# a label no family knows, whose words still say frames were lost: shown in its own words, never ignored
+UNKNOWN_DROP_LABEL = re.compile(r"\bdrop|\bdiscard|due to|\blost\b", re.I)
+# the ring's own counters (judged by the ring verdict), and labels that name drops without counting them
+NOT_A_REASON = re.compile(r"running out of buffers|ring is full|ring size|whether|delivered by|queue length|"
+                          r"\bok\b", re.I)
+PAGE_ABSENT_RX = "droppedRxDueToPageAbsent"
+PAGE_ABSENT_FAMILY = "page-absent"
+
+
+def reason_family(label: str) -> tuple[str, str] | None:
+    """(family, what one count is) of an rxSummary / clientStats label that counts lost frames, ("unknown",
+    "packets") for a drop label no family knows, None for a label that is not a drop reason."""
+    if label == PAGE_ABSENT_RX:
+        return PAGE_ABSENT_FAMILY, "packets"
+    if NOT_A_REASON.search(label):
+        return None
+    for family, pattern, kind in RX_REASON_FAMILIES:
+        if pattern.search(label):
+            return family, kind
+    return ("unknown", "packets") if UNKNOWN_DROP_LABEL.search(label) else None
+
+
 PAGE_ABSENT_RX = "droppedRxDueToPageAbsent"
 TX_PORT_KEYS = (("droppedTx", "port droppedTx (clientStats)"),
                 ("droppedTxExceedMTU", "port droppedTxExceedMTU (clientStats)"))
@@ -30,26 +62,34 @@ UPLINK_RX_KEYS = ("Receive packets dropped", "Receive missed errors", "Receive F
 
 
 def rx_reasons(joiner, target_id: str | None, port, notes: list[str]) -> dict[str, CounterWindow]:
-    """Cause id -> the vNIC's drop counter for that reason over the window (rxSummary, clientStats)."""
+    """Every drop-reason label of the vNIC (rxSummary, clientStats page absent) -> its counter over the window,
+    keyed by the label as printed; ``reason_family`` says which cause each is."""
     if port is None or target_id is None:
         return {}
     params = {"portset": port.switch, "port": str(port.port)}
     out: dict[str, CounterWindow] = {}
     summary = joiner.r.samples("vsish_rxsummary", target_id, **params)
-    labels = list(dict.fromkeys(k for s in summary for k in s.record.counters))
+    labels = [k for k in dict.fromkeys(k for s in summary for k in s.record.counters) if reason_family(k)]
     secs = window_seconds(summary, joiner.window)
-    for cause, pattern in RX_REASON_PATTERNS:
-        for label in (k for k in labels if pattern.search(k)):
-            found = counter(f"{label} (rxSummary)", summary, lambda rec, k=label: rec.counters.get(k), secs, label,
-                            notes)
-            if found is not None:
-                out.setdefault(cause, found)
+    for label in labels:
+        found = counter(f"{label} (rxSummary)", summary, lambda rec, k=label: rec.counters.get(k), secs, label, notes)
+        if found is not None:
+            out[label] = found
     client = joiner.r.samples("vsish_clientstats", target_id, **params)
     page = counter(f"port {PAGE_ABSENT_RX} (clientStats)", client, lambda rec: rec.counters.get(PAGE_ABSENT_RX),
                    window_seconds(client, joiner.window), PAGE_ABSENT_RX, notes)
     if page is not None:
-        out["page-absent"] = page
+        out[PAGE_ABSENT_RX] = page
     return out
+
+
+def port_packets_rx(joiner, target_id: str | None, port, notes: list[str]) -> CounterWindow | None:
+    """Frames the port delivered over the window (clientStats pktsRxOK): the denominator of the drop floor."""
+    if port is None or target_id is None:
+        return None
+    client = joiner.r.samples("vsish_clientstats", target_id, portset=port.switch, port=str(port.port))
+    return counter("port pktsRxOK (clientStats)", client, lambda rec: rec.counters.get("pktsRxOK"),
+                   window_seconds(client, joiner.window), "pktsRxOK", notes)
 
 
 def port_tx(joiner, target_id: str | None, port, notes: list[str]) -> dict[str, CounterWindow]:

@@ -258,7 +258,9 @@ class VnicFacts:
     # differential diagnosis (domain.md section 10): causes of loss besides the ring
     uplinks: tuple[UplinkFacts, ...] = ()
     uplinks_unknown: str | None = None  # why the vNIC's team uplink is not known (no esxcli port list, ...)
-    rx_reasons: dict[str, CounterWindow] = field(default_factory=dict)  # cause id -> vmxnet3/port drop counter
+    rx_reasons: dict[str, CounterWindow] = field(default_factory=dict)  # drop-reason label -> its counter
+    #                                        (esxdiag.join.causes.reason_family says which cause a label is)
+    packets_rx: CounterWindow | None = None  # frames the port delivered (clientStats pktsRxOK): the floor's denominator
     tx: dict[str, CounterWindow] = field(default_factory=dict)  # droppedTx, droppedTxExceedMTU, guest tx ring full
     tx_symptoms: tuple[DropSymptom, ...] = ()  # esxtop %DRPTX
     guest_queue_oob: dict[int, CounterWindow] = field(default_factory=dict)  # guest pkts rx OOB per rx queue

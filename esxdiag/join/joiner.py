@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from esxdiag.bundle import Bundle, slug
-from esxdiag.join.causes import port_tx, rx_reasons, uplinks
+from esxdiag.join.causes import port_packets_rx, port_tx, rx_reasons, uplinks
 from esxdiag.join.cpu import cpu_from_esxtop, cpu_from_perf
 from esxdiag.join.device import device_version, ring1_max, ring2_max
 from esxdiag.join.facts import VmFacts, VnicFacts
@@ -251,6 +251,7 @@ class Joiner:
             series={**host["series"], **guest_facts["series"]}, missing=tuple(missing),
             notes=tuple(notes), uplinks=links, uplinks_unknown=links_unknown,
             rx_reasons=rx_reasons(self, target_id, port, notes) if vmxnet3 else {},
+            packets_rx=port_packets_rx(self, target_id, port, notes),
             tx={**port_tx(self, target_id, port, notes), **guest_facts["tx"]},
             tx_symptoms=port_tx_symptoms(esxtop, port), move=sampled_move(self, segments),
             guest_queue_oob=guest_facts["queue_oob"], device_version=version, device_version_why=version_why,

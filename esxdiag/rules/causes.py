@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from esxdiag.join.causes import reason_family
 from esxdiag.join.facts import CounterWindow, UplinkFacts, VmFacts, VnicFacts
 from esxdiag.result import Evidence, Finding, Remediation, RuleCheck
 from esxdiag.rules import remediation as fix
 
-REASON_WORDS = {
+REASON_WORDS = {  # every family esxdiag.join.causes knows (a test checks the two agree), docs/diagnosis.md
     "mtu": ("frames longer than the vNIC's MTU",
             "a sender or the physical network uses a larger MTU than this guest: align the MTU end to end"),
     "truncation": ("frames truncated on the way into the guest", "not a ring size problem: collect a vm-support "
@@ -20,12 +21,28 @@ REASON_WORDS = {
                  "ring; check the host's NetQueue and RSS settings for the uplink"),
     "burst-queue": ("frames dropped by the burst queue", "bursts overflowed the port's burst queue before the "
                     "guest ring: not the ring size"),
-    "large-headers": ("frames dropped for headers too large", "encapsulated or option-heavy frames the vNIC "
-                      "cannot take: not the ring"),
+    "large-headers": ("frames dropped for headers too large", "encapsulated (overlay: Geneve, VXLAN) or "
+                      "option-heavy frames whose headers the vNIC cannot take: not the ring; check the overlay's "
+                      "MTU and offloads"),
     "sg-limit": ("frames dropped for too many scatter-gather pieces", "not the ring: the frame needed more "
                  "buffers than the device allows"),
+    "packet-aging": ("frames dropped by packet aging (PktAgingList)", "frames waited too long in the host's "
+                     "queue before the vNIC took them: the guest is slow to drain, not a ring-size limit"),
+    "rx-lock-queueing": ("frames dropped by rx try-lock queueing", "the host could not queue frames to the vNIC "
+                         "while its rx path was busy: collect a vm-support bundle for VMware support"),
+    "copy-failure": ("frames that failed to copy into the guest buffer", "the host could not write into the "
+                     "guest's buffer (guest memory): not the ring size"),
+    "buffer-map-failure": ("rx buffers the host failed to map", "the host could not map the guest's receive "
+                           "buffer (guest memory swapped or ballooned out): not the ring size"),
+    "receive-error": ("receive errors on the vNIC", "frames the device refused as errors: not the ring size"),
     "page-absent": ("frames dropped because the guest buffer's page was not in memory",
                     "the host swapped or ballooned out the guest's receive buffers: relieve host memory pressure"),
+    "unknown": ("frames dropped for a reason esxdiag does not know", "the counter's own name says frames were "
+                "lost; collect a vm-support bundle for VMware support"),
+}
+EVENT_WORDS = {  # counted as events, shown beside the drops, never added to them
+    "queue-stopped": "times the rx queue was stopped",
+    "page-in": "requests to page in a guest receive buffer (the host had swapped it out)",
 }
 
 
@@ -65,17 +82,33 @@ def rx_causes(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> list[Cause]:
     """The causes other than the ring whose counters rose in the window, uplink first (the path's order). An
     uplink not known to carry the vNIC is no cause of its drops (the uplink-loss finding says it as the host's)."""
     out = [c for link in nic.uplinks if link.mapping and (c := uplink_cause(link, t)) is not None]
-    for cause, counter in nic.rx_reasons.items():
-        if not _rising(counter, t["rx.other_drops"]):
+    for family, counters in reason_counters(nic).items():
+        rising = [c for c in counters if _rising(c, t["rx.other_drops"])]
+        if not rising:
             continue
-        what, why = REASON_WORDS[cause]
+        what, why = REASON_WORDS[family]
+        if family == "unknown":
+            what = f"frames dropped for a reason esxdiag does not know ({', '.join(repr(c.locator) for c in rising)})"
+        parts = ", ".join(f"{c.locator} +{c.delta:,}{_rate(c)}" for c in rising) if \
+            len(rising) > 1 or family == "large-headers" else f"{rising[0].delta:,}{_rate(rising[0])}"
         remedy = ()
-        if cause == "mtu":
+        if family == "mtu":
             remedy = (fix.align_mtu(vm.guest_os, nic.guest_interface, nic.windows_adapter, nic.mtu),)
-        elif cause == "page-absent":
+        elif family in ("page-absent", "buffer-map-failure"):
             remedy = (fix.vsphere_relieve_memory(vm.name),)
-        out.append(Cause(cause, f"{what}: {counter.delta:,}{_rate(counter)} ({why})",
-                         (counter.evidence(t["rx.other_drops"]),), remedy))
+        out.append(Cause(family, f"{what}: {parts} ({why})", tuple(c.evidence(t["rx.other_drops"]) for c in rising),
+                         remedy))
+    return out
+
+
+def reason_counters(nic: VnicFacts, kind: str = "packets") -> dict[str, list[CounterWindow]]:
+    """The vNIC's drop-reason counters by family (``kind``: "packets" that the port's droppedRx holds, or
+    "events" shown beside them)."""
+    out: dict[str, list[CounterWindow]] = {}
+    for label, counter in nic.rx_reasons.items():
+        family = reason_family(label)
+        if family is not None and family[1] == kind:
+            out.setdefault(family[0], []).append(counter)
     return out
 
 
@@ -115,11 +148,12 @@ def _uplink_finding(vm: VmFacts, nic: VnicFacts, causes: list[Cause], severity: 
 
 def other_rx_drops(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
     causes = [c for c in rx_causes(vm, nic, t) if c.id != "uplink"]
-    if not nic.rx_reasons:
+    read = reason_counters(nic)
+    if not read:
         return []
     if not causes:
-        absent = [cause for cause in REASON_WORDS if cause not in nic.rx_reasons]
-        return [RuleCheck("vmxnet3-drop-reasons", "pass", f"no drops for {', '.join(nic.rx_reasons)} in the window"
+        absent = [family for family in REASON_WORDS if family not in read and family != "unknown"]
+        return [RuleCheck("vmxnet3-drop-reasons", "pass", f"no drops for {', '.join(read)} in the window"
                           + (f"; not reported by this host: {', '.join(absent)}" if absent else ""), nic.mac)]
     return [Finding(
         "vmxnet3-drop-reasons", "warning", vm.name, nic.mac,

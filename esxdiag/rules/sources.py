@@ -30,7 +30,10 @@ def drop_sources(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
     samples = vcenter_symptom.present if vcenter_symptom else []
     if not samples:
         return [RuleCheck(RULE, "skip", "vCenter net.droppedRx was not collected for this vNIC", nic.mac)]
-    trusted = signals(nic, t).drops
+    # vCenter's net.droppedRx counts the port's drops: weigh it against the port's own count when it was read,
+    # not against one of the counters that explain part of it (the drop ledger does that)
+    port = nic.dropped_rx if nic.dropped_rx is not None and nic.dropped_rx.complete else None
+    trusted = port or signals(nic, t).drops
     if trusted is None or trusted.delta is None:
         return [RuleCheck(RULE, "skip", "no drop counter was read at both ends of the window to compare with "
                           "vCenter net.droppedRx", nic.mac)]

@@ -10,9 +10,10 @@ import dataclasses
 from dataclasses import dataclass
 
 from esxdiag.join.facts import CounterWindow, DropSymptom, VmFacts, VnicFacts
-from esxdiag.result import Evidence, RingVerdict
+from esxdiag.result import DropLedger, Evidence, RingVerdict
 from esxdiag.rules import remediation as fix
-from esxdiag.rules.causes import Cause, rx_causes
+from esxdiag.rules.causes import Cause, reason_counters, rx_causes
+from esxdiag.rules.ledger import rx_ledger
 from esxdiag.rules.cpustats import CpuState, cpu_state
 from esxdiag.rules.ring_change import change_ring
 
@@ -28,6 +29,7 @@ class RingSignals:
     ring2_rising: bool
     drops_rising: bool
     windowed: bool  # at least one counter was read at both ends
+    floor: str | None = None  # the window's drops are under the per-VM noise floor: the numbers, in words
 
     @property
     def rising(self) -> bool:
@@ -45,8 +47,43 @@ def _best_drops(nic: VnicFacts) -> CounterWindow | None:
 
 def attributed(nic: VnicFacts) -> int:
     """Port drops (clientStats droppedRx) that another counter explains (MTU, page absent, steering...):
-    subtracted before the rest is blamed on the ring (domain.md section 10)."""
-    return sum(c.delta for c in nic.rx_reasons.values() if c.delta)
+    subtracted before the rest is blamed on the ring (docs/diagnosis.md)."""
+    return sum(c.delta for counters in reason_counters(nic).values() for c in counters if c.delta)
+
+
+def frames_received(nic: VnicFacts) -> int | None:
+    """Frames the port delivered over the window: clientStats pktsRxOK, else vCenter net.packetsRx."""
+    if nic.packets_rx is not None and nic.packets_rx.delta:
+        return nic.packets_rx.delta
+    for symptom in nic.drop_symptoms:
+        received = [p for p in symptom.packets_rx if p is not None and p >= 0]
+        if symptom.unit == "packets" and sum(received):
+            return round(sum(received))
+    return None
+
+
+def under_floor(nic: VnicFacts, drops: int, seconds: float | None, t: dict[str, float]) -> str | None:
+    """Words with the numbers when ``drops`` in ``seconds`` are under both per-VM noise floors (per second,
+    per million frames received; an unknown frame count leaves the rate alone to judge), else None."""
+    if not drops or not seconds:
+        return None
+    per_s = drops / seconds
+    received = frames_received(nic)
+    per_million = drops * 1e6 / received if received else None
+    if per_s >= t["ring.drops_per_s_floor"] or (per_million is not None
+                                                 and per_million >= t["ring.drops_per_million_floor"]):
+        return None
+    million = f", {per_million:.3g} per million of the {received:,} frames received" if per_million is not None else ""
+    return (f"{drops:,} dropped in {seconds:,.0f} s ({per_s:.3g}/s{million}): under the noise floor "
+            f"({t['ring.drops_per_s_floor']:g}/s and {t['ring.drops_per_million_floor']:g} per million frames "
+            "received)")
+
+
+def unexplained_rising(nic: VnicFacts, ledger: DropLedger | None, t: dict[str, float]) -> bool:
+    """Port drops that no counter read explains, above the drop threshold and the noise floor."""
+    if ledger is None or not ledger.unexplained or ledger.unexplained <= t["ring.drops"]:
+        return False
+    return under_floor(nic, ledger.unexplained, ledger.seconds, t) is None
 
 
 def signals(nic: VnicFacts, t: dict[str, float]) -> RingSignals:
@@ -65,13 +102,24 @@ def signals(nic: VnicFacts, t: dict[str, float]) -> RingSignals:
     if drops_rising and not ring2_rising and ring1_unknown:
         ring1_rising = True  # no windowed ring-full counter: out-of-buffer drops land on ring 1 first
     windowed = any(c.complete for c in (nic.ring1_full, nic.ring2_full, drops) if c is not None)
-    return RingSignals(nic.ring1_full, nic.ring2_full, drops, ring1_rising, ring2_rising, drops_rising, windowed)
+    floor = None
+    if drops_rising and drops.complete:
+        floor = under_floor(nic, drops.delta, drops.seconds, t)
+        if floor is not None:  # a handful of drops: no ring change is worth its guest memory
+            ring1_rising = ring2_rising = drops_rising = False
+    return RingSignals(nic.ring1_full, nic.ring2_full, drops, ring1_rising, ring2_rising, drops_rising, windowed,
+                       floor)
 
 
 def decide(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> RingVerdict:
-    """The ring verdict, with every other cause the vNIC's counters show named beside it (``causes``)."""
+    """The ring verdict, with every other cause the vNIC's counters show named beside it (``causes``) and the
+    drop ledger: what each counter explains of the port's drops, and what none does."""
     others = rx_causes(vm, nic, t)
-    verdict = _decide(vm, nic, t, others)
+    ledger = rx_ledger(nic) if nic.type in (None, "vmxnet3") or nic.dropped_rx is not None else None
+    verdict = dataclasses.replace(_decide(vm, nic, t, others, ledger), ledger=ledger)
+    if unexplained_rising(nic, ledger, t) and "not explained by any counter" not in verdict.summary:
+        verdict = dataclasses.replace(verdict, summary=verdict.summary + f" {ledger.unexplained:,} of "
+                                      f"{ledger.port_drops:,} port drops are not explained by any counter read.")
     if not others:
         return verdict
     ids = tuple(dict.fromkeys(c.id for c in others))
@@ -81,7 +129,8 @@ def decide(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> RingVerdict:
     return dataclasses.replace(verdict, summary=verdict.summary + also, causes=ids)
 
 
-def _decide(vm: VmFacts, nic: VnicFacts, t: dict[str, float], others: list[Cause]) -> RingVerdict:
+def _decide(vm: VmFacts, nic: VnicFacts, t: dict[str, float], others: list[Cause],
+            ledger: DropLedger | None) -> RingVerdict:
     if nic.type not in (None, "vmxnet3"):
         return _not_vmxnet3(vm, nic, t)
     sig = signals(nic, t)
@@ -104,10 +153,15 @@ def _decide(vm: VmFacts, nic: VnicFacts, t: dict[str, float], others: list[Cause
     if not sig.rising:
         if others:
             return _elsewhere(nic, evidence, others)
-        if port_drops:  # the port drops while the rings keep up: the guest is not draining them
+        residue = unexplained_rising(nic, ledger, t)
+        if port_drops or residue:  # the port drops while the rings keep up: the guest is not draining them
             first = _cpu_first(vm, cpu, evidence, list(nic.missing), t, "The vSwitch port drops frames")
             if first is not None:
                 return first
+        if residue:
+            return _unexplained(vm, nic, ledger, evidence, cpu)
+        if sig.floor is not None:
+            return _under_floor(sig, evidence, nic.missing)
         return _flat(sig.counters(), evidence, nic.missing)
     missing = list(nic.missing)
     first = _cpu_first(vm, cpu, evidence, missing, t, "Drops are rising")
@@ -132,6 +186,34 @@ def _elsewhere(nic: VnicFacts, evidence, others: list[Cause]) -> RingVerdict:
         "nothing.",
         evidence=tuple(e for c in others for e in c.evidence) + evidence,
         remediation=tuple(r for c in others for r in c.remediation), missing=nic.missing)
+
+
+def _unexplained(vm: VmFacts, nic: VnicFacts, ledger: DropLedger, evidence, cpu: CpuState) -> RingVerdict:
+    """The port drops frames that no counter read accounts for, while the ring counters stay flat: never an
+    all-clear, and no ring change either; say what to read next."""
+    collect = ["the uplink that carries the vNIC and its counters (esxcli network vm port list -w WORLD: Team "
+               "Uplink; esxcli network nic stats get -n vmnicN at both ends of the window)",
+               "every rxSummary label at both ends of the window (vsish -e get .../vmxnet3/rxSummary): a drop reason "
+               "this host prints may not have been captured",
+               "a vm-support bundle for VMware support if the drops go on"]
+    port = f" (counted by {ledger.port_counter})" if ledger.port_counter else ""
+    return RingVerdict(
+        "insufficient-evidence",
+        f"The vSwitch port dropped {ledger.port_drops:,} received frames{port}, but the ring counters stayed "
+        f"flat and {ledger.unexplained:,} of {ledger.port_drops:,} drops are not explained by any counter read: "
+        f"not ring exhaustion, and no cause can be named from this bundle (CPU is {cpu.words}). To find it, "
+        "collect: " + "; ".join(collect) + ".",
+        evidence=evidence + cpu.healthy, evidence_against=cpu.undecided,
+        missing=tuple(nic.missing) + (f"a counter that explains {ledger.unexplained:,} port drops",),
+        basis="port drops no counter explains")
+
+
+def _under_floor(sig: RingSignals, evidence, missing) -> RingVerdict:
+    return RingVerdict(
+        "not-needed",
+        f"Frames were dropped in the window, but only a handful: {sig.floor}. That is not ring exhaustion worth "
+        "guest memory: keep the rings, and sample again at peak load if the drops matter.",
+        evidence=evidence, missing=tuple(missing), basis="drops under the noise floor")
 
 
 def _memory_first(vm: VmFacts, cpu: CpuState, page_absent, evidence, missing: list[str], t) -> RingVerdict:
