@@ -87,10 +87,7 @@ def rx_causes(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> list[Cause]:
         if not rising:
             continue
         what, why = REASON_WORDS[family]
-        if family == "unknown":
-            what = f"frames dropped for a reason esxdiag does not know ({', '.join(repr(c.locator) for c in rising)})"
-        parts = ", ".join(f"{c.locator} +{c.delta:,}{_rate(c)}" for c in rising) if \
-            len(rising) > 1 or family == "large-headers" else f"{rising[0].delta:,}{_rate(rising[0])}"
+        parts = ", ".join(f"{c.locator} +{c.delta:,}{_rate(c)}" for c in rising)  # the counters' own words
         remedy = ()
         if family == "mtu":
             remedy = (fix.align_mtu(vm.guest_os, nic.guest_interface, nic.windows_adapter, nic.mtu),)

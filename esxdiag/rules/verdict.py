@@ -17,6 +17,7 @@ from esxdiag.rules.ledger import rx_ledger
 from esxdiag.rules.cpustats import CpuState, cpu_state
 from esxdiag.rules.ring_change import change_ring
 
+PER_MILLION = 1_000_000  # a unit, not a threshold
 EMULATED = ("e1000", "e1000e", "vmxnet", "vmxnet2", "pcnet32")
 
 
@@ -69,7 +70,7 @@ def under_floor(nic: VnicFacts, drops: int, seconds: float | None, t: dict[str, 
         return None
     per_s = drops / seconds
     received = frames_received(nic)
-    per_million = drops * 1e6 / received if received else None
+    per_million = drops * PER_MILLION / received if received else None
     if per_s >= t["ring.drops_per_s_floor"] or (per_million is not None
                                                  and per_million >= t["ring.drops_per_million_floor"]):
         return None

@@ -76,7 +76,8 @@ def test_uplink_drops_and_critical_rate(make):
 def test_rx_other_drops_and_tx_drops(make):
     from esxdiag.rules import causes
 
-    mtu = make.vnic(rx_reasons={"mtu": make.counter("pkt length exceeds vNic mtu", 0, 40)})
+    mtu = make.vnic(rx_reasons={"number of packets dropped due to pkt length exceeds vNic mtu": make.counter(
+        "pkt length exceeds vNic mtu", 0, 40)})
     assert isinstance(outcome(causes.other_rx_drops, make.vm(), mtu), Finding)
     assert outcome(causes.other_rx_drops, make.vm(), mtu, "rx.other_drops=40").status == "pass"
     tx = make.vnic(tx={"guest tx ring full": make.counter("guest tx ring full", 0, 12)})
