@@ -10,6 +10,7 @@ from importlib import resources
 from esxdiag.errors import EXIT_OK, EsxdiagError
 
 ABOUT = {  # a line for each shipped document; a document without one is still a topic
+    "diagnosis": "how a drop is diagnosed: every cause, its counters, thresholds and remedy; the drop ledger",
     "bundle-format": "the bundle directory and manifest.json; assembling one by hand; damaged captures",
     "report-schema": "the report's JSON: verdicts, evidence, coverage statuses, rules and thresholds",
     "fleet-scan": "esxdiag scan: the snapshot, the fleet report and history",
