@@ -21,7 +21,7 @@ def _port_total(nic: VnicFacts) -> tuple[int | None, str | None, float | None]:
     """The port's own drop count over the window: clientStats droppedRx read at both ends, else vCenter's
     net.droppedRx summed over its samples."""
     if nic.dropped_rx is not None and nic.dropped_rx.complete:
-        return nic.dropped_rx.delta, nic.dropped_rx.what, nic.dropped_rx.seconds
+        return nic.dropped_rx.delta, f"host {nic.dropped_rx.what}", nic.dropped_rx.seconds
     vcenter = next((s for s in nic.drop_symptoms if s.unit == "packets" and s.present), None)
     if vcenter is not None:
         seconds = len(vcenter.present) * vcenter.interval_s if vcenter.interval_s else None

@@ -21,7 +21,7 @@ SITUATIONS = Path(__file__).resolve().parents[1] / "fixtures" / "situations"
 def run(name: str):
     result = analyze(SITUATIONS / name, dict(DEFAULT_THRESHOLDS))
     doc = to_jsonable(result)
-    return result, doc, doc["vms"][0]["vnics"][0], render_text(result, width=200)
+    return result, doc, doc["vms"][0]["vnics"][0], " ".join(render_text(result, width=200).split())
 
 
 @pytest.mark.parametrize("name, label, added, family", [
