@@ -312,7 +312,7 @@ def _from_port_drops(vm, nic, sig, evidence, cpu: CpuState, rising: bool, t) -> 
         return _flat(past, evidence, missing)
     vcenter = _vcenter_only(nic)
     if vcenter is not None:
-        return _from_vcenter(vm, vcenter, evidence, cpu, missing, collect, t)
+        return _from_vcenter(vm, nic, vcenter, evidence, cpu, missing, collect, t)
     if not rising:
         return RingVerdict(
             "not-needed", f"No frames dropped at the vSwitch port in the window ({seen} stayed 0): the rx rings "
@@ -340,8 +340,8 @@ def span_words(seconds: float) -> str:
     return f"{seconds / 60:g} min" if seconds >= 120 and seconds % 60 == 0 else f"{seconds:g} s"
 
 
-def _from_vcenter(vm, drops: DropSymptom, evidence, cpu: CpuState, missing: list[str], collect: list[str],
-                  t) -> RingVerdict:
+def _from_vcenter(vm, nic: VnicFacts, drops: DropSymptom, evidence, cpu: CpuState, missing: list[str],
+                  collect: list[str], t) -> RingVerdict:
     """A verdict resting on vCenter's counters alone says so, with its sample count and window; too
     few realtime samples are no answer (shared/domain.md section 6: vCenter sees the symptom only)."""
     samples = len(drops.present)
@@ -362,6 +362,12 @@ def _from_vcenter(vm, drops: DropSymptom, evidence, cpu: CpuState, missing: list
             "vSwitch port, so no ring change is indicated. vCenter does not see the rings themselves: host SSH "
             "(vsish rxSummary at both ends of a window) would prove it.",
             evidence=evidence, missing=tuple(missing), basis=f"no drops seen by vCenter in {samples} samples ({span})")
+    floor = under_floor(nic, round(sum(drops.present)), samples * (drops.interval_s or 20), t)
+    if floor is not None:
+        return RingVerdict(
+            "not-needed", f"vCenter's net.droppedRx saw only a handful of drops in {samples} realtime samples ({span}): "
+            f"{floor}. That is not ring exhaustion worth guest memory: keep the rings.",
+            evidence=evidence, missing=tuple(missing), basis="drops under the noise floor (vCenter counters only)")
     basis = f"vCenter counters only: drops in {dropping} of {samples} samples ({span})"
     first = _cpu_first(vm, cpu, evidence, missing, t, f"vCenter's net.droppedRx saw frames dropped at the vSwitch "
                                                        f"port in {dropping} of {samples} samples ({span})")

@@ -127,3 +127,19 @@ def test_a_low_rate_on_a_quiet_vnic_is_over_the_per_million_floor(make, threshol
     nic = make.vnic(packets_rx=_c("pktsRxOK", 0, 2_000_000, hour))  # 200 drops of 2 million: 100 per million
     nic = dataclasses.replace(nic, host_out_of_buffers=_c("oob", 0, 200, hour), ring1_full=_c("r1", 0, 30, hour))
     assert decide(make.vm(vnics=(nic,)), nic, thresholds).verdict == "raise-ring1"
+
+
+def test_vcenter_only_drops_under_the_floor_are_not_a_suspicion(make, thresholds):
+    """Only vCenter saw the port (no host or guest counters): 4 drops in 15 realtime samples among 90 million
+    frames is under both floors; 400 is a suspicion that asks for the ring counters."""
+    def only_vcenter(dropped):
+        values = (dropped,) + (0.0,) * 14
+        symptom = DropSymptom("vCenter net.droppedRx over the window", values, "packets", "perf.json",
+                              "net.droppedRx.summation[4000]", (6e6,) * 15, 20.0)
+        return make.vnic(ring1=None, ring2=None, oob=None, drop_symptoms=(symptom,))
+    quiet = only_vcenter(4.0)
+    verdict = decide(make.vm(vnics=(quiet,)), quiet, thresholds)
+    assert verdict.verdict == "not-needed" and "noise floor" in verdict.summary and "4 dropped in 300 s" in \
+        verdict.summary
+    busy = only_vcenter(400.0)
+    assert decide(make.vm(vnics=(busy,)), busy, thresholds).verdict == "insufficient-evidence"
