@@ -38,7 +38,7 @@ def test_every_python_example_in_the_readme_runs(monkeypatch):
             exec(compile(block, f"README.md python block {number}", "exec"), namespace)
     out = printed.getvalue()
     assert "iperf-test1 00:50:56:a6:55:f4 raise-ring1" in out
-    assert "examples/no-such-bundle: not a directory" in out
+    assert "examples/no-such-bundle: no such file or folder" in out
     assert not (ROOT / "history.sqlite").exists() and os.getcwd() == str(ROOT)
 
 

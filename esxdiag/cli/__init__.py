@@ -10,6 +10,7 @@ import sys
 
 from esxdiag import __version__
 from esxdiag.cli import analyze, bundle, diff, docs, live, scan, serve
+from esxdiag.cli.suggest import Parser, command_parser
 from esxdiag.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, EsxdiagError
 from esxdiag.terminal import safe_text
 
@@ -18,7 +19,7 @@ COMMANDS = (analyze, bundle, diff, live, scan, serve, docs)  # the order of `esx
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="esxdiag", description="ESXi/vSphere VM network and CPU health: should the vmxnet3 RX rings be "
         "raised, or is the VM starved of CPU?")
     parser.add_argument("--version", action="version", version=f"esxdiag {__version__}")
@@ -31,7 +32,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # the command's own usage, with the closest option names
+        command_parser(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         return args.func(args)
     except EsxdiagError as exc:  # one line; a list of questions (esxdiag.intake.found.Questions) one per line

@@ -42,6 +42,17 @@ class Questions(IntakeError):
                          for n, line in enumerate(str(self).splitlines()))
 
 
+class Listed(IntakeError):
+    """A one-line error followed by the items it lists, one per line (the bundles of a folder of bundles)."""
+
+    def __init__(self, head: str, items: list[str]):
+        super().__init__("\n".join([head] + [f"  {item}" for item in items]))
+
+    def one_line(self) -> str:
+        return "\n".join(" ".join(line.split()) if n == 0 else "  " + " ".join(line.split())
+                         for n, line in enumerate(str(self).splitlines()))
+
+
 def kind(spec: str) -> str:
     """The name a user types: the `esxdiag parse` kind of a spec (vsish_rxsummary -> vsish-rxsummary)."""
     return SPECS[spec].parser if spec in SPECS else spec
