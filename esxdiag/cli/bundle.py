@@ -8,12 +8,13 @@ import tempfile
 from pathlib import Path
 
 from esxdiag.bundle import ERROR_KINDS, MANIFEST, Bundle, read_manifest
-from esxdiag.errors import EXIT_BAD_INPUT, EXIT_OK, BundleError
+from esxdiag.errors import EXIT_BAD_INPUT, EXIT_OK, BundleError, EsxdiagError
 from esxdiag.intake.folder import infer
 from esxdiag.intake.found import IntakeError
 from esxdiag.join.readings import Readings
 from esxdiag.intake.sniff import sniff_file
 from esxdiag.manifest import defects as manifest_defects
+from esxdiag.parsers import parse_file
 from esxdiag.specs import SPECS
 
 
@@ -102,11 +103,38 @@ def _manifest_defects(folder: Path, error: BundleError) -> int:
         found = manifest_defects(manifest, str(mpath), ERROR_KINDS, SPECS)
     if not found:
         raise error
-    for line in found:
+    captures = _raw_capture_defects(folder, manifest["captures"])
+    for line in found + captures:
         print(f"defect: {line}")
-    print(f"{mpath}: DEFECTS ({len(found)} defects in the manifest's fields; its captures are read once it loads)")
+    print(f"{mpath}: DEFECTS ({len(found)} defects in the manifest's fields, {len(captures)} in the captures it "
+          "names; fix the fields first: the captures are read again once it loads)")
     print("the bundle format and what each spec holds: esxdiag help bundle-format")
     return EXIT_BAD_INPUT
+
+
+def _raw_capture_defects(folder: Path, captures: list) -> list[str]:
+    """The captures of a manifest that does not load, read as far as their own entries allow: a file listed but
+    missing, or one its parser refuses (an entry without a usable spec or file is a field defect already)."""
+    root = folder.resolve()
+    out = []
+    for index, cap in enumerate(captures):
+        spec, file = (cap.get("spec"), cap.get("file")) if isinstance(cap, dict) else (None, None)
+        if spec not in SPECS or not isinstance(file, str) or not file:
+            continue
+        path = (folder / file).resolve()
+        if not path.is_relative_to(root):
+            continue  # outside the bundle: never opened
+        where = f"captures[{index}] ({kind_words(spec)})"
+        if not path.exists():
+            out.append(f"{where}: file {file} is listed but missing ({path})")
+        elif not path.is_file():
+            out.append(f"{where}: {path} is not a regular file")
+        else:
+            try:
+                parse_file(SPECS[spec].parser, path)
+            except EsxdiagError as exc:
+                out.append(f"{where} {file}: not readable: {exc.one_line()}")
+    return out
 
 
 def _parse_every_capture(bundle: Bundle, defects: list[str], warnings: list[str], partial: list[str]) -> None:

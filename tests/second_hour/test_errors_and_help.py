@@ -63,3 +63,23 @@ def test_typos_get_the_commands_usage_and_a_suggestion(argv, usage, hint):
     assert done.returncode == 2
     assert done.stderr.startswith(usage), done.stderr
     assert done.stderr.rstrip().endswith(hint), done.stderr
+
+
+def test_bundle_check_lists_capture_defects_beside_the_manifests_field_defects(tmp_path):
+    import json
+
+    bundle = tmp_path / "b"
+    shutil.copytree(EXAMPLES / "healthy-vm", bundle, ignore=shutil.ignore_patterns("report.*"))
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    manifest["captures"][0]["sample"] = "first"  # a field defect: the manifest does not load
+    manifest["captures"][1]["file"] = "nothere.txt"  # a missing file
+    garbage = bundle / manifest["captures"][2]["file"]
+    garbage.write_bytes(b"\x00\x01garbage")  # a capture its parser refuses
+    (bundle / "manifest.json").write_text(json.dumps(manifest))
+    done = esxdiag("bundle", "check", str(bundle))
+    assert done.returncode == 2
+    defects = [line for line in done.stdout.splitlines() if line.startswith("defect: ")]
+    assert len(defects) == 3, done.stdout
+    assert "'sample' must be an integer" in defects[0]
+    assert "nothere.txt is listed but missing" in defects[1]
+    assert manifest["captures"][2]["file"] in defects[2] and "not readable" in defects[2]
