@@ -23,6 +23,7 @@ class RenderContext:
     bundle_root: Path | None = None  # the bundle the report rests on (HTML links to its captures)
     top: int = 10  # rows in the fleet's terminal table
     vm_href: Callable[[dict], str] | None = None  # a fleet row -> its VM's page (esxdiag serve), linked from HTML
+    verbose: bool = False  # the terminal summary also lists every rule skipped and why
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ _HTML, _JSON, _TEXT = "text/html; charset=utf-8", "application/json", "text/plai
 
 
 def _text_summary(result, ctx: RenderContext) -> str:
-    return text.render_text(result)
+    return text.render_text(result, verbose=ctx.verbose)
 
 
 def _fleet_summary(document: dict, ctx: RenderContext) -> str:

@@ -246,7 +246,7 @@ def _vnic_block(out: _Writer, vm: VmResult, vnic: VnicResult) -> None:
     numbers = counter_phrases(vnic.metrics)
     window = window_seconds(vnic.metrics)
     if numbers:
-        out.line("; ".join(numbers) + (f" in {fmt(window)} s" if window else ""), indent=4)
+        out.line("; ".join(numbers) + (f" in {window:.0f} s" if window else ""), indent=4)
     if ledger_shown(vnic.verdict.ledger):
         out.line("ledger: " + vnic.verdict.ledger.words, indent=4)
     if ring_phrases(vnic.metrics):
@@ -264,9 +264,17 @@ def _vnic_block(out: _Writer, vm: VmResult, vnic: VnicResult) -> None:
         out.raw(remedy.commands[0], indent=6)
 
 
-def _vm_block(out: _Writer, vm: VmResult) -> None:
+def vm_headline(vm: VmResult) -> str:
+    """The VM's worst severity; without a finding, an unanswered vNIC is no all-clear."""
     worst = vm.worst_severity()
-    out.line(f"VM {vm.name}  [{(worst or 'no findings').upper()}]", style=worst or "bold")
+    if worst is None and any(n.ring_verdict == "insufficient-evidence" for n in vm.vnics):
+        return "insufficient evidence"
+    return worst or "no findings"
+
+
+def _vm_block(out: _Writer, vm: VmResult, verbose: bool = False) -> None:
+    worst = vm.worst_severity()
+    out.line(f"VM {vm.name}  [{vm_headline(vm).upper()}]", style=worst or "bold")
     out.line(f"host {vm.host or 'n/a'}, guest {vm.guest_os or 'unknown'}, {vm.power_state or 'power n/a'}, "
              f"{count(vm.vcpus, 'vCPU')}, CPU limit {cpu_limit_words(vm)}", indent=2)
     out.line(_cpu_line(vm), indent=2)
@@ -278,13 +286,30 @@ def _vm_block(out: _Writer, vm: VmResult) -> None:
                       finding.remediation[0] if finding.remediation else None)
         if remedy:
             out.line(f"remedy ({remedy.os}): {remedy.title}", indent=4)
+        elif finding.rule in SAID_IN_FULL:  # its title alone says nothing
+            out.line(finding.summary, indent=4)
     for note in vm.notes:
         out.line(f"note: {note}", indent=2)
-    for line in dict.fromkeys(f"{c.status}: {c.rule}: {c.reason}" for c in vm.checks if c.status != "pass"):
-        out.line(line, indent=2)  # a check skipped the same way on every vNIC is said once
+    if verbose:
+        for line in dict.fromkeys(f"{c.status}: {c.rule}: {c.reason}" for c in vm.checks if c.status != "pass"):
+            out.line(line, indent=2)  # a check skipped the same way on every vNIC is said once
 
 
-def render_text(result: AnalysisResult, width: int = 100, color: bool = False) -> str:
+def window_words(result: AnalysisResult) -> str:
+    """The window as asked and as the counters measured it, said once (the figures below give rates over it)."""
+    asked = result.bundle.get("window_s")
+    measured = next((w for vm in result.vms for n in vm.vnics if (w := window_seconds(n.metrics))), None)
+    if asked is None:
+        return f"counters read {measured:.0f} s apart" if measured else "no window recorded"
+    if measured is None or abs(measured - asked) <= 1:
+        return f"window {fmt(asked)} s"
+    return f"window {fmt(asked)} s (counters read {measured:.0f} s apart)"
+
+
+SAID_IN_FULL = ("data-quality",)  # findings whose title is a heading: the terminal shows their text
+
+
+def render_text(result: AnalysisResult, width: int = 100, color: bool = False, verbose: bool = False) -> str:
     """The terminal summary: per VM and vNIC verdict, numbers and first command; then counts and gaps."""
     out = _Writer(width, color)
     if failed_headline(result):  # first: what failed, before anything that reads like an answer
@@ -292,12 +317,12 @@ def render_text(result: AnalysisResult, width: int = 100, color: bool = False) -
         out.said = tuple(result.bundle.get("failed") or ())
     created = f", collected {utc_time(result.bundle['created'])}" if result.bundle.get("created") else ""
     out.line(f"{result.tool} summary: bundle {result.bundle.get('path', 'n/a')}{created}, "
-             f"window {fmt(result.bundle.get('window_s'))} s", style="bold")
+             f"{window_words(result)}", style="bold")
     if not result.vms:
         out.line("No VMs in this bundle.")
     for vm in result.vms:
         out.lines.append("")
-        _vm_block(out, vm)
+        _vm_block(out, vm, verbose)
     counts = Counter(f.severity for f in result.all_findings())
     out.lines.append("")
     out.line("Findings: " + ", ".join(f"{fmt(counts.get(s, 0))} {s}" for s in SEVERITIES))

@@ -57,5 +57,5 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     thresholds = load_thresholds(args.config, args.set)
     with tempfile.TemporaryDirectory(prefix="esxdiag-intake-") as work:  # unpacked archives, derived files
         result = analyze(args.bundle, thresholds, open_bundle(args.bundle, Path(work)))
-        emit(REPORT, args.format, result, args.output, RenderContext(bundle_root=Path(args.bundle)))
+        emit(REPORT, args.format, result, args.output, RenderContext(bundle_root=Path(args.bundle), verbose=args.verbose))
         return fail_on_code(args.fail_on, result.worst_severity())

@@ -26,6 +26,8 @@ def add_report_options(p: argparse.ArgumentParser, config: bool = True, output_h
     if config:  # the live commands define --config themselves (it also holds [vcenter])
         p.add_argument("--config", help="INI file with a [thresholds] section")
     p.add_argument("--set", action="append", default=[], metavar="RULE.KEY=VALUE", help="override a threshold")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="the terminal summary also lists each rule that was skipped, and why")
 
 
 def emit(table: FormatTable, name: str, result: Any, output: str | Path | None,

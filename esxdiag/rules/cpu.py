@@ -58,7 +58,7 @@ def ready_from_limit(ready: WindowStat, limited: WindowStat | None, t: dict[str,
 
 def limit_ready_words(ready: WindowStat, limited: WindowStat) -> str:
     """%RDY that the CPU limit causes, in the words of the cpu-contention rule's finding."""
-    return (f"CPU ready time comes from its CPU limit (worst vCPU %RDY {ready.qualifier}{ready.worst_avg:.1f}%, "
+    return (f"CPU ready time caused by its CPU limit (worst vCPU %RDY {ready.qualifier}{ready.worst_avg:.1f}%, "
             f"of which {limited.worst_avg:.1f}% is %MLMTD)")
 
 

@@ -8,7 +8,7 @@ import re
 from esxdiag.join.facts import VmFacts, VnicFacts
 from esxdiag.result import Evidence, Finding, RuleCheck
 from esxdiag.rules import remediation as fix
-from esxdiag.rules.verdict import signals
+from esxdiag.rules.verdict import decide, signals
 
 LINK_SPEED_FACTS = ("A vNIC's reported link speed is not a limit: vmxnet3 reports 10 Gbps and moved 22 Gbps "
                     "VM-to-VM, e1000 reports 1 Gbps and moved 7.7 Gbps, and a 10 Mbps setting still moved ~800x "
@@ -55,6 +55,14 @@ def ring_exhaustion(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
     if sig.drops is not None:
         evidence.append(sig.drops.evidence(t["ring.drops"]))
     evidence += [s.evidence() for s in nic.drop_symptoms]
+    starved = STARVED_BY.get(decide(vm, nic, t).verdict)
+    if starved is not None:  # the ring fills, but a bigger one is not the fix: the headline must not say it is
+        return [Finding(
+            "ring-exhaustion", severity, vm.name, nic.mac,
+            f"Receive drops now on {nic.label or nic.mac}{_port_words(vm, nic)}: {starved}",
+            f"{rings or 'The rx rings'} filled during the window; {drops}. The vCPUs could not refill the ring "
+            "in time: fix what the verdict names first; a bigger ring would only delay the drops.",
+            evidence=tuple(evidence))]
     return [Finding(
         "ring-exhaustion", severity, vm.name, nic.mac,
         f"RX ring exhaustion now on {nic.label or nic.mac}{_port_words(vm, nic)}",
@@ -62,6 +70,14 @@ def ring_exhaustion(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
         "fast enough: see the ring verdict for what to change first.",
         evidence=tuple(evidence),
     )]
+
+
+STARVED_BY = {  # verdicts whose cause starves the vCPUs that refill the ring
+    "cpu-limit-first": "a CPU limit starves the vCPUs",
+    "cpu-contention-first": "the vCPUs wait to be scheduled",
+    "memory-first": "the host swaps the VM",
+    "guest-saturated": "every vCPU is busy",
+}
 
 
 def _port_words(vm: VmFacts, nic: VnicFacts) -> str:
@@ -178,7 +194,7 @@ def data_quality(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
     if not nic.notes:
         return []
     return [Finding("data-quality", "info", vm.name, nic.mac, "Capture quirks to know when reading the numbers",
-                    " ".join(nic.notes))]
+                    " ".join(note if note.endswith(".") else f"{note}." for note in nic.notes))]
 
 
 RULES = (ring_exhaustion, emulated_adapter, link_speed, windows_single_queue, ring_persistence, host_guest_consistency,

@@ -48,7 +48,7 @@ def test_a_cpu_limited_vm_reads_as_a_limit_not_as_contention():
     r = rows([fs.vm("iperf-cpu-limited", ready=13920, limited=13904, limit=800)])["iperf-cpu-limited"]
     assert r["class"] == "cpu-limit", r
     assert "contention" not in r["reason"] and "ready time high" not in r["reason"], r["reason"]
-    assert "CPU ready time comes from its CPU limit" in r["reason"] and "a CPU limit is throttling" in r["reason"]
+    assert "CPU ready time caused by its CPU limit" in r["reason"] and "a CPU limit is throttling" in r["reason"]
 
 
 def test_ready_time_that_the_limit_does_not_explain_is_still_contention():
