@@ -37,7 +37,7 @@ class Evidence:
 class Remediation:
     """What to run: shown, never executed by esxdiag."""
 
-    os: str  # linux, windows, vsphere, any
+    os: str  # linux, windows (in the guest), vsphere (PowerCLI / govc), esxi (the host's shell), any
     title: str
     commands: tuple[str, ...] = ()
     persistence: tuple[str, ...] = ()

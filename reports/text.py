@@ -172,13 +172,14 @@ def other_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
 
 def ledger_shown(ledger: DropLedger | None) -> bool:
     """A ledger says something when the port dropped frames or a counter that explains drops rose."""
-    return ledger is not None and bool(ledger.port_drops or any(line.delta for line in ledger.lines if line.counted))
+    return ledger is not None and bool(ledger.port_drops or any(line.delta for line in ledger.lines
+                                                                if line.counted or line.cause == "uplink"))
 
 
 def first_remediation(vm: VmResult, vnic: VnicResult) -> Remediation | None:
     """The remediation for this guest's OS (or vSphere/any) that has a command, else the first one."""
     with_commands = [r for r in vnic.verdict.remediation if r.commands]
-    preferred = [r for r in with_commands if r.os in (vm.guest_os, "vsphere", "any")]
+    preferred = [r for r in with_commands if r.os in (vm.guest_os, "vsphere", "esxi", "any")]
     return (preferred or with_commands or [None])[0]
 
 
@@ -260,8 +261,10 @@ def _vnic_block(out: _Writer, vm: VmResult, vnic: VnicResult) -> None:
     if remedy and vnic.ring_verdict == "insufficient-evidence":  # a change that is not about rings (e1000)
         out.line(" ".join(p for p in (f"change: {remedy.title}.", remedy.disruption, *remedy.notes) if p), indent=4)
     if remedy:
-        out.line(f"first command ({remedy.os}; shown, never run by esxdiag):", indent=4)
-        out.raw(remedy.commands[0], indent=6)
+        where = OS_WORDS.get(remedy.os, remedy.os)
+        out.line(f"{remedy.title} ({where}; shown, never run by esxdiag):", indent=4)
+        for command in remedy.commands:  # every command the HTML shows; persistence and notes stay there
+            out.raw(command, indent=6)
 
 
 def vm_headline(vm: VmResult) -> str:
@@ -282,7 +285,7 @@ def _vm_block(out: _Writer, vm: VmResult, verbose: bool = False) -> None:
         _vnic_block(out, vm, vnic)
     for finding in vm.findings:  # every finding by its title, info too: a count alone says nothing
         out.line(f"{finding.severity.upper()}: {finding.title}", indent=2, style=finding.severity)
-        remedy = next((r for r in finding.remediation if r.os in (vm.guest_os, "vsphere", "any")),
+        remedy = next((r for r in finding.remediation if r.os in (vm.guest_os, "vsphere", "esxi", "any")),
                       finding.remediation[0] if finding.remediation else None)
         if remedy:
             out.line(f"remedy ({remedy.os}): {remedy.title}", indent=4)
@@ -306,6 +309,8 @@ def window_words(result: AnalysisResult) -> str:
     return f"window {fmt(asked)} s (counters read {measured:.0f} s apart)"
 
 
+OS_WORDS = {"linux": "in the Linux guest", "windows": "in the Windows guest, PowerShell",
+            "vsphere": "PowerCLI / govc", "esxi": "in the ESXi shell", "any": "anywhere"}
 SAID_IN_FULL = ("data-quality",)  # findings whose title is a heading: the terminal shows their text
 
 

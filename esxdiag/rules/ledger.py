@@ -53,8 +53,7 @@ def reason_lines(nic: VnicFacts) -> list[LedgerLine]:
 def uplink_lines(nic: VnicFacts) -> list[LedgerLine]:
     """Loss on a vmnic known to carry the vNIC: before the port, so not part of its count."""
     return [line for link in nic.uplinks if link.mapping for c in link.counters
-            if (line := _line("uplink", c, "packets", False, f"{c.what} (lost before the vSwitch port: not in "
-                                                               "its count)")) is not None]
+            if (line := _line("uplink", c, "packets", False)) is not None]
 
 
 def rx_ledger(nic: VnicFacts) -> DropLedger:
@@ -62,8 +61,12 @@ def rx_ledger(nic: VnicFacts) -> DropLedger:
     lines = tuple(ring_lines(nic) + reason_lines(nic) + uplink_lines(nic))
     explained = sum(line.delta or 0 for line in lines if line.counted)
     unexplained = None if total is None else max(0, total - explained)
-    return DropLedger(total, counter, seconds, lines, explained, unexplained,
-                      ledger_words(total, counter, seconds, lines, explained, unexplained))
+    words = ledger_words(total, counter, seconds, lines, explained, unexplained)
+    before = [line for line in lines if line.cause == "uplink" and line.delta]
+    if before:
+        words += " Lost before the port, on its uplink: " + "; ".join(f"{line.what} {line.delta:,}"
+                                                                   for line in before) + "."
+    return DropLedger(total, counter, seconds, lines, explained, unexplained, words)
 
 
 def ledger_words(total, counter, seconds, lines, explained: int, unexplained: int | None) -> str:

@@ -261,7 +261,7 @@ def uplink_loss(vmnic: str, counters: list[str]) -> Remediation:
     if wire:
         notes.insert(0, "CRC, length or frame errors point at the wire: cable, SFP/transceiver, or the switch port.")
     return Remediation(
-        os="vsphere", title=f"Find out why {vmnic} loses received frames", commands=tuple(commands),
+        os="esxi", title=f"Find out why {vmnic} loses received frames", commands=tuple(commands),
         disruption="Changing a pNIC ring size resets the uplink: traffic fails over to the team's other uplinks "
                    "for a moment (or stops, with one uplink). Use a change window.",
         notes=tuple(notes))

@@ -71,3 +71,19 @@ def test_a_vm_without_findings_whose_vnic_is_unanswered_is_not_headed_no_finding
         dataclasses.replace(n, ring_verdict="insufficient-evidence") for n in vm.vnics))
     out = render_text(dataclasses.replace(result, vms=(unanswered,)))
     assert f"VM {vm.name}  [INSUFFICIENT EVIDENCE]" in out and "[NO FINDINGS]" not in out
+
+
+def test_uplink_loss_shows_every_esxi_shell_command_the_html_shows():
+    from esxdiag.reports.html import render_html
+
+    result = analyze(EXAMPLES / "uplink-loss", dict(DEFAULT_THRESHOLDS))
+    out = " ".join(render_text(result, width=200).split())
+    remedy = result.vms[0].vnics[0].verdict.remediation[0]
+    assert remedy.os == "esxi"
+    assert "(in the ESXi shell; shown, never run by esxdiag)" in out and "(vsphere;" not in out
+    page = render_html(result)
+    for command in remedy.commands:
+        assert " ".join(command.split()) in out
+        assert command.replace("'", "&#39;").split("#")[0].strip() in page
+    assert "esxcli network nic ring current set -n vmnic1" in out
+    assert "Lost before the port, on its uplink: vmnic1 Receive missed errors 19,073" in out
