@@ -77,6 +77,10 @@ class SampledVm:
     guest_kind: str | None = None
     linux_state: object = None
 
+    def words(self) -> str:
+        """The VM as a person knows it: its name, with the MOID or path it is looked up by in brackets."""
+        return repr(self.label) + (f" ({self.lookup})" if self.lookup != self.label else "")
+
     def macs(self) -> list[str]:
         return [n["mac"] for n in (self.inventory or {}).get("vnics", []) if n.get("mac")]
 
@@ -124,7 +128,7 @@ class HostSampler:
             self.progress.step(warning)
         started = utcnow()
         try:
-            self.progress.step(f"vCenter {creds.host}: finding VM {self.vms[0].lookup!r}")
+            self.progress.step(f"vCenter {creds.host}: finding VM {self.vms[0].words()}")
             self.session = connect(creds, timeout_s=min(30.0, o.vcenter_timeout_s), deadline_s=o.vcenter_timeout_s)
         except CollectionError as exc:
             for vm in self.vms:
@@ -132,7 +136,7 @@ class HostSampler:
             return
         for i, vm in enumerate(self.vms):
             if i:
-                self.progress.step(f"vCenter {creds.host}: finding VM {vm.lookup!r}")
+                self.progress.step(f"vCenter {creds.host}: finding VM {vm.words()}")
             self._lookup(vm)
         if self.found:
             self.writer.set("subject", {"vms": [(v.inventory or {}).get("name") or v.label for v in self.vms]})
@@ -142,7 +146,7 @@ class HostSampler:
 
         started = utcnow()
         try:
-            with self.session.within(self.opts.vcenter_timeout_s, f"finding VM {vm.lookup!r}"):
+            with self.session.within(self.opts.vcenter_timeout_s, f"finding VM {vm.words()}"):
                 vm.ref = find_vm(self.session, vm.lookup)
                 vm.inventory = collect_inventory(self.session, vm.ref)
         except CollectionError as exc:

@@ -83,3 +83,10 @@ def test_bundle_check_lists_capture_defects_beside_the_manifests_field_defects(t
     assert "'sample' must be an integer" in defects[0]
     assert "nothere.txt is listed but missing" in defects[1]
     assert manifest["captures"][2]["file"] in defects[2] and "not readable" in defects[2]
+
+
+def test_deep_check_progress_names_the_vm_by_name_with_its_moid_in_brackets():
+    from esxdiag.collectors.sampler import SampledVm
+
+    assert SampledVm("vm-46", "win2012r2-file01").words() == "'win2012r2-file01' (vm-46)"
+    assert SampledVm("web01", "web01").words() == "'web01'"
