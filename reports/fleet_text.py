@@ -3,12 +3,55 @@ changes since the previous scan and the deep checks. Untrusted names go through 
 
 from __future__ import annotations
 
+import os
+import shutil
+import sys
+import textwrap
+
 from esxdiag.vocabulary import FLEET_CLASSES
 from esxdiag.reports.text import safe_text
 from esxdiag.reports.words import count
 
-COLUMNS = (("#", 3), ("severity", 8), ("class", 14), ("VM", 24), ("vCenter", 18), ("host", 16), ("drops/s", 9),
+COLUMNS = (("#", 3), ("severity", 8), ("class", 15), ("VM", 24), ("vCenter", 18), ("host", 16), ("drops/s", 9),
            ("/1k pkts", 9), ("%RDY max", 8), ("%CSTP", 6), ("%MLMTD", 7), ("score", 7))
+# the columns a narrow terminal keeps first; the table keeps COLUMNS' order
+PRIORITY = ("#", "severity", "class", "VM", "drops/s", "%RDY max", "/1k pkts", "%MLMTD", "host", "%CSTP", "vCenter",
+            "score")
+VM_MIN, VM_MAX = 16, 40
+CUT = ("VM", "vCenter", "host")  # names are cut to their column with ~; figures and classes never
+MIN_WIDTH = 60
+
+
+def fit_columns(width: int) -> list[tuple[str, int]]:
+    """The columns that fit ``width`` (a space between each), by PRIORITY; the VM column takes what is left."""
+    widths = dict(COLUMNS)
+    widths["VM"] = VM_MIN
+    chosen: list[str] = []
+    used = -1
+    for name in PRIORITY:
+        if used + 1 + widths[name] <= width:
+            chosen.append(name)
+            used += 1 + widths[name]
+    widths["VM"] = min(VM_MAX, VM_MIN + width - used)
+    return [(name, widths[name]) for name, _ in COLUMNS if name in chosen]
+
+
+def joined_lines(items: list[str], width: int, sep: str = " | ", indent: str = "  ") -> list[str]:
+    """Items joined by ``sep``, a new line (never inside an item) when the next would pass ``width``."""
+    lines = [indent]
+    for item in items:
+        if lines[-1].strip() and len(lines[-1]) + len(sep) + len(item) > width:
+            lines.append(indent)
+        lines[-1] += (sep if lines[-1].strip() else "") + item
+    return lines
+
+
+def terminal_width() -> int | None:
+    """This terminal's columns (COLUMNS when set); None when the output is not a terminal (a file or a pipe
+    keeps whole lines, for grep)."""
+    if os.environ.get("COLUMNS", "").isdigit() or sys.stdout.isatty():
+        return max(MIN_WIDTH, shutil.get_terminal_size((100, 24)).columns)
+    return None
 
 
 def _num(value, digits: int = 2) -> str:
@@ -54,14 +97,27 @@ def _ready(row: dict) -> str:
     return mark + _num(row["ready_worst_pct"])
 
 
-def render_fleet_text(document: dict, top: int = 10) -> str:
+def _cells(r: dict) -> dict[str, str]:
+    return {"#": str(r["rank"]), "severity": r["severity"] or "-", "class": r["class"], "VM": r["name"],
+            "vCenter": r["vcenter"], "host": r["host"] or "-", "drops/s": _num(r["drops_per_s"]),
+            "/1k pkts": _num(r["drops_per_1000"]), "%RDY max": _ready(r), "%CSTP": _num(r["costop_worst_pct"]),
+            "%MLMTD": _num(r["max_limited_worst_pct"]), "score": _num(r["score"], 1)}
+
+
+def render_fleet_text(document: dict, top: int = 10, width: int | None = None) -> str:
+    """``width``: the terminal's columns (default: this terminal's); the table keeps the columns that fit and
+    every reason is wrapped under its row."""
+    width = width or terminal_width()
+    if width is not None:
+        width = max(MIN_WIDTH, width)
+    columns = fit_columns(width) if width else list(COLUMNS)
     vms = document["vms"]
     scanned = [v for v in document["vcenters"] if v["status"] == "scanned"]
     first = headline(document)
     lines = [first] if first else []
     lines.append(f"esxdiag scan: {len(vms)} VMs from {len(scanned)} of {len(document['vcenters'])} vCenter(s), "
                  f"window {document['snapshot']['window_s']:g} s, collected {document['snapshot']['collected_at']}")
-    lines.append("  " + " | ".join(f"{c} {document['counts'].get(c, 0)}" for c in FLEET_CLASSES))
+    lines += joined_lines([f"{c} {document['counts'].get(c, 0)}" for c in FLEET_CLASSES], width or 10**6)
     for v in document["vcenters"]:
         if v["status"] == "starting":
             lines.append(f"  {safe_text(v['name'])}: starting, its first cycle has not finished yet")
@@ -72,12 +128,11 @@ def render_fleet_text(document: dict, top: int = 10) -> str:
     lines.append(f"Top {min(top, len(concern))} of {len(concern)} VMs needing attention:" if concern
                  else calm_line(document))
     if concern and top > 0:
-        lines.append(" ".join(f"{name:<{w}}" for name, w in COLUMNS).rstrip())
+        lines.append(" ".join(f"{name:<{w}}" for name, w in columns).rstrip())
         for r in concern[:top]:
-            cells = (str(r["rank"]), r["severity"] or "-", r["class"], _cut(r["name"], 24), _cut(r["vcenter"], 18),
-                     _cut(r["host"] or "-", 16), _num(r["drops_per_s"]), _num(r["drops_per_1000"]), _ready(r),
-                     _num(r["costop_worst_pct"]), _num(r["max_limited_worst_pct"]), _num(r["score"], 1))
-            lines.append(" ".join(f"{c:<{w}}" for c, (_, w) in zip(cells, COLUMNS)).rstrip())
+            cells = _cells(r)
+            lines.append(" ".join(f"{_cut(cells[name], w) if name in CUT else cells[name]:<{w}}"
+                                  for name, w in columns).rstrip())
             lines.append(f"    {safe_text(r['reason'])}")
     lossy = [h for h in document["rollups"]["hosts"] if h.get("uplink")]
     if lossy:
@@ -102,4 +157,13 @@ def render_fleet_text(document: dict, top: int = 10) -> str:
         for vm in deep["vms"]:
             verdicts = ", ".join(vm["verdicts"]) or "no verdict"
             lines.append(f"  {safe_text(vm['name'])}: {verdicts}" + (f" ({safe_text(vm['error'])})" if vm["error"] else ""))
-    return "\n".join(lines) + "\n"
+    return "\n".join(wrapped for line in lines for wrapped in fit(line, width)) + "\n"
+
+
+def fit(line: str, width: int | None) -> list[str]:
+    """A line within ``width``: wrapped under its own indent (two more for its continuation)."""
+    if width is None or len(line) <= width:
+        return [line]
+    indent = line[:len(line) - len(line.lstrip())]
+    return textwrap.wrap(line, width, initial_indent=indent, subsequent_indent=indent + "  ",
+                         break_on_hyphens=False) or [line[:width]]

@@ -24,6 +24,7 @@ class RenderContext:
     top: int = 10  # rows in the fleet's terminal table
     vm_href: Callable[[dict], str] | None = None  # a fleet row -> its VM's page (esxdiag serve), linked from HTML
     verbose: bool = False  # the terminal summary also lists every rule skipped and why
+    width: int | None = None  # the terminal's columns for tables (None: this terminal's)
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ def _text_summary(result, ctx: RenderContext) -> str:
 
 
 def _fleet_summary(document: dict, ctx: RenderContext) -> str:
-    return fleet_text.render_fleet_text(document, ctx.top)
+    return fleet_text.render_fleet_text(document, ctx.top, ctx.width)
 
 
 REPORT = FormatTable("report", {
