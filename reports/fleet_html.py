@@ -28,6 +28,27 @@ from esxdiag.vocabulary import CONCERN_CLASSES, FLEET_CLASSES
 CLASS_COLOURS = {"ring-exhaustion": "#6d0016", "cpu-and-drops": "#7b2fa3", "ring-suspect": "#b00020",
                  "uplink-loss": "#005f73", "drops-not-ring": "#8c2d5a", "cpu-limit": "#c05800",
                  "cpu-contention": "#8a5300", "emulated-nic": "#0b5cad", "no-data": "#888888", "healthy": "#1e6b35"}
+# the scatter's markers: Okabe-Ito colours (told apart with the common colour-vision deficiencies) and a shape
+# of its own for each class, so no two classes rest on colour alone; filled for drop classes, hollow for the rest
+MARKERS = {"ring-exhaustion": ("#D55E00", "triangle", True), "cpu-and-drops": ("#CC79A7", "diamond", True),
+           "ring-suspect": ("#E69F00", "triangle-down", True), "uplink-loss": ("#0072B2", "square", True),
+           "drops-not-ring": ("#000000", "cross", True), "cpu-limit": ("#CC79A7", "square", False),
+           "cpu-contention": ("#56B4E9", "diamond", False), "emulated-nic": ("#0072B2", "triangle", False),
+           "no-data": ("#999999", "circle", False), "healthy": ("#009E73", "circle", True)}
+SHAPES = {  # each within 3.7 px of its centre: a point at the axis' end stays inside the axes
+    "circle": "M 0 -3.5 A 3.5 3.5 0 1 1 0 3.5 A 3.5 3.5 0 1 1 0 -3.5 Z", "square": "M -3 -3 H 3 V 3 H -3 Z",
+    "triangle": "M 0 -3.7 L 3.6 3 H -3.6 Z", "triangle-down": "M 0 3.7 L 3.6 -3 H -3.6 Z",
+    "diamond": "M 0 -3.7 L 3.7 0 L 0 3.7 L -3.7 0 Z", "cross": "M -3.2 -3.2 L 3.2 3.2 M -3.2 3.2 L 3.2 -3.2"}
+
+
+def marker(fleet_class: str) -> Markup:
+    """One class's scatter marker (and legend swatch) as an SVG path centred on 0,0."""
+    colour, shape, filled = MARKERS[fleet_class]
+    paint = (f'fill="{colour}" fill-opacity="0.8" stroke="{colour}"' if filled and shape != "cross"
+             else f'fill="none" stroke="{colour}" stroke-width="1.6"')
+    return Markup(f'<path d="{SHAPES[shape]}" {paint}/>')
+
+
 WIDTH, HEIGHT, LEFT, BOTTOM, TOP, RIGHT = 760, 360, 60, 40, 20, 20
 PAGE_SIZE = 100  # rows the table shows at once
 TOP_ROWS = 25  # server-rendered (and printed) top suspects
@@ -142,4 +163,4 @@ def render_fleet_html(document: dict, vm_href=None) -> str:
         doc=document, classes=FLEET_CLASSES, top=concern[:TOP_ROWS], concern=len(concern), colours=CLASS_COLOURS,
         plot=scatter(document), severity_counts=severities, rollup_rows=ROLLUP_ROWS, bound_marks=BOUND_MARKS,
         data=page_data(document, vm_href), script=script, script_hash=script_hash,
-        headline=headline(document), calm=calm_line(document), vm_href=vm_href)
+        headline=headline(document), calm=calm_line(document), vm_href=vm_href, marker=marker)

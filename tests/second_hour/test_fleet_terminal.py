@@ -43,3 +43,19 @@ def test_a_wide_terminal_shows_every_column():
 def test_a_pipe_keeps_whole_lines():
     out = scan_text(None)
     assert any(len(line) > 120 for line in out.splitlines())
+
+
+def test_the_fleet_page_says_one_vm_and_keeps_its_thresholds_behind_a_details_element():
+    from esxdiag.config import load_thresholds
+    from esxdiag.fleet.analysis import build_report
+    from esxdiag.fleet.snapshot import load_snapshot
+    from esxdiag.reports.fleet_html import MARKERS, render_fleet_html
+
+    page = render_fleet_html(build_report(load_snapshot(SNAPSHOT), load_thresholds(), str(SNAPSHOT)))
+    assert "1 VMs" not in page and "1 VM is not drawn" in page
+    details = page.index('<details class="thresholds">')
+    assert details < page.index("Thresholds (the per-VM rules' own)") < page.index("</details>", details)
+    assert details < page.index("<h2>Top suspects</h2>") if "<h2>Top suspects</h2>" in page else True
+    # every class its own shape-and-colour pair: no two classes told apart by colour alone
+    assert len({(colour, shape, filled) for colour, shape, filled in MARKERS.values()}) == len(MARKERS)
+    assert len({(colour, shape) for colour, shape, _ in MARKERS.values()}) == len(MARKERS)
