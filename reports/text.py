@@ -252,7 +252,7 @@ def _whole_window_words(whole: dict[str, Any] | None) -> str:
     """vCenter's figures for the whole window, when esxtop covered part of it and both were judged."""
     if not whole:
         return ""
-    return (f"; {whole.get('source')} over the whole window (judged too: the worse decides): worst vCPU "
+    return (f"; {whole.get('source')} over the whole window (judged too: the worse decides): "
             f"%RDY avg {fmt(whole.get('ready_pct_avg'))} max {fmt(whole.get('ready_pct_max'))}, "
             f"%MLMTD max {fmt(whole.get('max_limited_pct_max'))}, %CSTP max {fmt(whole.get('costop_pct_max'))}")
 
