@@ -177,3 +177,14 @@ def test_lossy_hosts_are_ranked_by_their_loss_rate():
     assert ranked[:2] == ["esx1", "esx0"]  # 15/s before 0.5/s, however many VMs each has
     text = render_fleet_text(document)
     assert text.index("uplink loss on esx1") < text.index("uplink loss on esx0")
+
+
+def test_a_host_starting_to_lose_frames_makes_no_new_suspects_of_its_quiet_vms(tmp_path):
+    from esxdiag.fleet.history import changes_and_record
+
+    db = tmp_path / "h.sqlite"
+    vms = _crowd(5) + [fs.vm("dropping", drops=60, host="esx0")]
+    assert changes_and_record(db, report(vms=vms, hosts=[fs.host("esx0")])) is None
+    changes = changes_and_record(db, report(vms=vms, hosts=[fs.host("esx0", drops={"vmnic1": 400})]))
+    assert changes["new"] == [] and changes["recovered"] == []
+    assert {c["name"] for c in changes["changed"]} == {f"quiet{i:02d}" for i in range(5)}  # healthy -> uplink-loss
