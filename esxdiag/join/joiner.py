@@ -12,7 +12,8 @@ from esxdiag.join.causes import port_packets_rx, port_tx, rx_reasons, uplinks
 from esxdiag.join.cpu import cpu_from_esxtop, cpu_from_perf
 from esxdiag.join.device import device_version, ring1_max, ring2_max
 from esxdiag.join.facts import CounterWindow, VmFacts, VnicFacts
-from esxdiag.join.moves import event_moves, port_segments, sampled_moves, since_move, with_ports
+from esxdiag.join.moves import (event_moves, port_segments, sampled_moves, since_move, with_later_ports,
+                                with_ports)
 from esxdiag.join.guest import guest_side, guest_vnics
 from esxdiag.join.host import esxcli_port_list, host_side, port_drop_symptoms, port_tx_symptoms
 from esxdiag.join.readings import Reading, Readings
@@ -205,8 +206,8 @@ class Joiner:
         missing: list[str] = []
         segments = port_segments(self, mac)
         target_id, port = self._port_of(segments[-1]) if segments else (None, None)  # at the window's end
-        moves = with_ports(events, segments) if events else sampled_moves(segments)
-        since = since_move(segments[-1], segments[-2], moves) if len(segments) > 1 else None
+        moves = with_later_ports(with_ports(events, segments), segments) if events else sampled_moves(segments)
+        since = since_move(segments[-1], segments[-2] if len(segments) > 1 else None, moves) if segments else None
         move_notes = []
         if len(segments) > 1:
             chain = " and then ".join(f"on port {s.port} of {s.host}" for s in segments)

@@ -101,13 +101,34 @@ def clock(time: str | None) -> str | None:
     return f"{time[11:19]} UTC" if time and len(time) >= 19 else None
 
 
-def since_move(segment: PortSegment, before: PortSegment, moves: tuple[Move, ...]) -> str:
+def with_later_ports(moves: tuple[Move, ...], segments: list[PortSegment]) -> tuple[Move, ...]:
+    """vCenter's moves, and the ones its events do not name that the readings show after them: the vNIC read
+    on a host after the last move vCenter reported took it elsewhere (events cut short, or a move vCenter
+    had not logged yet) is one move more, from that move's host, with no time."""
+    if not moves or not segments or _same_host(moves[-1].to_host, segments[-1]):
+        return moves
+    last = moves[-1]
+    start = next((i for i in range(len(segments) - 1, -1, -1) if _same_host(last.to_host, segments[i])), None)
+    if start is not None:
+        return moves + sampled_moves(segments[start:])
+    return moves + (Move(None, last.to_host, segments[-1].host, "sampled on another host", None, last.to_port,
+                         segments[-1].port),)
+
+
+def since_move(segment: PortSegment, before: PortSegment | None, moves: tuple[Move, ...]) -> str | None:
     """What the counters of a port a move connected count from: the move (vCenter's time when an event says
-    it), else the port's connection on its host, between the last reading on the host before and the first
-    on this one."""
-    event = next((m for m in moves if m.time and _same_host(m.to_host, segment)), None)
+    it moved to this host before the port was first read), else the port's connection on its host, between
+    the last reading on the host before and the first on this one. None: no move connected this port."""
+    event = next((m for m in reversed(moves) if m.time and _same_host(m.to_host, segment)
+                  and (segment.first_read is None or m.time[:19] <= segment.first_read[:19])), None)
     if event is not None:
         return f"since the move to {segment.host} ({clock(event.time)})"
-    left, came = clock(before.last_read), clock(segment.first_read)
+    if before is None:
+        return None
+    came = segment.first_read
+    # after the last reading on the host before, and after any move vCenter logged before this port was read
+    earlier = [t for t in [before.last_read] + [m.time for m in moves if m.time]
+               if t and (came is None or t[:19] <= came[:19])]
+    left, came = clock(max(earlier, key=lambda t: t[:19]) if earlier else None), clock(came)
     between = (f", between {left} and {came}" if left and came else f", before {came}" if came else "")
     return f"since the port was connected on {segment.host} (the move{between})"

@@ -69,6 +69,31 @@ def test_two_moves_with_every_host_read_name_each_port_on_its_host():
     assert "since vNIC init" not in text
 
 
+def test_a_vnic_read_only_after_the_move_counts_since_the_move_and_names_the_unread_port():
+    _, doc, text = run("vmotion-only-destination-read")
+    (exhaustion,) = findings(doc, "ring-exhaustion")
+    assert hops(exhaustion["title"]) == [("a port not read", ESX[0]), (f"port {PORT[1]}", ESX[1])]
+    event = json.loads((SITUATIONS / "vmotion-only-destination-read" / "vcenter" /
+                        "vsphere_events@vm=iperf-test1.json").read_text())["events"][0]
+    nic = doc["vms"][0]["vnics"][0]
+    assert nic["metrics"]["ring1_full"]["since"] == f"since the move to {ESX[1]} ({event['time'][11:19]} UTC)"
+    assert "since vNIC init" not in text
+
+
+def test_a_move_vcenters_events_miss_is_taken_from_the_readings():
+    """Events say esx0 -> esx1; the vNIC was read on esx0, then on esx2: a second move, no time."""
+    _, doc, text = run("vmotion-event-missing-a-move")
+    (exhaustion,) = findings(doc, "ring-exhaustion")
+    assert hops(exhaustion["title"]) == [(f"port {PORT[0]}", ESX[0]), ("a port not read", ESX[1]),
+                                         (f"port {PORT[2]}", ESX[2])]
+    (move,) = findings(doc, "vmotion")
+    assert f"then from {ESX[1]} to {ESX[2]}" in move["title"]
+    event = json.loads((SITUATIONS / "vmotion-event-missing-a-move" / "vcenter" /
+                        "vsphere_events@vm=iperf-test1.json").read_text())["events"][0]
+    since = doc["vms"][0]["vnics"][0]["metrics"]["dropped_rx"]["since"]
+    assert since.startswith(f"since the port was connected on {ESX[2]} (the move, between {event['time'][11:19]} UTC")
+
+
 @pytest.mark.parametrize("name, hosts", [("vmotion-sampled-no-vcenter", 2),
                                          ("vmotion-sampled-three-hosts-no-vcenter", 3)])
 def test_a_move_seen_without_vcenter_lists_the_vnic_once(name, hosts):
