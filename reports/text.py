@@ -245,10 +245,10 @@ def _cpu_line(vm: VmResult) -> str:
                and vm.cpu.get("covered_s") and vm.cpu.get("window_s") else "")
     return (f"CPU ({source}{covered}): %RDY max {fmt(cpu_max(vm, 'ready_pct'))}"
             f"{f' [{per_vcpu}]' if per_vcpu else ''}, %MLMTD max {fmt(cpu_max(vm, 'max_limited_pct'))}, "
-            f"%CSTP max {fmt(cpu_max(vm, 'costop_pct'))}" + _whole_window_words(vm.cpu.get("whole_window")))
+            f"%CSTP max {fmt(cpu_max(vm, 'costop_pct'))}" + whole_window_words(vm.cpu.get("whole_window")))
 
 
-def _whole_window_words(whole: dict[str, Any] | None) -> str:
+def whole_window_words(whole: dict[str, Any] | None) -> str:
     """vCenter's figures for the whole window, when esxtop covered part of it and both were judged."""
     if not whole:
         return ""
