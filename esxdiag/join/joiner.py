@@ -298,7 +298,7 @@ class Joiner:
 
 def _counted_since(value, since: str | None):
     """Host counters of a port a move connected, marked with what they count from (not the vNIC's start):
-    a CounterWindow, or a dict / tuple of them (and anything else as it is)."""
+    a CounterWindow, or a dict of them (anything else is returned as it is)."""
     if since is None:
         return value
     if isinstance(value, CounterWindow):
