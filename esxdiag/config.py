@@ -42,7 +42,8 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     "tx.drops": 0.0,  # transmit drops (port droppedTx, guest tx ring full) above this = happening now
     "cpu.run_pct_saturated": 95.0,  # every vCPU %RUN at or above: the guest itself is saturated (section 10: "near
     #                                 100 %"); the seed's ring-starved receiver ran ~92 % and a ring raise fixed it
-    "cpu.esxtop_coverage_min_pct": 50.0,  # esxtop samples covering less of the window: CPU judged on part of it
+    "cpu.esxtop_coverage_min_pct": 50.0,  # esxtop samples covering less of the window: CPU judged on part of it,
+    #                                        so vCenter's whole-window per-vCPU figures are judged beside them
     # the per-VM noise floor (docs/diagnosis.md "A floor for one VM"): drops under BOTH are not exhaustion worth
     # guest memory, the same numbers as the fleet's floor below ("well under 0.1 per second and 0.01 per 1,000
     # packets" is noise: broadcast storms, a guest briefly slow to post buffers, a vMotion stun)

@@ -13,6 +13,7 @@ from esxdiag.join.readings import Readings
 from esxdiag.result import (SCHEMA_VERSION, SEVERITIES, AnalysisResult, CoverageItem, Finding, RuleCheck,
                             Series, VmResult, VnicResult)
 from esxdiag import rules
+from esxdiag.rules.cpustats import judged_on
 from esxdiag.rules.verdict import decide, failed_run
 from esxdiag.specs import SPECS
 
@@ -75,16 +76,27 @@ def _vm_result(vm: VmFacts, t: dict[str, float], failed: list[tuple[str, str | N
     return VmResult(
         name=vm.name, host=vm.host, vcpus=vm.vcpus, cpu_limit_mhz=vm.cpu_limit_mhz, guest_os=vm.guest_os,
         power_state=vm.power_state, vnics=tuple(vnics), findings=tuple(findings),
-        cpu=({**vm.cpu.summary(), "vcpus_source": vm.vcpus_source} if vm.cpu else {}),
+        cpu=_cpu_summary(vm, t),
         charts=_cpu_charts(vm), checks=checks, notes=vm.notes,
         tcp={key: counter_json(c) for key, c in (("retransmitted_segments", vm.retransmits),
                                                  ("segments_sent", vm.segments_sent)) if c is not None},
     )
 
 
+def _cpu_summary(vm: VmFacts, t: dict[str, float]) -> dict:
+    """The CPU figures' summary; "whole_window": vCenter's when esxtop covered part of the window and the
+    verdict was judged on both (esxdiag.rules.cpustats.judged_on)."""
+    if vm.cpu is None:
+        return {}
+    sources = judged_on(vm.cpu, vm.cpu_whole, t)
+    whole = {"whole_window": sources[1].summary()} if len(sources) > 1 else {}
+    return {**vm.cpu.summary(), "vcpus_source": vm.vcpus_source, **whole}
+
+
 def counter_json(c) -> dict:
-    return {"delta": c.delta, "total": c.total, "seconds": c.seconds,
-            "per_s": None if c.rate_per_s is None else round(c.rate_per_s, 3), "reset": c.reset, "source": c.source}
+    out = {"delta": c.delta, "total": c.total, "seconds": c.seconds,
+           "per_s": None if c.rate_per_s is None else round(c.rate_per_s, 3), "reset": c.reset, "source": c.source}
+    return {**out, "since": c.since} if c.since else out
 
 
 def _vnic_result(vm: VmFacts, nic: VnicFacts, t: dict[str, float], failed: list[tuple[str, str | None]],

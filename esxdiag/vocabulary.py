@@ -10,6 +10,14 @@ FLEET_CLASSES = ("ring-exhaustion", "cpu-and-drops", "ring-suspect", "uplink-los
                  "cpu-contention", "emulated-nic", "no-data", "healthy")
 # The classes that need someone's attention: counted per cluster/host, "new suspect" / "recovered" in history
 CONCERN_CLASSES = FLEET_CLASSES[:8]
+
+
+def needs_attention(row: dict) -> bool:
+    """A fleet row someone should look at: a concern class, but not a VM with no symptom of its own on a host
+    whose uplink loses frames (uplink-loss at info or none): the host's rollup says that loss once."""
+    return row["class"] in CONCERN_CLASSES and not (row["class"] == "uplink-loss" and row["severity"] in (None, "info"))
+
+
 # Suspicions from vCenter's drop counters that the deep check (vmxnet3 ring counters) can prove or clear
 DROP_CLASSES = ("cpu-and-drops", "ring-suspect")
 # vCenter events that say a VM moved (or began to move) between hosts: the fleet scan reads them for its

@@ -23,7 +23,7 @@ from markupsafe import Markup
 from esxdiag.reports import html
 from esxdiag.reports.fleet_text import calm_line, headline
 from esxdiag.result import SEVERITIES
-from esxdiag.vocabulary import CONCERN_CLASSES, FLEET_CLASSES
+from esxdiag.vocabulary import FLEET_CLASSES, needs_attention
 
 CLASS_COLOURS = {"ring-exhaustion": "#6d0016", "cpu-and-drops": "#7b2fa3", "ring-suspect": "#b00020",
                  "uplink-loss": "#005f73", "drops-not-ring": "#8c2d5a", "cpu-limit": "#c05800",
@@ -156,7 +156,7 @@ def render_fleet_html(document: dict, vm_href=None) -> str:
     env = html.environment()  # the per-VM report's filters: its severity badge (icon + word + colour) is ours
     env.filters["fmt"] = _fmt
     env.filters["href"] = _href
-    concern = [r for r in document["vms"] if r["class"] in CONCERN_CLASSES]
+    concern = [r for r in document["vms"] if needs_attention(r)]
     severities = [(s, sum(r["severity"] == s for r in document["vms"])) for s in (*SEVERITIES, None)]
     script, script_hash = _script()
     return env.get_template("fleet.html.j2").render(

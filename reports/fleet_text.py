@@ -8,7 +8,7 @@ import shutil
 import sys
 import textwrap
 
-from esxdiag.vocabulary import FLEET_CLASSES
+from esxdiag.vocabulary import FLEET_CLASSES, needs_attention
 from esxdiag.reports.text import safe_text
 from esxdiag.reports.words import count
 
@@ -124,7 +124,7 @@ def render_fleet_text(document: dict, top: int = 10, width: int | None = None) -
         if v["status"] == "scanned" and v.get("migration_events_error"):
             lines.append(f"  {safe_text(v['name'])}: migration events not read "
                          f"({safe_text(v['migration_events_error'])}): VMs that moved in the window are not marked")
-    concern = [r for r in vms if r["class"] not in ("healthy", "no-data")]
+    concern = [r for r in vms if needs_attention(r)]  # not the symptomless VMs of a lossy host: its rollup says it
     lines.append(f"Top {min(top, len(concern))} of {len(concern)} VMs needing attention:" if concern
                  else calm_line(document))
     if concern and top > 0:
@@ -134,12 +134,13 @@ def render_fleet_text(document: dict, top: int = 10, width: int | None = None) -
             lines.append(" ".join(f"{_cut(cells[name], w) if name in CUT else cells[name]:<{w}}"
                                   for name, w in columns).rstrip())
             lines.append(f"    {safe_text(r['reason'])}")
-    lossy = [h for h in document["rollups"]["hosts"] if h.get("uplink")]
+    lossy = sorted((h for h in document["rollups"]["hosts"] if h.get("uplink")),
+                   key=lambda h: -(h.get("uplink_loss_per_s") or 0))  # the worst loss first
     if lossy:
         lines.append(f"Uplink loss on {len(lossy)} host{'' if len(lossy) == 1 else 's'} (frames lost before the "
                      "vSwitch: one finding per host, not a ring):")
         lines.extend(f"  {safe_text(h['uplink'])} ({h['counts'].get('uplink-loss', 0)} of its {h['vms']} VMs "
-                     "classed uplink-loss)" for h in lossy[:top])
+                     "classed uplink-loss, info when they drop nothing themselves)" for h in lossy[:top])
     changes = document.get("changes")
     if changes:
         lines.append(f"Since the previous scan ({changes['previous_at']}): "

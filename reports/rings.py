@@ -5,7 +5,8 @@ Every line goes through esxdiag.terminal as a whole, so no interpolated name rea
 from __future__ import annotations
 
 from esxdiag.result import AnalysisResult, Evidence
-from esxdiag.reports.text import counter_phrases, cpu_source, failed_headline, fmt, ring_phrases, verdict_headline
+from esxdiag.reports.text import (counter_phrases, cpu_source, failed_headline, fmt, ring_phrases, verdict_headline,
+                                  whole_window_words)
 from esxdiag.reports.words import count
 from esxdiag.terminal import safe_lines
 
@@ -24,7 +25,8 @@ def render_rings(result: AnalysisResult) -> str:
     for vm in result.vms:
         cpu = vm.cpu
         cpu_line = (f"per-vCPU %RDY max {fmt(cpu.get('ready_pct_max'))}, %CSTP max {fmt(cpu.get('costop_pct_max'))}, "
-                    f"%MLMTD max {fmt(cpu.get('max_limited_pct_max'))} ({cpu_source(cpu)})" if cpu else "CPU not measured")
+                    f"%MLMTD max {fmt(cpu.get('max_limited_pct_max'))} ({cpu_source(cpu)})"
+                    + whole_window_words(cpu.get("whole_window")) if cpu else "CPU not measured")
         limit = f", CPU limit {vm.cpu_limit_mhz:,} MHz" if vm.cpu_limit_mhz else ""
         out.append(f"{vm.name}: {count(vm.vcpus, 'vCPU')}{limit}; {cpu_line}")
         if not vm.vnics:

@@ -139,16 +139,24 @@ def counter_windows(metrics: dict[str, Any]) -> list[tuple[str, str, dict[str, A
 
 
 def counter_phrases(metrics: dict[str, Any]) -> list[str]:
-    phrases = []
+    """Each counter's growth, or its one reading and what that counts from: the vNIC's start, or the move
+    that connected the port it was read on (one phrase for the counters it applies to)."""
+    phrases: list[str | list[str]] = []
+    since: dict[str, list[str]] = {}
     for _, label, c in counter_windows(metrics):
         if c.get("reset"):
             phrases.append(f"{label}: counter reset in the window")
+        elif c.get("delta") is None and c.get("since"):
+            if c["since"] not in since:
+                since[c["since"]] = []
+                phrases.append([c["since"]])
+            since[c["since"]].append(f"{label} {fmt(c.get('total'))}")
         elif c.get("delta") is None:
             phrases.append(f"{label} {fmt(c.get('total'))} since vNIC init (one reading)")
         else:
             rate = f" ({fmt(c['per_s'])}/s)" if c.get("per_s") is not None else ""
             phrases.append(f"{label} +{fmt(c['delta'])}{rate}")
-    return phrases
+    return [p if isinstance(p, str) else f"{', '.join(since[p[0]])} {p[0]} (one reading)" for p in phrases]
 
 
 def window_seconds(metrics: dict[str, Any]) -> float | None:
@@ -234,9 +242,20 @@ def _cpu_line(vm: VmResult) -> str:
     rows = per_vcpu_table(vm)["rows"]
     per_vcpu = ", ".join(f"{vcpu_words(who)} {fmt(row['%RDY'][0])}" for who, row in rows if "%RDY" in row)
     source = cpu_source(vm.cpu)
-    return (f"CPU ({source}): %RDY max {fmt(cpu_max(vm, 'ready_pct'))}"
+    covered = (f", {fmt(vm.cpu['covered_s'])} s of {fmt(vm.cpu['window_s'])}" if vm.cpu.get("whole_window")
+               and vm.cpu.get("covered_s") and vm.cpu.get("window_s") else "")
+    return (f"CPU ({source}{covered}): %RDY max {fmt(cpu_max(vm, 'ready_pct'))}"
             f"{f' [{per_vcpu}]' if per_vcpu else ''}, %MLMTD max {fmt(cpu_max(vm, 'max_limited_pct'))}, "
-            f"%CSTP max {fmt(cpu_max(vm, 'costop_pct'))}")
+            f"%CSTP max {fmt(cpu_max(vm, 'costop_pct'))}" + whole_window_words(vm.cpu.get("whole_window")))
+
+
+def whole_window_words(whole: dict[str, Any] | None) -> str:
+    """vCenter's figures for the whole window, when esxtop covered part of it and both were judged."""
+    if not whole:
+        return ""
+    return (f"; {whole.get('source')} over the whole window (judged too: the worse decides): "
+            f"%RDY avg {fmt(whole.get('ready_pct_avg'))} max {fmt(whole.get('ready_pct_max'))}, "
+            f"%MLMTD max {fmt(whole.get('max_limited_pct_max'))}, %CSTP max {fmt(whole.get('costop_pct_max'))}")
 
 
 def _vnic_block(out: _Writer, vm: VmResult, vnic: VnicResult) -> None:

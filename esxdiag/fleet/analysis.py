@@ -19,7 +19,7 @@ from esxdiag.fleet.rules import Assessment, assess
 from esxdiag.fleet.snapshot import FleetHost, Snapshot
 from esxdiag.fleet.uplink import HostUplink, host_uplink
 from esxdiag.result import SEVERITIES, worst_of
-from esxdiag.vocabulary import CONCERN_CLASSES, DROP_CLASSES, FLEET_CLASSES, SCHEMA_FLEET_REPORT
+from esxdiag.vocabulary import DROP_CLASSES, FLEET_CLASSES, SCHEMA_FLEET_REPORT, needs_attention
 
 THRESHOLD_KEYS = ("cpu.ready_pct_warning", "cpu.ready_pct_critical", "cpu.costop_pct", "cpu.max_limited_pct",
                   "ring.drops", "ring.drops_per_s_critical", "fleet.score_drops_weight", "fleet.drops_per_s_floor",
@@ -76,11 +76,18 @@ def row_order(row: dict) -> tuple:
                      f"{row['vcenter']}/{row['moid']}")
 
 
+def rollup_order(group: dict) -> tuple:
+    """Groups with the most VMs needing attention (a host's own uplink loss counts as one) first, then by the
+    host's uplink loss rate, then by the VMs' drops."""
+    return (-group["concern"], -(group.get("uplink_loss_per_s") or 0), -(group["drops_per_s"] or 0),
+            group["vcenter"], group["name"] or "")
+
+
 def host_context(host: FleetHost, t: dict[str, float]) -> dict:
     """Host CPU usage (cpu.usage.average, hundredths of a percent), pNIC receive drops and errors per
     second, and the uplink loss over the floor, stated once (esxdiag.fleet.uplink)."""
     out = {"cpu_usage_avg_pct": None, "pnic_drops_per_s": None, "pnic_errors_per_s": None, "uplink_loss": [],
-           "uplink": None, "source": None, "error": host.perf_error}
+           "uplink": None, "uplink_loss_per_s": None, "source": None, "error": host.perf_error}
     perf = host.perf
     if perf is None:
         return out
@@ -100,7 +107,9 @@ def host_context(host: FleetHost, t: dict[str, float]) -> dict:
     figures = host_uplink(host)
     if figures is not None and figures.lossy(t):
         out["uplink_loss"] = [_loss(host.name, v) for v in figures.lossy(t)]
-        out["uplink"] = f"{figures.words(t)}: before the vSwitch, not the ring: a finding for every VM on the host"
+        out["uplink_loss_per_s"] = round(figures.per_s(t), 3)
+        out["uplink"] = (f"{figures.words(t)}: before the vSwitch, not the ring: one finding for the host, not "
+                         "one per VM on it")
     return out
 
 
@@ -130,8 +139,8 @@ def _rollup(rows: list[dict], key) -> list[dict]:
         out.append({"vcenter": k[0], "name": k[1], "vms": len(members), "counts": counts,
                     "drops_per_s": round(sum(drops), 3) if drops else None,
                     "ready_worst_pct": max(ready) if ready else None,
-                    "concern": sum(counts[c] for c in CONCERN_CLASSES)})
-    return sorted(out, key=lambda r: (-r["concern"], -(r["drops_per_s"] or 0), r["vcenter"], r["name"] or ""))
+                    "concern": sum(needs_attention(m) for m in members)})
+    return sorted(out, key=rollup_order)
 
 
 def build_report(snapshot: Snapshot, thresholds: dict[str, float], snapshot_file: str | None = None,
@@ -151,7 +160,9 @@ def build_report(snapshot: Snapshot, thresholds: dict[str, float], snapshot_file
     for h in hosts:
         h.update(context.get((h["vcenter"], h["name"]), {"cpu_usage_avg_pct": None, "pnic_drops_per_s": None,
                                                          "pnic_errors_per_s": None, "uplink_loss": [], "uplink": None,
-                                                         "source": None, "error": None}))
+                                                         "uplink_loss_per_s": None, "source": None, "error": None}))
+        h["concern"] += 1 if h["uplink"] else 0  # the host's own finding, once
+    hosts.sort(key=rollup_order)
     return {
         "schema": SCHEMA_FLEET_REPORT, "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "esxdiag_version": __version__,

@@ -23,7 +23,7 @@ from contextlib import closing
 from pathlib import Path
 
 from esxdiag.errors import EsxdiagError
-from esxdiag.vocabulary import CONCERN_CLASSES
+from esxdiag.vocabulary import needs_attention
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS scans (
@@ -156,16 +156,18 @@ def _changes(db: sqlite3.Connection, document: dict, scanned: set[str], scope: s
     if row is None:
         return None
     scan_id, previous_at, _ = row
-    before = {(vc, moid): (name, klass) for vc, moid, name, klass in db.execute(
-        "SELECT vcenter, moid, name, class FROM vm_results WHERE scan_id = ?", (scan_id,)) if vc in scanned}
+    before = {(vc, moid): (name, klass, severity) for vc, moid, name, klass, severity in db.execute(
+        "SELECT vcenter, moid, name, class, severity FROM vm_results WHERE scan_id = ?", (scan_id,)) if vc in scanned}
     now = {(r["vcenter"], r["moid"]): r for r in document["vms"] if r["vcenter"] in scanned}
     new, recovered, changed = [], [], []
     for key, r in now.items():
-        was = before.get(key, (None, None))[1]
+        _, was, was_severity = before.get(key, (None, None, None))
         item = {"vcenter": key[0], "moid": key[1], "name": r["name"], "before": was, "after": r["class"]}
-        if r["class"] in CONCERN_CLASSES and was not in CONCERN_CLASSES:
+        attention = needs_attention(r)  # a symptomless VM of a lossy host is its host's row, not a new suspect
+        had = was is not None and needs_attention({"class": was, "severity": was_severity})
+        if attention and not had:
             new.append(item)
-        elif r["class"] not in CONCERN_CLASSES and was in CONCERN_CLASSES:
+        elif had and not attention:
             recovered.append(item)
         elif was is not None and was != r["class"]:
             changed.append(item)

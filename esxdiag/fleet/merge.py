@@ -14,13 +14,9 @@ in ``not_scanned``.
 
 from __future__ import annotations
 
-from esxdiag.fleet.analysis import build_report, row_order
+from esxdiag.fleet.analysis import build_report, rollup_order, row_order
 from esxdiag.fleet.snapshot import snapshot_from_dict
 from esxdiag.vocabulary import FLEET_CLASSES, SCHEMA_SNAPSHOT
-
-
-def rollup_order(group: dict) -> tuple:
-    return -group["concern"], -(group["drops_per_s"] or 0), group["vcenter"], group["name"] or ""
 
 
 def failed_status(name: str, url: str, error: str, kind: str) -> dict:

@@ -10,7 +10,8 @@ Classes (esxdiag.vocabulary.FLEET_CLASSES), most urgent first:
                   deep check found the host swapping the VM or every vCPU saturated
   ring-suspect    drops on a vmxnet3 vNIC with CPU measured healthy: the deep check proves or not
   uplink-loss     the VM's host loses received frames on a physical uplink (esxdiag.fleet.uplink) and
-                  the VM has no drops of its own over the floor nor a more urgent class
+                  the VM has no drops of its own over the floor nor a more urgent class: info only (no
+                  symptom of its own; the host rollup ranks the loss), or proven by the deep check
   drops-not-ring  proven by the deep check: the ring counters are flat, the drops have another cause
   cpu-limit       %MLMTD over threshold, or a limit set with no %MLMTD figures
   cpu-contention  worst-vCPU %RDY over the warning threshold or %CSTP over its threshold
@@ -90,9 +91,7 @@ def assess(vm: FleetVm, t: dict[str, float], deep: dict | None = None,
     if vm.perf is None:
         klass, severity, reason = uplink.fold(("no-data", "info", f"no performance data: "
                                                f"{vm.perf_error or 'none returned'}{_damaged(vm)}"), False, lossy, t)
-        terms = {k: v for k, v in {"uplink": _uplink_term(klass, lossy, t)}.items() if v}
-        return Assessment(vm, klass, severity, _moved(reason, klass, moves),
-                          **{**base, "score": sum(terms.values()), "score_terms": terms}, **context)
+        return Assessment(vm, klass, severity, _moved(reason, klass, moves), **base, **context)
     f = measure(vm, t)
     notes = _notes(vm, f)
     klass, severity, reason = _classify(vm, f, notes, t)
@@ -114,7 +113,6 @@ def assess(vm: FleetVm, t: dict[str, float], deep: dict | None = None,
     terms = {
         "drops": t["fleet.score_drops_weight"] * ((d.per_s if d else None) or 0)
         / max(t["ring.drops_per_s_critical"], 1e-9),
-        "uplink": _uplink_term(klass, lossy, t),
         "drops_per_1000": (d.per_1000 if d else None) or 0.0,
         "ready": max(0.0, ready.worst_avg - t["cpu.ready_pct_warning"]) if ready else 0.0,
         "costop": max(0.0, costop.worst_avg - t["cpu.costop_pct"]) if costop else 0.0,
@@ -129,14 +127,6 @@ def assess(vm: FleetVm, t: dict[str, float], deep: dict | None = None,
         f.cpu.average("ready_pct") if f.cpu else None, costop.worst_avg if costop else None,
         limited.worst_avg if limited else None, f.by_vnic, tuple(notes), ready.bound if ready else None,
         confirmed, f.dropping(t), **context)
-
-
-def _uplink_term(klass: str, lossy: tuple[uplink.HostUplink, ...], t) -> float:
-    """Score points for the host's uplink loss, as for the VM's own drops, when it is the VM's class."""
-    if klass != "uplink-loss":
-        return 0.0
-    return round(t["fleet.score_drops_weight"] * sum(u.per_s(t) for u in lossy)
-                 / max(t["ring.drops_per_s_critical"], 1e-9), 3)
 
 
 def _moved(reason: str, klass: str, moves: tuple[vmotion.Move, ...] | None) -> str:

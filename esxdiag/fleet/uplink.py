@@ -3,8 +3,10 @@ section 10, docs/fleet-scan.md "Uplink loss").
 
 A frame the vmnic drops (net.droppedRx: missed, FIFO, no buffer) or rejects (net.errorsRx: CRC, length)
 never reaches any VM's port: no vNIC ring can help it, and no VM's own net.droppedRx counts it. So a
-host whose uplink loses frames over ``fleet.uplink_drops_per_s_floor`` is one finding for every VM on
-it (class ``uplink-loss``), not N ring suspects. vCenter answers instance "*" with one series per
+host whose uplink loses frames over ``fleet.uplink_drops_per_s_floor`` is one finding of the host (its
+rollup, ranked by the loss rate), not N ring suspects: a VM on it with no drops of its own is class
+``uplink-loss`` at ``info`` only (no symptom of its own), one with drops keeps its own class and severity
+and names the uplink. vCenter answers instance "*" with one series per
 vmnic ("vmnic1") beside the host's aggregate (""); vcsim echoes one aggregate only. The words name the
 vmnic when vCenter did, and say it is not known when it did not.
 """
@@ -87,9 +89,11 @@ def host_uplink(host: FleetHost) -> HostUplink | None:
 
 def fold(judgement: Judgement, own_drops: bool, uplinks: Sequence[HostUplink], t: dict[str, float]) -> Judgement:
     """The VM's class once the uplinks of the hosts it ran on in the window are known. A VM whose own
-    port drops are over the floor (or whose class the host counters proved) keeps its class, and the
-    reason names the uplink loss; otherwise ``uplink-loss`` unless the VM's own class is more urgent
-    (severity, then class order), which then keeps it with the same words."""
+    port drops are over the floor (or whose class the host counters proved) keeps its class and the
+    severity its own drops give, and the reason names the uplink loss. A VM with no drops of its own has
+    no symptom: it is ``uplink-loss`` at ``info`` (the host's loss is said once, ranked by its rate, in the
+    host rollup), unless its own class is more urgent (severity, then class order), which then keeps it
+    with the same words."""
     klass, severity, reason = judgement
     lossy = [u for u in uplinks if u.lossy(t)]
     if not lossy:
@@ -97,9 +101,8 @@ def fold(judgement: Judgement, own_drops: bool, uplinks: Sequence[HostUplink], t
     words = "; ".join(u.words(t) for u in lossy)
     if klass == "uplink-loss":
         return klass, severity, f"{reason}; vCenter: {words}"
-    rate = sum(u.per_s(t) for u in lossy)
-    mine = ("uplink-loss", "critical" if rate > t["ring.drops_per_s_critical"] else "warning",
-            f"{words}: before the vSwitch, not the ring; the VM itself: {reason}")
+    mine = ("uplink-loss", "info", f"{words}: before the vSwitch, not the ring, and not seen at this VM's port "
+                                   f"(the host's finding, in its rollup); the VM itself: {reason}")
     also = (klass, severity, f"{reason}; its host also loses frames: {words}: not the ring, and not in the "
                               "VM's port drops")
     if own_drops or klass in ("ring-exhaustion", "drops-not-ring"):

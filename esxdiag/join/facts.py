@@ -26,6 +26,7 @@ class CounterWindow:
     source: str | None = None  # file of the end reading
     locator: str | None = None
     between: tuple[int, ...] = ()  # readings between start and end, in time order
+    since: str | None = None  # what a single reading counts from when not the vNIC's start (a port a move connected)
 
     @property
     def complete(self) -> bool:
@@ -74,13 +75,18 @@ class CounterWindow:
         values = self._readings()
         return max(values) if values else None
 
+    @property
+    def since_words(self) -> str:
+        """What a single reading's total counts from: the vNIC's start, or the move that connected its port."""
+        return self.since or "since vNIC init"
+
     def reset_words(self) -> str:
         return (f"counter reset during the window (VM reboot or driver reload): {self.before_reset:,} before "
                 f"the reset, {self.end:,} at the end") if self.reset else ""
 
     def evidence(self, threshold: float | None = None, comparison: str | None = ">") -> Evidence:
         observed = self.delta if self.complete else self.total
-        unit = "events in window" if self.complete else "since vNIC init (single reading)"
+        unit = "events in window" if self.complete else f"{self.since_words} (single reading)"
         what = self.what + (f" ({self.reset_words()})" if self.reset else "")
         if self.complete and self.rate_per_s is not None:
             unit = f"events in {self.seconds:.0f} s window ({self.rate_per_s:.2f}/s)"
@@ -217,6 +223,18 @@ class Move:
 
 
 @dataclass(frozen=True)
+class PortSegment:
+    """One port the vNIC had in the window, on the host it lived on: its counters are a series of their own."""
+
+    target: str  # the ESXi target id in the bundle
+    host: str | None  # the host's name (vCenter's, else the target id without "esxi-")
+    port: int
+    portset: str | None
+    first_read: str | None = None  # ISO time of the port's first and last counter reading (None: not timed)
+    last_read: str | None = None
+
+
+@dataclass(frozen=True)
 class VnicFacts:
     vm: str
     mac: str | None
@@ -266,7 +284,8 @@ class VnicFacts:
     guest_queue_oob: dict[int, CounterWindow] = field(default_factory=dict)  # guest pkts rx OOB per rx queue
     device_version: str | None = None  # vmxnet3 device: "v7" (ESXi 8, VM hardware 20+), "pre-v7", None unknown
     device_version_why: str | None = None  # what says so, or why it is unknown
-    move: Move | None = None  # the vNIC's MAC on ports of two hosts within the window
+    segments: tuple[PortSegment, ...] = ()  # the vNIC's ports in the window, in order (more than one: it moved)
+    moves: tuple[Move, ...] = ()  # its moves, each with the ports it left and joined (esxdiag.join.moves)
 
 
 @dataclass(frozen=True)
@@ -291,3 +310,5 @@ class VmFacts:
     hardware_version: str | None = None  # config.version ("vmx-20")
     esxi_version: str | None = None  # the host's ESXi version ("8.0.2"), from vCenter or vmware -vl
     moves: tuple[Move, ...] = ()  # host changes inside the window (vCenter events, or two hosts' captures)
+    cpu_whole: CpuFacts | None = None  # vCenter per-vCPU figures for the whole window beside esxtop's
+    #                                    (esxdiag.rules.cpustats.judged_on: used when esxtop covers part of it)

@@ -11,8 +11,9 @@ from esxdiag.bundle import Bundle, slug
 from esxdiag.join.causes import port_packets_rx, port_tx, rx_reasons, uplinks
 from esxdiag.join.cpu import cpu_from_esxtop, cpu_from_perf
 from esxdiag.join.device import device_version, ring1_max, ring2_max
-from esxdiag.join.facts import VmFacts, VnicFacts
-from esxdiag.join.moves import event_moves, port_segments, sampled_move
+from esxdiag.join.facts import CounterWindow, VmFacts, VnicFacts
+from esxdiag.join.moves import (event_moves, port_segments, sampled_moves, since_move, with_later_ports,
+                                with_ports)
 from esxdiag.join.guest import guest_side, guest_vnics
 from esxdiag.join.host import esxcli_port_list, host_side, port_drop_symptoms, port_tx_symptoms
 from esxdiag.join.readings import Reading, Readings
@@ -122,13 +123,16 @@ class Joiner:
             if vcpus is None and esxtop_vcpus:
                 vcpus, vcpus_source = esxtop_vcpus, "esxtop"
         esxtop_missing = esxtop is None
+        perf = self.perf_for(name)
+        perf_cpu = cpu_from_perf(perf, vcpus) if perf else None
+        cpu_whole = None
         if cpu is None or cpu.bound != "exact":  # vCenter's per-vCPU instances beat an esxtop bound
-            perf = self.perf_for(name)
-            perf_cpu = cpu_from_perf(perf, vcpus) if perf else None
             if perf_cpu is not None and (cpu is None or perf_cpu.bound == "exact"):
                 cpu, esxtop_missing = perf_cpu, cpu is None and esxtop_missing
                 if perf.record.note:
                     notes.append(f"vCenter performance: {perf.record.note}")
+        elif perf_cpu is not None and perf_cpu.bound == "exact":  # kept for when esxtop covers part of the window
+            cpu_whole = replace(perf_cpu, window_s=self.window)
         if cpu is None:
             missing.append("CPU figures in the window (esxtop batch or vCenter performance): "
                            "CPU contention and limits cannot be ruled out")
@@ -149,22 +153,22 @@ class Joiner:
             cpu = replace(cpu, window_s=self.window)
         esxi = (inv.host_version if inv else None) or self.esxi_version()
         hardware = inv.hardware_version if inv else None
-        vnics = tuple(self.vnic_facts(name, inv, guest, (hardware, esxi)))
-        moves = event_moves(self, name)
-        sampled = next((n.move for n in vnics if n.move is not None), None)
-        if moves and sampled:  # vCenter says when and between which hosts, the bundle which ports
-            moves = (replace(moves[0], from_port=sampled.from_port, to_port=sampled.to_port),) + moves[1:]
-        moves = moves or ((sampled,) if sampled else ())
+        events = event_moves(self, name)
+        vnics = tuple(self.vnic_facts(name, inv, guest, (hardware, esxi), events))
+        # vCenter says when and between which hosts, the bundle which ports (the first vNIC that moved)
+        moves = next((n.moves for n in vnics if len(n.segments) > 1), None) or next(
+            (n.moves for n in vnics if n.moves), events)
+        last_host = next((n.segments[-1].host for n in vnics if n.segments), None)
         limit = inv.cpu_allocation.limit_mhz if inv else None
         return VmFacts(
-            name=name, host=inv.host if inv else None, power_state=inv.power_state if inv else None,
+            name=name, host=inv.host if inv else last_host, power_state=inv.power_state if inv else None,
             vcpus=vcpus, vcpus_source=vcpus_source, cpu_limit_mhz=limit,
             cpu_reservation_mhz=inv.cpu_allocation.reservation_mhz if inv else None,
             guest_os=guest_os, guest_os_name=(inv.guest.full_name if inv and inv.guest else None),
             inventory_file=inventory.file if inventory else None, cpu=cpu, retransmits=retrans,
             segments_sent=segs, vnics=vnics, missing=tuple(missing), notes=tuple(notes),
             latency_sensitivity=inv.latency_sensitivity if inv else None,
-            hardware_version=hardware, esxi_version=esxi, moves=moves,
+            hardware_version=hardware, esxi_version=esxi, moves=moves, cpu_whole=cpu_whole,
         )
 
     def esxi_version(self) -> str | None:
@@ -180,35 +184,38 @@ class Joiner:
         if inv is not None:
             return [{"mac": norm_mac(v.mac), "label": v.label, "type": v.type, "device_key": v.device_key,
                      "network": v.network} for v in inv.vnics]
-        out = []
+        out, seen = [], set()
         for _, reading in self.host_port_lists():
             for port in reading.record.ports:
-                if port.kind == "vnic" and port.vm == name:
+                # one vNIC however many hosts' port lists name its MAC (it moved in the window)
+                if port.kind == "vnic" and port.vm == name and norm_mac(port.mac) not in seen:
+                    seen.add(norm_mac(port.mac))
                     vtype = "vmxnet3" if port.subtype == 9 else None
                     out.append({"mac": norm_mac(port.mac), "label": f"vNIC {port.vnic_index}", "type": vtype,
                                 "device_key": None})
         return out or guest_vnics(self, guest)
 
-    def vnic_facts(self, vm: str, inv: Any, guest, versions: tuple[str | None, str | None]):
+    def vnic_facts(self, vm: str, inv: Any, guest, versions: tuple[str | None, str | None], events=()):
         nics = self.vnic_list(vm, inv, guest)
         for nic in nics:
-            yield self._one_vnic(vm, nic, guest, len(nics), versions)
+            yield self._one_vnic(vm, nic, guest, len(nics), versions, events)
 
     def _one_vnic(self, vm: str, nic: dict[str, Any], guest, vnic_count: int,
-                  versions: tuple[str | None, str | None] = (None, None)) -> VnicFacts:
+                  versions: tuple[str | None, str | None] = (None, None), events=()) -> VnicFacts:
         mac = nic["mac"]
         missing: list[str] = []
         segments = port_segments(self, mac)
-        target_id, port = segments[-1] if segments else (None, None)  # where the vNIC was at the window's end
+        target_id, port = self._port_of(segments[-1]) if segments else (None, None)  # at the window's end
+        moves = with_later_ports(with_ports(events, segments), segments) if events else sampled_moves(segments)
+        since = since_move(segments[-1], segments[-2] if len(segments) > 1 else None, moves) if segments else None
         move_notes = []
         if len(segments) > 1:
-            (first_target, first_port) = segments[0]
-            move_notes.append(f"the vNIC was on port {first_port.port} of {first_target} and then on port {port.port} "
-                              f"of {target_id} within the window (a vMotion): host counters of the two ports are "
+            chain = " and then ".join(f"on port {s.port} of {s.host}" for s in segments)
+            move_notes.append(f"the vNIC was {chain} within the window (a vMotion): host counters of the ports are "
                               "separate series and are never subtracted from each other; the figures are the last "
-                              "port's")
+                              f"port's, counted {since}")
         vmxnet3 = nic.get("type") in (None, "vmxnet3")
-        host = host_side(self, target_id, port, missing, vmxnet3)
+        host = _counted_since(host_side(self, target_id, port, missing, vmxnet3), since)
         if port is None and self.host_port_lists():
             missing.append(f"no host port with MAC {mac} in net-stats -l (VM powered off, or on another host)")
         elif not self.host_port_lists():
@@ -250,12 +257,21 @@ class Joiner:
             network=nic.get("network"),
             series={**host["series"], **guest_facts["series"]}, missing=tuple(missing),
             notes=tuple(notes), uplinks=links, uplinks_unknown=links_unknown,
-            rx_reasons=rx_reasons(self, target_id, port, notes) if vmxnet3 else {},
-            packets_rx=port_packets_rx(self, target_id, port, notes),
-            tx={**port_tx(self, target_id, port, notes), **guest_facts["tx"]},
-            tx_symptoms=port_tx_symptoms(esxtop, port), move=sampled_move(self, segments),
+            rx_reasons=_counted_since(rx_reasons(self, target_id, port, notes) if vmxnet3 else {}, since),
+            packets_rx=_counted_since(port_packets_rx(self, target_id, port, notes), since),
+            tx={**_counted_since(port_tx(self, target_id, port, notes), since), **guest_facts["tx"]},
+            tx_symptoms=port_tx_symptoms(esxtop, port), segments=tuple(segments), moves=moves,
             guest_queue_oob=guest_facts["queue_oob"], device_version=version, device_version_why=version_why,
         )
+
+    def _port_of(self, segment):
+        """The port list entry of a segment: (target id, port) as the host-side readers take them."""
+        for target_id, reading in self.host_port_lists():
+            if target_id == segment.target:
+                port = next((p for p in reading.record.ports if p.port == segment.port), None)
+                if port is not None:
+                    return target_id, port
+        return None, None
 
     def host_name(self, target_id: str | None) -> str | None:
         """The host's name as vCenter knows it: the inventory's host for the VMs on it, else the target id."""
@@ -278,6 +294,18 @@ class Joiner:
         kind = "distributed switch" if switch.distributed else "vSwitch"
         return [f"guest MTU unknown; the {kind} {switch.name} carries MTU {switch.mtu} (esxcfg-vswitch -l): if the "
                 "guest uses jumbo frames, ring 1's maximum is 4032 on pre-v7 vmxnet3, not 4096"]
+
+
+def _counted_since(value, since: str | None):
+    """Host counters of a port a move connected, marked with what they count from (not the vNIC's start):
+    a CounterWindow, or a dict of them (anything else is returned as it is)."""
+    if since is None:
+        return value
+    if isinstance(value, CounterWindow):
+        return replace(value, since=since)
+    if isinstance(value, dict):
+        return {k: _counted_since(v, since) for k, v in value.items()}
+    return value
 
 
 def ring_sizes(side: dict[str, Any], notes: list[str]) -> tuple[int | None, int | None, str | None]:

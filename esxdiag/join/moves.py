@@ -1,11 +1,15 @@
-"""A VM that changed host inside the window (vMotion, DRS; shared/domain.md section 10): the old
-port's counters end there and the new port's are a different series. Known from vCenter's events,
-or from the bundle itself: the vNIC's MAC on ports of two hosts, each read in part of the window.
-Readings on one port are never subtracted from readings on another."""
+"""A VM that changed host inside the window (vMotion, DRS; docs/diagnosis.md "vMotion inside the window"):
+the old port's counters end there and the new port's are a different series. Known from vCenter's
+events, or from the bundle itself: the vNIC's MAC on ports of two or more hosts, each read in part of
+the window. Readings on one port are never subtracted from readings on another, and each port is named
+on the host it lived on, for any number of moves."""
 
 from __future__ import annotations
 
-from esxdiag.join.facts import Move
+from dataclasses import replace
+
+from esxdiag.bundle import slug
+from esxdiag.join.facts import Move, PortSegment
 from esxdiag.parsers.netstats import norm_mac
 
 MIGRATION_EVENTS = ("VmMigratedEvent", "DrsVmMigratedEvent", "VmEmigratingEvent", "VmBeingHotMigratedEvent",
@@ -28,11 +32,11 @@ def event_moves(joiner, vm: str) -> tuple[Move, ...]:
     return tuple(sorted(moves, key=lambda m: m.time or ""))
 
 
-def port_segments(joiner, mac: str | None) -> list[tuple[str, object]]:
-    """The (ESXi target, port) holding the MAC whose counters were read, in the order they were read
-    (first reading's time; the sample numbers when a bundle does not say when): more than one means the vNIC moved between the window's samples. A port
-    list naming the MAC on a host where nothing of it was read is no segment; when no port was read,
-    the first port found stands alone."""
+def port_segments(joiner, mac: str | None) -> list[PortSegment]:
+    """The ports holding the MAC whose counters were read, one per host, in the order they were read
+    (first reading's time; the sample numbers when a bundle does not say when): more than one means the
+    vNIC moved between the window's samples. A port list naming the MAC on a host where nothing of it was
+    read is no segment; when no port was read, the first port found stands alone."""
     if not mac:
         return []
     found = []
@@ -41,25 +45,90 @@ def port_segments(joiner, mac: str | None) -> list[tuple[str, object]]:
             if norm_mac(port.mac) == mac:
                 found.append((target_id, port))
                 break
-    read = [(first, pair) for pair in found if (first := _first_read(joiner, *pair)) is not None]
-    timed = all(first[0] is not None for first, _ in read)  # the clock when every port has one, else sample order
-    read.sort(key=lambda item: (item[0][0] if timed else "", item[0][1]))
-    return [pair for _, pair in read] or found[:1]
+    read = [(span, pair) for pair in found if (span := _read_span(joiner, *pair)) is not None]
+    timed = all(span[0] is not None for span, _ in read)  # the clock when every port has one, else sample order
+    read.sort(key=lambda item: (item[0][0] if timed else "", item[0][2]))
+    chosen = [(span, pair) for span, pair in read] or [((None, None, 0), pair) for pair in found[:1]]
+    return [PortSegment(target, joiner.host_name(target), port.port, port.switch, span[0], span[1])
+            for span, (target, port) in chosen]
 
 
-def _first_read(joiner, target_id: str, port) -> tuple[str | None, int] | None:
-    """(the earliest reading's time, its sample number) of the port's counters; None when none was read."""
+def _read_span(joiner, target_id: str, port) -> tuple[str | None, str | None, int] | None:
+    """(the earliest and the latest reading's time, the first sample number) of the port's counters; None
+    when none was read."""
     caps = [c for spec in ("vsish_rxsummary", "vsish_clientstats")
             for c in joiner.bundle.find(spec, target_id, portset=port.switch, port=str(port.port))]
     if not caps:
         return None
     times = [c.time.isoformat() for c in caps if c.time]
-    return (min(times) if len(times) == len(caps) else None), min(c.sample or 0 for c in caps)
+    timed = len(times) == len(caps)
+    return (min(times) if timed else None), (max(times) if timed else None), min(c.sample or 0 for c in caps)
 
 
-def sampled_move(joiner, segments: list[tuple[str, object]]) -> Move | None:
-    """The move the bundle itself shows: the first and the last port of the vNIC, on two hosts."""
-    if len(segments) < 2:
+def sampled_moves(segments: list[PortSegment]) -> tuple[Move, ...]:
+    """The moves the bundle itself shows: one between each two consecutive ports of the vNIC."""
+    return tuple(Move(None, a.host, b.host, "sampled on two hosts", None, a.port, b.port)
+                 for a, b in zip(segments, segments[1:]))
+
+
+def _same_host(name: str | None, segment: PortSegment) -> bool:
+    return name is not None and (name == segment.host or f"esxi-{slug(name)}" == segment.target)
+
+
+def with_ports(moves: tuple[Move, ...], segments: list[PortSegment]) -> tuple[Move, ...]:
+    """vCenter's moves with the port the vNIC had on each side, each port taken from the host it lived on
+    (a host of a move whose port was not read keeps None). Walked in order, so a VM that comes back to a
+    host gets that host's later port. When no host name matches a segment (targets named otherwise) and the
+    ports are one more than the moves, they pair up in order."""
+    if not moves or not segments:
+        return moves
+    out, cursor = [], 0
+    for move in moves:
+        start = next((i for i in range(cursor, len(segments)) if _same_host(move.from_host, segments[i])), None)
+        after = cursor if start is None else start + 1
+        end = next((i for i in range(after, len(segments)) if _same_host(move.to_host, segments[i])), None)
+        out.append(replace(move, from_port=segments[start].port if start is not None else None,
+                           to_port=segments[end].port if end is not None else None))
+        cursor = end if end is not None else after
+    matched = any(m.from_port is not None or m.to_port is not None for m in out)
+    if not matched and len(segments) == len(moves) + 1:
+        return tuple(replace(m, from_port=a.port, to_port=b.port) for m, a, b in zip(moves, segments, segments[1:]))
+    return tuple(out)
+
+
+def clock(time: str | None) -> str | None:
+    """"2026-11-26T20:38:43Z" / "...+00:00" -> "20:38:43 UTC"."""
+    return f"{time[11:19]} UTC" if time and len(time) >= 19 else None
+
+
+def with_later_ports(moves: tuple[Move, ...], segments: list[PortSegment]) -> tuple[Move, ...]:
+    """vCenter's moves, and the ones its events do not name that the readings show after them: the vNIC read
+    on a host after the last move vCenter reported took it elsewhere (events cut short, or a move vCenter
+    had not logged yet) is one move more, from that move's host, with no time."""
+    if not moves or not segments or _same_host(moves[-1].to_host, segments[-1]):
+        return moves
+    last = moves[-1]
+    start = next((i for i in range(len(segments) - 1, -1, -1) if _same_host(last.to_host, segments[i])), None)
+    if start is not None:
+        return moves + sampled_moves(segments[start:])
+    return moves + (Move(None, last.to_host, segments[-1].host, "sampled on another host", None, last.to_port,
+                         segments[-1].port),)
+
+
+def since_move(segment: PortSegment, before: PortSegment | None, moves: tuple[Move, ...]) -> str | None:
+    """What the counters of a port a move connected count from: the move (vCenter's time when an event says
+    it moved to this host before the port was first read), else the port's connection on its host, between
+    the last reading on the host before and the first on this one. None: no move connected this port."""
+    event = next((m for m in reversed(moves) if m.time and _same_host(m.to_host, segment)
+                  and (segment.first_read is None or m.time[:19] <= segment.first_read[:19])), None)
+    if event is not None:
+        return f"since the move to {segment.host} ({clock(event.time)})"
+    if before is None:
         return None
-    (a, port_a), (b, port_b) = segments[0], segments[-1]
-    return Move(None, joiner.host_name(a), joiner.host_name(b), "sampled on two hosts", None, port_a.port, port_b.port)
+    came = segment.first_read
+    # after the last reading on the host before, and after any move vCenter logged before this port was read
+    earlier = [t for t in [before.last_read] + [m.time for m in moves if m.time]
+               if t and (came is None or t[:19] <= came[:19])]
+    left, came = clock(max(earlier, key=lambda t: t[:19]) if earlier else None), clock(came)
+    between = (f", between {left} and {came}" if left and came else f", before {came}" if came else "")
+    return f"since the port was connected on {segment.host} (the move{between})"

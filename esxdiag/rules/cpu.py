@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from esxdiag.join.facts import VmFacts
 from esxdiag.result import Evidence, Finding, RuleCheck
-from esxdiag.rules.cpustats import WindowStat, window_stat
+from esxdiag.rules.cpustats import WindowStat, vm_stat
 from esxdiag.rules.remediation import (vsphere_add_vcpus, vsphere_relieve_contention, vsphere_relieve_memory,
                                         vsphere_remove_limit)
 
@@ -89,11 +89,11 @@ def limited_words(limited: WindowStat | None, limit_mhz: int | None, t: dict[str
 
 
 def cpu_contention(vm: VmFacts, t: dict[str, float]):
-    ready = window_stat(vm.cpu, "ready_pct")
+    ready = vm_stat(vm, "ready_pct", t)
     if ready is None:
         return [_skip("cpu-contention")]
     warn, crit = t["cpu.ready_pct_warning"], t["cpu.ready_pct_critical"]
-    limited = window_stat(vm.cpu, "max_limited_pct")
+    limited = vm_stat(vm, "max_limited_pct", t)
     level, words = ready_words(ready, t)
     if level is None:
         return [RuleCheck("cpu-contention", "pass", words)]
@@ -126,7 +126,7 @@ def cpu_contention(vm: VmFacts, t: dict[str, float]):
 
 
 def cpu_costop(vm: VmFacts, t: dict[str, float]):
-    costop = window_stat(vm.cpu, "costop_pct")
+    costop = vm_stat(vm, "costop_pct", t)
     if costop is None:
         return [_skip("cpu-costop")]
     limit = t["cpu.costop_pct"]
@@ -143,7 +143,7 @@ def cpu_costop(vm: VmFacts, t: dict[str, float]):
 
 
 def cpu_limit(vm: VmFacts, t: dict[str, float]):
-    limited = window_stat(vm.cpu, "max_limited_pct")
+    limited = vm_stat(vm, "max_limited_pct", t)
     limit = vm.cpu_limit_mhz
     threshold = t["cpu.max_limited_pct"]
     judged = limited.judge(threshold) if limited is not None else None
@@ -177,7 +177,7 @@ def cpu_limit(vm: VmFacts, t: dict[str, float]):
 
 
 def cpu_swap_wait(vm: VmFacts, t: dict[str, float]):
-    swap = window_stat(vm.cpu, "swap_wait_pct")
+    swap = vm_stat(vm, "swap_wait_pct", t)
     if swap is None:
         return [RuleCheck("cpu-swap-wait", "skip", "no %SWPWT figures (esxtop not collected)")]
     limit = t["cpu.swap_wait_pct"]
@@ -194,7 +194,7 @@ def cpu_swap_wait(vm: VmFacts, t: dict[str, float]):
 
 def cpu_saturation(vm: VmFacts, t: dict[str, float]):
     """Every vCPU busy nearly all the time with %RDY low: the guest itself cannot keep up (domain.md 10)."""
-    run = window_stat(vm.cpu, "run_pct", least=True)
+    run = vm_stat(vm, "run_pct", t, least=True)
     if run is None:
         return [RuleCheck("cpu-saturation", "skip", "no %RUN figures (esxtop not collected)")]
     limit = t["cpu.run_pct_saturated"]

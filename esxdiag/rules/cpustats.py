@@ -19,6 +19,7 @@ class WindowStat:
     locator: str
     bound: str = "exact"  # "lower": the true per-vCPU figure is at least this; "upper": at most this
     ceiling: float | None = None  # with a lower bound: the most the true figure can be (the sum as one vCPU)
+    origin: str = ""  # the source of the figures (esxtop, vcenter-realtime, ...)
 
     @property
     def qualifier(self) -> str:
@@ -74,7 +75,44 @@ def window_stat(cpu: CpuFacts | None, field: str, least: bool = False) -> Window
         "max_limited_pct": "cpu.maxlimited.summation", "swap_wait_pct": "cpu.swapwait.summation",
         "run_pct": "cpu.run.summation"}[field]
     return WindowStat(f"{_NAMES[field]} ({cpu.source})", best[0], best[1], best[2], cpu.file, locator, cpu.bound,
-                      best[0] * cpu.bound_divisor if cpu.bound == "lower" else None)
+                      best[0] * cpu.bound_divisor if cpu.bound == "lower" else None, cpu.source)
+
+
+def judged_on(cpu: CpuFacts | None, whole: CpuFacts | None, t: dict[str, float]) -> tuple[CpuFacts, ...]:
+    """The CPU figures a verdict rests on: esxtop's (2-5 s samples) alone when they cover at least
+    cpu.esxtop_coverage_min_pct of the window; beside them vCenter's per-vCPU figures for the whole window
+    when esxtop covers less (a sliver never speaks for the window when vCenter saw all of it). With two
+    sources each figure is the worse of the two, named by the source that decided it."""
+    if cpu is None:
+        return ()
+    if whole is None or coverage(cpu, t) is None or _share(whole) < t["cpu.esxtop_coverage_min_pct"]:
+        return (cpu,)
+    return (cpu, whole)
+
+
+def _share(cpu: CpuFacts) -> float:
+    """The percentage of the window the figures cover (0 when either is unknown)."""
+    return 100 * cpu.covered_s / cpu.window_s if cpu.covered_s and cpu.window_s else 0.0
+
+
+def worst_stat(sources: tuple[CpuFacts, ...], field: str, least: bool = False) -> WindowStat | None:
+    """The worse of the sources' window statistics for one figure (the higher worst-vCPU average)."""
+    stats = [s for s in (window_stat(cpu, field, least) for cpu in sources) if s is not None]
+    return max(stats, key=lambda s: s.worst_avg) if stats else None
+
+
+def vm_stat(vm, field: str, t: dict[str, float], least: bool = False) -> WindowStat | None:
+    """A VM's window statistic for one figure, from every source it is judged on (judged_on)."""
+    return worst_stat(judged_on(vm.cpu, vm.cpu_whole, t), field, least)
+
+
+def whole_window_evidence(cpu: CpuFacts, whole: CpuFacts, t: dict[str, float]) -> Evidence:
+    """Why a second source was read: esxtop covered part of the window, vCenter all of it."""
+    return Evidence(f"{cpu.covered_s:g} s esxtop covered of the {cpu.window_s:g} s window: CPU judged also on "
+                    f"{whole.source} per-vCPU figures ({whole.samples_with_values} samples of {whole.sample_s:g} s, "
+                    "the whole window); each figure is the worse of the two sources, named in its evidence",
+                    round(_share(cpu), 1), "% of the window esxtop covered", t["cpu.esxtop_coverage_min_pct"], "<",
+                    whole.file, "cpu.ready.summation")
 
 
 def judged(stat: WindowStat | None, threshold: float) -> str | None:
@@ -99,6 +137,7 @@ class CpuState:
     saturated: WindowStat | None = None  # the least busy vCPU's %RUN at the saturation threshold: every vCPU busy
     partial: Evidence | None = None  # esxtop covered only part of the window
     caveats: tuple[Evidence, ...] = ()  # each of the above as evidence against a ring raise
+    whole_window: Evidence | None = None  # esxtop covered part of the window, vCenter all of it: both judged
 
     @property
     def words(self) -> str:
@@ -111,6 +150,8 @@ class CpuState:
                     "per vCPU)")
         if self.saturated is not None:
             return f"saturated: every vCPU runs {self.saturated.worst_avg:.0f}% or more of the time (%RUN)"
+        if not self.undecided and self.whole_window is not None and self.partial is not None:
+            return f"healthy over the whole window (vCenter's per-vCPU figures; {self.partial.what})"
         if not self.undecided and self.partial is not None:
             return f"healthy in the {self.partial.what}"
         if not self.undecided:
@@ -118,23 +159,33 @@ class CpuState:
         bounds = any(s is not None and s.bound != "exact" for s in (self.ready, self.costop, self.limited))
         return "not ruled out as the cause" + (" (the vCPU count is unknown)" if bounds else " (%RDY not measured)")
 
+    def figure(self, name: str, stat: WindowStat) -> str:
+        """"%RDY 13.0%", and which source decided it when two were judged ("... from vcenter-realtime")."""
+        decided = f" from {stat.origin}" if self.whole_window is not None and stat.origin else ""
+        return f"{name} {stat.qualifier}{stat.worst_avg:.1f}%{decided}"
+
     def over(self, t: dict[str, float]) -> tuple[Evidence, ...]:
         """The figures as evidence, each against its threshold (for the CPU-first verdicts)."""
-        return tuple(s.evidence(th) for s, th in self._pairs(t) if s is not None)
+        return tuple(s.evidence(th) for s, th in self._pairs(t) if s is not None) + (
+            (self.whole_window,) if self.whole_window else ())
 
     def _pairs(self, t: dict[str, float]):
         return ((self.ready, t["cpu.ready_pct_critical"]), (self.costop, t["cpu.costop_pct"]),
                 (self.limited, t["cpu.max_limited_pct"]))
 
 
-def cpu_state(cpu: CpuFacts | None, limit_mhz: int | None, t: dict[str, float]) -> CpuState:
-    ready, costop, limited = (window_stat(cpu, f) for f in ("ready_pct", "costop_pct", "max_limited_pct"))
+def cpu_state(cpu: CpuFacts | None, limit_mhz: int | None, t: dict[str, float],
+              whole: CpuFacts | None = None) -> CpuState:
+    """whole: vCenter's per-vCPU figures for the whole window beside esxtop's (judged_on says when they count)."""
+    sources = judged_on(cpu, whole, t)
+    ready, costop, limited = (worst_stat(sources, f) for f in ("ready_pct", "costop_pct", "max_limited_pct"))
     pairs = ((ready, t["cpu.ready_pct_critical"]), (costop, t["cpu.costop_pct"]),
              (limited, t["cpu.max_limited_pct"]))
     limit_judged = judged(limited, t["cpu.max_limited_pct"])
     throttled = limit_judged == "above" or (limit_mhz is not None and limit_judged in (None, "unknown"))
     contended = "above" in (judged(ready, t["cpu.ready_pct_critical"]), judged(costop, t["cpu.costop_pct"]))
-    healthy = tuple(s.evidence(th, "<=") for s, th in pairs if judged(s, th) == "below")
+    both = whole_window_evidence(cpu, whole, t) if len(sources) > 1 else None
+    healthy = tuple(s.evidence(th, "<=") for s, th in pairs if judged(s, th) == "below") + ((both,) if both else ())
     straddled = tuple(s for s, th in pairs if judged(s, th) == "unknown")
     undecided = tuple(
         Evidence(f"{s.what} per vCPU is {s.range_words()} (the vCPU count is unknown): it can be neither confirmed "
@@ -147,9 +198,9 @@ def cpu_state(cpu: CpuFacts | None, limit_mhz: int | None, t: dict[str, float]) 
                                None),)
     elif ready is None:
         undecided += (Evidence("%RDY was not measured (no usable values): contention cannot be ruled out", None),)
-    swap = window_stat(cpu, "swap_wait_pct")
+    swap = worst_stat(sources, "swap_wait_pct")
     swap = swap if judged(swap, t["cpu.swap_wait_pct"]) == "above" else None
-    run = window_stat(cpu, "run_pct", least=True)
+    run = worst_stat(sources, "run_pct", least=True)
     saturated = run if run is not None and run.bound == "exact" and run.worst_avg >= t["cpu.run_pct_saturated"] else None
     partial = coverage(cpu, t)
     caveats = tuple(e for e in (
@@ -158,7 +209,7 @@ def cpu_state(cpu: CpuFacts | None, limit_mhz: int | None, t: dict[str, float]) 
                  round(run.worst_avg, 2), "% per vCPU", t["cpu.run_pct_saturated"], ">=", run.source, run.locator)
         if saturated else None, partial) if e is not None)
     return CpuState(ready, costop, limited, throttled, contended, healthy, undecided, measured, straddled,
-                    swap, saturated, partial, caveats)
+                    swap, saturated, partial, caveats, both)
 
 
 def coverage(cpu: CpuFacts | None, t: dict[str, float]) -> Evidence | None:

@@ -81,15 +81,20 @@ STARVED_BY = {  # verdicts whose cause starves the vCPUs that refill the ring
 
 
 def _port_words(vm: VmFacts, nic: VnicFacts) -> str:
-    """The port the counters were read on; a VM that moved inside the window had two."""
-    move = next((m for m in vm.moves if m.to_port is not None), None)
-    if move is not None:
-        before = f"port {move.from_port}" if move.from_port is not None else "a port not read"
-        return (f" (moved: {before} on {move.from_host or 'the first host'} -> port {move.to_port} on "
-                f"{move.to_host or 'the second host'})")
+    """The port the counters were read on; a vNIC that moved inside the window had one per host, each
+    named on the host it lived on ("a port not read" where no capture of that host has it)."""
+    if nic.moves:
+        return f" (moved: {port_chain(nic.moves)})"
     if vm.moves:
         return f" (port {nic.port} after the move)" if nic.port is not None else ""
     return f" (port {nic.port})" if nic.port is not None else ""
+
+
+def port_chain(moves) -> str:
+    """"port 1 on esx-a -> port 2 on esx-b -> a port not read on esx-c", for any number of moves."""
+    stops = [(moves[0].from_host, moves[0].from_port)] + [(m.to_host, m.to_port) for m in moves]
+    return " -> ".join(f"{f'port {port}' if port is not None else 'a port not read'} on {host or 'an unknown host'}"
+                       for host, port in stops)
 
 
 def emulated_adapter(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):

@@ -136,7 +136,7 @@ def _decide(vm: VmFacts, nic: VnicFacts, t: dict[str, float], others: list[Cause
         return _not_vmxnet3(vm, nic, t)
     sig = signals(nic, t)
     evidence = tuple(_counter_evidence(sig, t)) + tuple(s.evidence() for s in nic.drop_symptoms)
-    cpu = cpu_state(vm.cpu, vm.cpu_limit_mhz, t)
+    cpu = cpu_state(vm.cpu, vm.cpu_limit_mhz, t, vm.cpu_whole)
     port_drops = any(s.rising for s in nic.drop_symptoms)
     if not sig.windowed and nic.drop_symptoms:
         return _from_port_drops(vm, nic, sig, evidence, cpu, port_drops, t)
@@ -145,10 +145,10 @@ def _decide(vm: VmFacts, nic: VnicFacts, t: dict[str, float], others: list[Cause
                            "missing, and the coverage section for captures that failed or could not be parsed).",
                            missing=nic.missing or ("vsish rxSummary / ethtool -S",))
     if not sig.windowed:
-        totals = ", ".join(f"{c.what} {c.total:,}" for c in sig.counters())
+        totals = ", ".join(f"{c.what} {c.total:,} {c.since_words}" for c in sig.counters())
         moved = " The VM moved inside the window: readings of two ports are not subtracted." if vm.moves else ""
         return RingVerdict("insufficient-evidence",
-                           f"Only one reading of the counters ({totals} since the vNIC was initialised): "
+                           f"Only one reading of the counters ({totals}): "
                            f"two readings over a window are needed to tell whether exhaustion is happening now.{moved}",
                            evidence=evidence, missing=nic.missing)
     if not sig.rising:
@@ -282,7 +282,7 @@ def _cpu_first(vm: VmFacts, cpu: CpuState, evidence, missing: list[str], t, what
         return RingVerdict(
             "cpu-limit-first",
             f"{what} while a CPU limit throttles the VM"
-            + (f" (%MLMTD {limited.qualifier}{limited.worst_avg:.1f}%" if shown else " (limit set")
+            + (f" ({cpu.figure('%MLMTD', limited)}" if shown else " (limit set")
             + (f", limit {vm.cpu_limit_mhz:,} MHz)" if vm.cpu_limit_mhz else ")")
             + ": remove the limit first; a bigger ring would only delay the drops.",
             evidence=evidence + cpu.over(t) + limit_ev,
@@ -292,7 +292,7 @@ def _cpu_first(vm: VmFacts, cpu: CpuState, evidence, missing: list[str], t, what
         return RingVerdict(
             "cpu-contention-first",
             f"{what} while vCPUs wait to be scheduled ("
-            + ", ".join(f"{name} {stat.qualifier}{stat.worst_avg:.1f}%" for name, stat, th in
+            + ", ".join(cpu.figure(name, stat) for name, stat, th in
                         (("%RDY", cpu.ready, t["cpu.ready_pct_critical"]), ("%CSTP", cpu.costop, t["cpu.costop_pct"]))
                         if stat and stat.judge(th) == "above")
             + "): relieve CPU contention first.",

@@ -15,17 +15,22 @@ def move_words(move: Move) -> str:
     return f"{where}{ports}{when}"
 
 
+def moves_words(moves: tuple[Move, ...]) -> str:
+    """Every move in order: "from A to B (port 1 -> port 2) at T1, then from B to C (...) at T2"."""
+    return ", then ".join(move_words(m) for m in moves)
+
+
 def vmotion(vm: VmFacts, t: dict[str, float]):
     if not vm.moves:
         return [RuleCheck("vmotion", "pass", "no move of the VM inside the window")]
-    move = vm.moves[0]
-    more = f" ({len(vm.moves)} moves in all)" if len(vm.moves) > 1 else ""
+    more = f" ({len(vm.moves)} moves)" if len(vm.moves) > 1 else ""
     return [Finding(
-        "vmotion", "warning", vm.name, None, f"{vm.name} moved {move_words(move)} inside the window{more}",
-        f"The VM moved ({move.how}) while it was sampled: the old port's counters end at the move and the new "
-        "port's are a different series, so no host counter is subtracted across the move. The vNIC verdicts rest "
-        "on the guest's continuous counters and on readings of one port only; the vMotion stun itself drops a "
-        "few frames. Sample again without a move for a clean window.",
+        "vmotion", "warning", vm.name, None, f"{vm.name} moved {moves_words(vm.moves)} inside the window{more}",
+        f"The VM moved ({', '.join(dict.fromkeys(m.how for m in vm.moves))}) while it was sampled: each port's "
+        "counters end at the move that left it and the next port's are a different series counted from the move, "
+        "so no host counter is subtracted across a move. The vNIC verdicts rest on the guest's continuous "
+        "counters and on readings of one port only; the vMotion stun itself drops a few frames. Sample again "
+        "without a move for a clean window.",
         evidence=tuple(Evidence("VM moved", move_words(m), None, None, None, m.source, m.how) for m in vm.moves))]
 
 
