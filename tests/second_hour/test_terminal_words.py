@@ -40,7 +40,7 @@ def test_the_capture_quirks_finding_says_what_they_are():
     assert head in out
     after = out[out.index(head) + len(head):]
     assert after.lstrip().startswith("the vNIC was on port 33554464")
-    assert "the last port's. ethtool -g" in after  # one note, one sentence
+    assert "(20:38:42 UTC). ethtool -g" in after  # one note, one sentence
 
 
 def test_rule_skips_are_listed_only_with_verbose():
