@@ -217,6 +217,25 @@ class Move:
 
 
 @dataclass(frozen=True)
+class RingSetting:
+    """A guest configuration line that sets ring sizes at boot (a systemd unit running ethtool -G, a udev rule,
+    NetworkManager ethtool.ring-rx, an ifupdown hook, ifcfg ETHTOOL_OPTS): a new ring size is lost at the next
+    boot unless this line is edited."""
+
+    file: str
+    line: int
+    mechanism: str  # networkmanager udev systemd rc.local ifupdown network-scripts netplan other
+    iface: str | None  # None: the line names no interface (a keyfile, a udev rule matched by MAC)
+    rx: int | None = None
+    rx_jumbo: int | None = None
+    tx: int | None = None
+
+    def value(self, option: str) -> int | None:
+        """The size this line sets for an ethtool ring option: rx, rx-jumbo or tx."""
+        return {"rx": self.rx, "rx-jumbo": self.rx_jumbo, "tx": self.tx}[option]
+
+
+@dataclass(frozen=True)
 class VnicFacts:
     vm: str
     mac: str | None
@@ -244,7 +263,6 @@ class VnicFacts:
     rss_enabled: bool | None  # Windows
     windows_adapter: str | None
     small_rx_buffers: int | None
-    rings_persisted: bool | None  # Linux: a persistence mechanism sets ring sizes for this interface
     ethtool_current_rx: int | None
     driver: str | None
     driver_version: str | None
@@ -267,6 +285,28 @@ class VnicFacts:
     device_version: str | None = None  # vmxnet3 device: "v7" (ESXi 8, VM hardware 20+), "pre-v7", None unknown
     device_version_why: str | None = None  # what says so, or why it is unknown
     move: Move | None = None  # the vNIC's MAC on ports of two hosts within the window
+    # Linux: the lines that set this interface's ring sizes at boot; None: the persistence search was not captured
+    ring_settings: tuple[RingSetting, ...] | None = None
+    large_rx_buffers: int | None = None  # Windows Large Rx Buffers (ring 2's pool)
+    tx_ring_size: int | None = None  # ethtool -g TX / Windows Tx Ring Size
+
+    @property
+    def rings_persisted(self) -> bool | None:
+        """A mechanism sets this interface's ring 1 (rx) at boot (None: not known)."""
+        return None if self.ring_settings is None else any(s.rx is not None for s in self.ring_settings)
+
+
+@dataclass(frozen=True)
+class PoolFacts:
+    """A resource pool (or vApp) above the VM, from vCenter: a CPU limit there throttles the VM (%MLMTD) as
+    its own does, and only that pool's setting removes it."""
+
+    name: str
+    moid: str | None
+    path: str | None  # inventory path (/DC/host/cluster/Resources/pool), None when a parent could not be read
+    kind: str  # "pool" or "vapp"
+    cpu_limit_mhz: int | None  # None: unlimited (-1)
+    root: bool = False  # the compute resource's root pool ("Resources"): its limit is the capacity, not a setting
 
 
 @dataclass(frozen=True)
@@ -291,3 +331,5 @@ class VmFacts:
     hardware_version: str | None = None  # config.version ("vmx-20")
     esxi_version: str | None = None  # the host's ESXi version ("8.0.2"), from vCenter or vmware -vl
     moves: tuple[Move, ...] = ()  # host changes inside the window (vCenter events, or two hosts' captures)
+    # the VM's resource pool first, then its parents up to the root pool; None: not read (older bundles, no vCenter)
+    resource_pools: tuple[PoolFacts, ...] | None = None

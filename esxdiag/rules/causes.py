@@ -184,28 +184,62 @@ def tx_drops(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
         remediation=tuple(remedies))]
 
 
-def hot_queue(nic: VnicFacts, t: dict[str, float]) -> tuple[int, int, float] | None:
-    """(queue, queue count, its share of the drops in %) when one rx queue of several takes the drops."""
+@dataclass(frozen=True)
+class HotQueues:
+    """The fewest rx queues that hold at least ring.hot_queue_share_pct of the guest's out-of-buffer drops, when
+    they are a few of the vNIC's queues (at most ring.hot_queues_max_pct of them): flows that hash onto those
+    queues. A bigger ring helps them; more queues do not split a flow."""
+
+    queues: tuple[int, ...]  # heaviest first
+    count: int  # the vNIC's rx queues with a reading
+    share: float  # % of the drops the hot queues hold
+    drops: int  # the hot queues' drops in the window
+
+    def named(self) -> str:
+        """"queue 3" / "queues 2 and 5" / "queues 1, 4 and 6", in queue order."""
+        ordered = sorted(self.queues)
+        if len(ordered) == 1:
+            return f"queue {ordered[0]}"
+        return "queues " + ", ".join(map(str, ordered[:-1])) + f" and {ordered[-1]}"
+
+    def words(self) -> str:
+        """"Rx queue 0 of 2 takes 100%" / "Rx queues 2 and 5 of 8 take 97%"."""
+        verb = "takes" if len(self.queues) == 1 else "take"
+        return f"Rx {self.named()} of {self.count} {verb} {self.share:.0f}%"
+
+
+def hot_queues(nic: VnicFacts, t: dict[str, float]) -> HotQueues | None:
     deltas = {q: c.delta for q, c in nic.guest_queue_oob.items() if c.delta is not None}
     total = sum(deltas.values())
     if len(deltas) < 2 or total <= t["ring.drops"]:
         return None
-    queue, most = max(deltas.items(), key=lambda kv: kv[1])
-    share = 100 * most / total
-    return (queue, len(deltas), share) if share >= t["ring.hot_queue_share_pct"] else None
+    ranked = sorted(deltas.items(), key=lambda kv: (-kv[1], kv[0]))
+    held = 0
+    for k, (_, drops) in enumerate(ranked, 1):
+        held += drops
+        if 100 * held >= t["ring.hot_queue_share_pct"] * total:
+            break
+    if k >= len(deltas) or 100 * k > t["ring.hot_queues_max_pct"] * len(deltas):
+        return None  # the drops spread over most queues: not a few hot flows
+    return HotQueues(tuple(q for q, _ in ranked[:k]), len(deltas), 100 * held / total, held)
+
+
+def hot_queue(nic: VnicFacts, t: dict[str, float]) -> tuple[int, int, float] | None:
+    """(queue, queue count, share %) when a single rx queue takes the drops (see hot_queues for K of N)."""
+    hot = hot_queues(nic, t)
+    return (hot.queues[0], hot.count, hot.share) if hot is not None and len(hot.queues) == 1 else None
 
 
 def one_hot_queue(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
-    hot = hot_queue(nic, t)
+    hot = hot_queues(nic, t)
     if hot is None:
         return []
-    queue, queues, share = hot
-    counter = nic.guest_queue_oob[queue]
     return [Finding(
-        "hot-queue", "warning", vm.name, nic.mac, f"Drops on rx queue {queue} of {queues} on {nic.label or nic.mac}",
-        f"Rx queue {queue} took {share:.0f}% of the guest's out-of-buffer drops ({counter.delta:,} of the window's): "
-        "a flow or hash imbalance, one heavy flow landing on one queue. A bigger ring helps that queue; more "
-        "queues or vCPUs do not spread a single flow.",
+        "hot-queue", "warning", vm.name, nic.mac, f"Drops on rx {hot.named()} of {hot.count} on {nic.label or nic.mac}",
+        f"{hot.words()} of the guest's out-of-buffer drops ({hot.drops:,} of the window's): a flow or hash "
+        "imbalance, a few heavy flows landing on " + ("one queue" if len(hot.queues) == 1 else "these queues")
+        + ". A bigger ring helps " + ("that queue" if len(hot.queues) == 1 else "them") + "; more queues or vCPUs "
+        "do not split a flow.",
         evidence=tuple(c.evidence(t["ring.drops"]) for c in nic.guest_queue_oob.values()))]
 
 

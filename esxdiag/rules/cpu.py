@@ -7,6 +7,7 @@ from __future__ import annotations
 from esxdiag.join.facts import VmFacts
 from esxdiag.result import Evidence, Finding, RuleCheck
 from esxdiag.rules.cpustats import WindowStat, window_stat
+from esxdiag.rules.limits import limit_place
 from esxdiag.rules.remediation import (vsphere_add_vcpus, vsphere_relieve_contention, vsphere_relieve_memory,
                                         vsphere_remove_limit)
 
@@ -150,12 +151,13 @@ def cpu_limit(vm: VmFacts, t: dict[str, float]):
     configured = Evidence("CPU limit configured on the VM", limit, "MHz", None, None, vm.inventory_file,
                           "cpu_allocation.limit_mhz")
     if judged == "above":
+        place = limit_place(vm)
         return [Finding(
             "cpu-limit", "critical", vm.name, None, f"A CPU limit is throttling {vm.name}",
             f"Worst vCPU spent {limited.qualifier}{limited.worst_avg:.1f}% of the window ready-but-limited (%MLMTD)"
-            + (f"; the VM has a {limit} MHz limit." if limit else "."),
-            evidence=(limited.evidence(threshold),) + ((configured,) if limit else ()),
-            remediation=(vsphere_remove_limit(vm.name, limit),),
+            + (f"; the VM has a {limit} MHz limit." if limit and not place.evidence else f": {place.words}."),
+            evidence=(limited.evidence(threshold),) + ((configured,) if limit else ()) + place.evidence,
+            remediation=place.remediation,
         )]
     if limit is not None:
         measured = judged == "below"
