@@ -102,6 +102,7 @@ class DropSymptom:
     locator: str
     packets_rx: tuple[float | None, ...] = ()  # vCenter net.packetsRx per sample, for drops per 1,000 received
     interval_s: float | None = None  # vCenter's sample interval (20 s realtime)
+    direction: str = "rx"  # "rx": received frames dropped; "tx": transmitted frames dropped (%DRPTX, droppedTx)
 
     @property
     def present(self) -> list[float]:
@@ -125,8 +126,9 @@ class DropSymptom:
         return 1000 * sum(self.present) / sum(received)
 
     def evidence(self) -> Evidence:
-        unit = ("% of received packets dropped, peak sample" if self.unit == "%" else
-                f"packets dropped in {len(self.present)} samples")
+        sent = self.direction == "tx"
+        unit = (f"% of {'transmitted' if sent else 'received'} packets dropped, peak sample" if self.unit == "%" else
+                f"{'transmitted ' if sent else ''}packets dropped in {len(self.present)} samples")
         rate = self.per_1000()
         if rate is not None:
             unit += f" ({rate:.2f} per 1,000 received)"

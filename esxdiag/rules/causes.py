@@ -160,6 +160,18 @@ def other_rx_drops(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
         remediation=tuple(r for c in causes for r in c.remediation))]
 
 
+def tx_rising(nic: VnicFacts, t: dict[str, float]) -> bool:
+    """Transmit drops rose in the window (port droppedTx, guest tx ring full, esxtop %DRPTX)."""
+    return any(_rising(c, t["tx.drops"]) for c in nic.tx.values()) or any(s.rising for s in nic.tx_symptoms)
+
+
+def rx_fine_tx_dropping(summary: str) -> str:
+    """A "not needed" rx verdict beside rising transmit drops: the rx rings are fine, the vNIC is not."""
+    return ("The rx rings are fine: " + summary[0].lower() + summary[1:].replace(
+        ": keep the default rings (bigger rings cost guest memory).", ", so no rx ring change.")
+        + " But transmit drops are rising on this vNIC: see the tx-drops finding.")
+
+
 def tx_drops(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
     rising = {key: c for key, c in nic.tx.items() if _rising(c, t["tx.drops"])}
     esxtop = [s for s in nic.tx_symptoms if s.rising]
@@ -168,7 +180,9 @@ def tx_drops(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
             return [RuleCheck("tx-drops", "pass", "no transmit drops in the window", nic.mac)]
         return []
     remedies = []
-    if "guest tx ring full" in rising or ("droppedTx" in rising and "droppedTxExceedMTU" not in rising):
+    tx_at_max = nic.tx_ring_size is not None and nic.tx_ring_size >= t["ring.max_size"]
+    ring_full = "guest tx ring full" in rising or ("droppedTx" in rising and "droppedTxExceedMTU" not in rising)
+    if ring_full and not tx_at_max:
         remedies.append(fix.raise_tx_ring(vm.guest_os, nic.guest_interface, nic.windows_adapter))
     if "droppedTxExceedMTU" in rising:
         remedies.append(fix.align_mtu(vm.guest_os, nic.guest_interface, nic.windows_adapter, nic.mtu, transmit=True))
@@ -176,6 +190,9 @@ def tx_drops(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
         f"{s.what} peak {s.observed:g}%" for s in esxtop]
     why = (" The guest sends frames larger than the port's MTU." if "droppedTxExceedMTU" in rising else
            " The guest queued frames faster than the tx ring drained them." if "guest tx ring full" in rising else "")
+    if ring_full and tx_at_max:
+        why += (f" The tx ring is already at its maximum ({nic.tx_ring_size:,}): a bigger ring is not possible; "
+                "spread sending over more tx queues (vCPUs) or lower the send bursts.")
     return [Finding(
         "tx-drops", "warning", vm.name, nic.mac, f"Transmit drops on {nic.label or nic.mac}",
         "; ".join(parts) + "." + why + " Transmit drops are not receive-ring exhaustion: the rx ring verdict "

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from esxdiag.join.facts import CounterWindow, DropSymptom, VmFacts, VnicFacts
 from esxdiag.result import DropLedger, Evidence, RingVerdict
 from esxdiag.rules import remediation as fix
-from esxdiag.rules.causes import Cause, reason_counters, rx_causes
+from esxdiag.rules.causes import Cause, reason_counters, rx_causes, rx_fine_tx_dropping, tx_rising
 from esxdiag.rules.ledger import rx_ledger
 from esxdiag.rules.cpustats import CpuState, cpu_state
 from esxdiag.rules.limits import limit_place
@@ -122,6 +122,8 @@ def decide(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> RingVerdict:
     if unexplained_rising(nic, ledger, t) and "not explained by any counter" not in verdict.summary:
         verdict = dataclasses.replace(verdict, summary=verdict.summary + f" {ledger.unexplained:,} of "
                                       f"{ledger.port_drops:,} port drops are not explained by any counter read.")
+    if verdict.verdict == "not-needed" and tx_rising(nic, t):
+        verdict = dataclasses.replace(verdict, summary=rx_fine_tx_dropping(verdict.summary))
     if not others:
         return verdict
     ids = tuple(dict.fromkeys(c.id for c in others))
