@@ -5,6 +5,7 @@ reads: the causes whose counters rose in the window, with their words and remedi
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from esxdiag.join.causes import reason_family
@@ -165,11 +166,14 @@ def tx_rising(nic: VnicFacts, t: dict[str, float]) -> bool:
     return any(_rising(c, t["tx.drops"]) for c in nic.tx.values()) or any(s.rising for s in nic.tx_symptoms)
 
 
+_KEEP_RINGS = re.compile(r"[:;] keep the (?:default )?rings(?: \(bigger rings cost guest memory\))?")
+
+
 def rx_fine_tx_dropping(summary: str) -> str:
-    """A "not needed" rx verdict beside rising transmit drops: the rx rings are fine, the vNIC is not."""
-    return ("The rx rings are fine: " + summary[0].lower() + summary[1:].replace(
-        ": keep the default rings (bigger rings cost guest memory).", ", so no rx ring change.")
-        + " But transmit drops are rising on this vNIC: see the tx-drops finding.")
+    """A "not needed" rx verdict beside rising transmit drops: the rx rings are fine, the vNIC is not, so the
+    verdict never says "keep the defaults" as if all were well."""
+    return ("The rx rings are fine. " + _KEEP_RINGS.sub(": no rx ring change", summary, count=1)
+            + " But transmit drops are rising on this vNIC: see the tx-drops finding.")
 
 
 def tx_drops(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):

@@ -23,6 +23,7 @@ from esxdiag.rules import remediation as fix
 from esxdiag.rules.verdict import decide
 
 MAC = "00:50:56:00:00:01"
+MTU_LABEL = "number of packets dropped due to pkt length exceeds vNic mtu"  # an rxSummary label (ESXi 8)
 
 
 def remediation_functions() -> set[str]:
@@ -154,15 +155,15 @@ CASES = {
     "align_mtu": (
         "title", r"^Align the MTU",
         lambda: fix.align_mtu("linux", "eth0", None, 1500),
-        lambda make: [make.vm([_flat(make, rx_reasons={"mtu": make.counter("mtu", 0, 40)})]),
+        lambda make: [make.vm([_flat(make, rx_reasons={MTU_LABEL: make.counter(MTU_LABEL, 0, 40)})]),
                       make.vm([_flat(make, tx={"droppedTxExceedMTU": make.counter("droppedTxExceedMTU", 0, 40)})])],
-        lambda make: [make.vm([_flat(make, rx_reasons={"mtu": make.counter("mtu", 40, 40)},
+        lambda make: [make.vm([_flat(make, rx_reasons={MTU_LABEL: make.counter(MTU_LABEL, 40, 40)},
                                      tx={"droppedTxExceedMTU": make.counter("droppedTxExceedMTU", 9, 9)})])]),
     "vsphere_relieve_memory": (
         "title", r"^Stop the host swapping",
         lambda: fix.vsphere_relieve_memory("vm1"),
         lambda make: [make.vm([make.vnic()], cpu=make.cpu(swap=20))],
-        lambda make: [make.vm([make.vnic(rx_reasons={"page-absent": make.counter("page absent", 7, 7)})],
+        lambda make: [make.vm([make.vnic(rx_reasons={"droppedRxDueToPageAbsent": make.counter("page absent", 7, 7)})],
                               cpu=make.cpu(swap=0))]),
     "raise_tx_ring": (
         "commands", r"ethtool -G \S+ tx \d+|MaxTxRingLength",
