@@ -169,11 +169,13 @@ def tx_rising(nic: VnicFacts, t: dict[str, float]) -> bool:
 _KEEP_RINGS = re.compile(r"[:;] keep the (?:default )?rings(?: \(bigger rings cost guest memory\))?")
 
 
-def rx_fine_tx_dropping(summary: str) -> str:
-    """A "not needed" rx verdict beside rising transmit drops: the rx rings are fine, the vNIC is not, so the
-    verdict never says "keep the defaults" as if all were well."""
-    return ("The rx rings are fine. " + _KEEP_RINGS.sub(": no rx ring change", summary, count=1)
-            + " But transmit drops are rising on this vNIC: see the tx-drops finding.")
+def rx_fine_tx_dropping(summary: str, verdict: str = "not-needed") -> str:
+    """A "not needed" (or "past exhaustion only") rx verdict beside rising transmit drops: the rx rings are
+    fine now, the vNIC is not, so the verdict never says "keep the defaults" as if all were well."""
+    tx = " But transmit drops are rising on this vNIC now: see the tx-drops finding."
+    if verdict != "not-needed":
+        return summary + tx
+    return "The rx rings are fine. " + _KEEP_RINGS.sub(": no rx ring change", summary, count=1) + tx
 
 
 def tx_drops(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
@@ -255,12 +257,15 @@ def one_hot_queue(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
     hot = hot_queues(nic, t)
     if hot is None:
         return []
+    them = "that queue" if len(hot.queues) == 1 else "them"
+    at_max = nic.ring1_size is not None and nic.ring1_size >= nic.ring1_max
+    ring = (f"Their ring is already at its maximum ({nic.ring1_max:,}): those flows need splitting over more "
+            "connections, or a lower burst rate" if at_max else f"A bigger ring helps {them}")
     return [Finding(
         "hot-queue", "warning", vm.name, nic.mac, f"Drops on rx {hot.named()} of {hot.count} on {nic.label or nic.mac}",
         f"{hot.words()} of the guest's out-of-buffer drops ({hot.drops:,} of the window's): a flow or hash "
         "imbalance, a few heavy flows landing on " + ("one queue" if len(hot.queues) == 1 else "these queues")
-        + ". A bigger ring helps " + ("that queue" if len(hot.queues) == 1 else "them") + "; more queues or vCPUs "
-        "do not split a flow.",
+        + f". {ring}; more queues or vCPUs do not split a flow.",
         evidence=tuple(c.evidence(t["ring.drops"]) for c in nic.guest_queue_oob.values()))]
 
 

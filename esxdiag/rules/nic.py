@@ -183,7 +183,7 @@ def ring_persistence(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
 def _persisted(vm: VmFacts, nic: VnicFacts, settings) -> list:
     """Ring 1 is set at boot: fine when that is the size it runs; else the next boot changes it."""
     named = "; ".join(f"{s.file} line {s.line} ({fix.MECHANISM_WORDS.get(s.mechanism, s.mechanism)}) sets rx "
-                      f"{s.rx:,}" for s in settings)
+                      f"{s.rx}" for s in settings)
     boot = {s.rx for s in settings}
     runs = {runs_as(v, 1, nic.device_version, nic.mtu) if nic.device_version else v for v in boot}
     if nic.ring1_size in boot | runs and len(boot) == 1:

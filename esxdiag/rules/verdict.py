@@ -122,8 +122,8 @@ def decide(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> RingVerdict:
     if unexplained_rising(nic, ledger, t) and "not explained by any counter" not in verdict.summary:
         verdict = dataclasses.replace(verdict, summary=verdict.summary + f" {ledger.unexplained:,} of "
                                       f"{ledger.port_drops:,} port drops are not explained by any counter read.")
-    if verdict.verdict == "not-needed" and tx_rising(nic, t):
-        verdict = dataclasses.replace(verdict, summary=rx_fine_tx_dropping(verdict.summary))
+    if verdict.verdict in ("not-needed", "past-exhaustion-only") and tx_rising(nic, t):
+        verdict = dataclasses.replace(verdict, summary=rx_fine_tx_dropping(verdict.summary, verdict.verdict))
     if not others:
         return verdict
     ids = tuple(dict.fromkeys(c.id for c in others))
