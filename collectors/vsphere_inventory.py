@@ -4,8 +4,9 @@ find_vm: CreateContainerView + one paged RetrievePropertiesEx (VM name, instance
 host names) + DestroyView. collect_inventory: one RetrievePropertiesEx over the VM, its
 networks and its resource pool chain with each pool's CPU limit (traversed from the VM) and its
 host plus the host's parent (traversed from the host), with an explicit path set per type (the VM's
-hardware version and the host's ESXi version among them); the request count does not depend on the inventory size or the number of vNICs. The
-record layout is documented in esxdiag.collectors.vsphere.
+hardware version and the host's ESXi version among them); the request count does not depend on the
+inventory size, the number of vNICs or the depth of the pools. The record layout is documented in
+esxdiag.collectors.vsphere.
 """
 
 from __future__ import annotations
@@ -230,7 +231,8 @@ _POOL_CHAIN = [
     _PS.TraversalSpec(name="computeParent", type=vim.ComputeResource, path="parent", skip=False,
                       selectSet=[_PS.SelectionSpec(name="folderParent")]),
     _PS.TraversalSpec(name="folderParent", type=vim.Folder, path="parent", skip=False,
-                      selectSet=[_PS.SelectionSpec(name="folderParent"), _PS.SelectionSpec(name="datacenterParent")]),
+                      selectSet=[_PS.SelectionSpec(name="folderParent"),
+                                 _PS.SelectionSpec(name="datacenterParent")]),
     _PS.TraversalSpec(name="datacenterParent", type=vim.Datacenter, path="parent", skip=False,
                       selectSet=[_PS.SelectionSpec(name="folderParent")]),
 ]

@@ -130,8 +130,9 @@ def edit_setting_words(setting, option: str, target: int, version: str | None, m
     ring = 1 if option == "rx" else 2
     runs = runs_as(old, ring, version, mtu) if version else None
     rounded = f" (a {version} vmxnet3 device runs {old} as {runs})" if runs is not None and runs != old else ""
-    return (f"edit {shlex.quote(setting.file)} line {setting.line} ({MECHANISM_WORDS.get(setting.mechanism, setting.mechanism)}"
-            f"): it sets {option} {old}{rounded} -> change it to {target}")
+    what = MECHANISM_WORDS.get(setting.mechanism, setting.mechanism)
+    return (f"edit {shlex.quote(setting.file)} line {setting.line} ({what}): it sets {option} {old}{rounded} -> "
+            f"change it to {target}")
 
 
 MECHANISM_WORDS = {"networkmanager": "NetworkManager connection", "udev": "udev rule", "systemd": "systemd unit",
