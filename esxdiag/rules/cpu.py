@@ -7,7 +7,7 @@ from __future__ import annotations
 from esxdiag.join.facts import VmFacts
 from esxdiag.result import Evidence, Finding, RuleCheck
 from esxdiag.rules.cpustats import WindowStat, window_stat
-from esxdiag.rules.limits import limit_place
+from esxdiag.rules.limits import limit_place, limiting_pools
 from esxdiag.rules.remediation import (vsphere_add_vcpus, vsphere_relieve_contention, vsphere_relieve_memory,
                                         vsphere_remove_limit)
 
@@ -169,6 +169,18 @@ def cpu_limit(vm: VmFacts, t: dict[str, float]):
                                            else "; CPU was not measured in the window, so its effect is unknown."),
             evidence=(configured,), evidence_against=against, remediation=(vsphere_remove_limit(vm.name, limit),),
         )]
+    pools = limiting_pools(vm)
+    if pools:  # the VM has none of its own; a pool above it does, throttling or not in this window
+        place = limit_place(vm)
+        measured = judged == "below"
+        return [Finding(
+            "cpu-limit", "info" if measured else "warning", vm.name, None,
+            f"A resource pool above {vm.name} has a CPU limit",
+            f"{place.words[0].upper()}{place.words[1:]}"
+            + ("; it did not throttle this VM in this window (%MLMTD 0)." if measured else
+               "; CPU was not measured in the window, so its effect is unknown." if judged is None else "."),
+            evidence=place.evidence, evidence_against=(limited.evidence(threshold, "<="),) if measured else (),
+            remediation=() if measured else place.remediation)]  # a pool's cap is shared, often on purpose
     if limited is None:
         return [RuleCheck("cpu-limit", "pass" if vm.inventory_file else "skip",
                           "no CPU limit configured" if vm.inventory_file else

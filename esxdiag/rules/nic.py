@@ -148,11 +148,14 @@ def windows_single_queue(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
     return [Finding(
         "windows-rss", "warning" if nic.rss_enabled is False else "info", vm.name, nic.mac,
         f"One rx queue for {vm.vcpus} vCPUs on {nic.windows_adapter or nic.mac}",
-        "Receive work for this vNIC runs on one vCPU: Receive Side Scaling is "
-        f"{'disabled' if nic.rss_enabled is False else 'not in effect'} (older vmxnet3 drivers default it off).",
+        "Receive work for this vNIC runs on one vCPU: " + (
+            "Receive Side Scaling is on but uses one receive queue (Maximum Number of RSS Queues)." if nic.rss_enabled
+            else "Receive Side Scaling is " + ("disabled" if nic.rss_enabled is False else "not in effect")
+            + " (older vmxnet3 drivers default it off)."),
         evidence=(Evidence("rx queues", nic.rx_queues, "queues", vm.vcpus, "<", nic.rx_queues_source, "rxqueues"),
                   Evidence("RSS enabled", nic.rss_enabled, None, True, "==", None, "*RSS")),
-        remediation=(fix.windows_enable_rss(nic.windows_adapter, vm.vcpus),),
+        remediation=(fix.windows_rss_queues(nic.windows_adapter, vm.vcpus) if nic.rss_enabled else
+                     fix.windows_enable_rss(nic.windows_adapter, vm.vcpus),),
     )]
 
 

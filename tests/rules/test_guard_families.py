@@ -232,3 +232,19 @@ def test_drptx_evidence_speaks_of_transmitted_packets():
     assert tx.evidence().unit == "% of transmitted packets dropped, peak sample"
     rx = DropSymptom("esxtop %DRPRX", (0.0, 2.5), "%", "esxtop.csv", "% Received Packets Dropped")
     assert rx.evidence().unit == "% of received packets dropped, peak sample"
+
+
+def test_pool_limit_that_did_not_throttle_is_an_info_finding_with_the_pool_named(make, thresholds):
+    vm = make.vm([make.vnic()], cpu=make.cpu(limited=0.0), resource_pools=(pool("tenant", 2000), ROOT))
+    (found,) = cpu.cpu_limit(vm, thresholds)
+    assert isinstance(found, Finding) and found.severity == "info" and "tenant" in found.summary
+    unmeasured = make.vm([make.vnic()], cpu=None, resource_pools=(pool("tenant", 2000), ROOT))
+    (found,) = cpu.cpu_limit(unmeasured, thresholds)
+    assert found.severity == "warning" and "Set-ResourcePool" in commands(found)
+
+
+def test_windows_rss_on_with_one_queue_gets_the_queue_count_not_enable(make, thresholds):
+    vm = windows(make, queues=1, rss=True)
+    (found,) = nic_rules.windows_single_queue(vm, vm.vnics[0], thresholds)
+    assert "Set-NetAdapterRss -Name 'Ethernet0' -NumberOfReceiveQueues 4" in commands(found)
+    assert "Enable-NetAdapterRss" not in commands(found)

@@ -93,7 +93,9 @@ CASES = {
         lambda make: [make.vm([make.vnic(size1=4096, small_rx_buffers=8192, queues=2, rss=True,
                                          guest_os="windows")], guest_os="windows"),
                       make.vm([make.vnic(size1=4096, small_rx_buffers=8192, queues=2, rss=None,
-                                         guest_os="windows")], guest_os="windows")]),  # 2 queues: RSS works
+                                         guest_os="windows")], guest_os="windows"),  # 2 queues: RSS works
+                      make.vm([make.vnic(size1=4096, small_rx_buffers=8192, queues=1, rss=True,
+                                         guest_os="windows")], guest_os="windows", vcpus=4)]),  # on, one queue
     "windows_rss_queues": (
         "commands", r"Set-NetAdapterRss .*-NumberOfReceiveQueues",
         lambda: fix.windows_rss_queues("Ethernet0", 4),
