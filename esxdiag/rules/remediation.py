@@ -131,8 +131,11 @@ def edit_setting_words(setting, option: str, target: int, version: str | None, m
     runs = runs_as(old, ring, version, mtu) if version else None
     rounded = f" (a {version} vmxnet3 device runs {old} as {runs})" if runs is not None and runs != old else ""
     what = MECHANISM_WORDS.get(setting.mechanism, setting.mechanism)
-    return (f"edit {shlex.quote(setting.file)} line {setting.line} ({what}): it sets {option} {old}{rounded} -> "
-            f"change it to {target}")
+    where = f"{shlex.quote(setting.file)} line {setting.line} ({what})"
+    if old == target:  # nothing to edit: the setting is right but did not take effect at the last boot
+        return (f"{where} already sets {option} {target} at boot, yet the ring runs smaller: check that it runs "
+                "(systemctl status, journalctl -b, nmcli connection show) rather than adding another setting")
+    return f"edit {where}: it sets {option} {old}{rounded} -> change it to {target}"
 
 
 MECHANISM_WORDS = {"networkmanager": "NetworkManager connection", "udev": "udev rule", "systemd": "systemd unit",

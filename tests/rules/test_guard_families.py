@@ -248,3 +248,11 @@ def test_windows_rss_on_with_one_queue_gets_the_queue_count_not_enable(make, thr
     (found,) = nic_rules.windows_single_queue(vm, vm.vnics[0], thresholds)
     assert "Set-NetAdapterRss -Name 'Ethernet0' -NumberOfReceiveQueues 4" in commands(found)
     assert "Enable-NetAdapterRss" not in commands(found)
+
+
+def test_a_boot_setting_already_at_the_target_is_not_edited_to_itself(make, thresholds):
+    setting = RingSetting("/etc/systemd/system/rings.service", 5, "systemd", "eth0", rx=4096)
+    nic = make.vnic(size1=1024, ring_settings=(setting,))
+    steps = decide(make.vm([nic]), nic, thresholds).remediation[0].persistence
+    assert steps[0].startswith("/etc/systemd/system/rings.service line 5 (systemd unit) already sets rx 4096 at boot")
+    assert "change it to" not in steps[0]
