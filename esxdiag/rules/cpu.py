@@ -139,7 +139,7 @@ def cpu_costop(vm: VmFacts, t: dict[str, float]):
     return [Finding(
         "cpu-costop", "warning", vm.name, None, f"Co-stop on {vm.name}: too many vCPUs for the host's load",
         f"Worst vCPU co-stopped {costop.qualifier}{costop.worst_avg:.1f}% of the window (threshold {limit:g}%).",
-        evidence=(costop.evidence(limit),), remediation=(vsphere_relieve_contention(vm.name, True),),
+        evidence=(costop.evidence(limit),), remediation=(vsphere_relieve_contention(vm.name, True, vm.vcpus),),
     )]
 
 

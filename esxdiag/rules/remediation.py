@@ -293,10 +293,11 @@ def vsphere_find_cpu_limit(vm: str, vm_limit_known: bool) -> Remediation:
                "pool.change -cpu.limit -1 POOL-PATH); a VM command would change nothing."))
 
 
-def vsphere_relieve_contention(vm: str, costop: bool) -> Remediation:
+def vsphere_relieve_contention(vm: str, costop: bool, vcpus: int | None = None) -> Remediation:
+    """Fewer vCPUs only for co-stop on a VM that has more than one (a 1-vCPU VM cannot have fewer)."""
     steps = [f"govc vm.migrate -vm {govc_vm(vm)} -host '<less-loaded-host>'   # or let DRS balance",
              f"govc vm.change -vm {govc_vm(vm)} -cpu.reservation '<MHz>'   # guarantee CPU if it must not wait"]
-    if costop:
+    if costop and vcpus != 1:
         steps.append(f"govc vm.change -vm {govc_vm(vm)} -c '<fewer vCPUs>'   # %CSTP high: too many vCPUs")
     return Remediation(
         os="vsphere", title=f"Relieve CPU contention for {vm} before touching the rings",

@@ -83,7 +83,7 @@ def _at_max(vm, nic, ring: int, ring_max: int, evidence, against, missing: list[
             evidence_against=against, missing=tuple(missing),
             remediation=(fix.windows_raise_ring(nic.windows_adapter, ring, nic.ring1_size if ring == 1 else
                                                 nic.ring2_size, ring_max, nic.rx_queues,
-                                                t["ring.memory_kb_per_ring1_entry"], buffers),))
+                                                t[f"ring.memory_kb_per_ring{ring}_entry"], buffers),))
     if hot is not None:
         return RingVerdict("at-max", f"{head}{hot_words}.", evidence=evidence, evidence_against=against,
                            missing=tuple(missing))

@@ -302,7 +302,7 @@ def _cpu_first(vm: VmFacts, cpu: CpuState, evidence, missing: list[str], t, what
                         if stat and stat.judge(th) == "above")
             + "): relieve CPU contention first.",
             evidence=evidence + cpu.over(t),
-            remediation=(fix.vsphere_relieve_contention(vm.name, costop_high),), missing=tuple(missing))
+            remediation=(fix.vsphere_relieve_contention(vm.name, costop_high, vm.vcpus),), missing=tuple(missing))
     return None
 
 

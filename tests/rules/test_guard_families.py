@@ -256,3 +256,12 @@ def test_a_boot_setting_already_at_the_target_is_not_edited_to_itself(make, thre
     steps = decide(make.vm([nic]), nic, thresholds).remediation[0].persistence
     assert steps[0].startswith("/etc/systemd/system/rings.service line 5 (systemd unit) already sets rx 4096 at boot")
     assert "change it to" not in steps[0]
+
+
+def test_fewer_vcpus_is_never_advised_to_a_one_vcpu_vm(make, thresholds):
+    one = make.vm([make.vnic()], vcpus=1, cpu=make.cpu(ready=20, costop=8))
+    shown = commands(decide(one, one.vnics[0], thresholds)) + "\n".join(
+        commands(f) for f in cpu.cpu_costop(one, thresholds) if isinstance(f, Finding))
+    assert "fewer vCPUs" not in shown and "vm.migrate" in shown
+    two = make.vm([make.vnic()], vcpus=2, cpu=make.cpu(ready=20, costop=8))
+    assert "fewer vCPUs" in commands(decide(two, two.vnics[0], thresholds))
