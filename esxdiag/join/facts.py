@@ -226,7 +226,7 @@ class RingSetting:
 
     file: str
     line: int
-    mechanism: str  # networkmanager udev systemd rc.local ifupdown network-scripts netplan other
+    mechanism: str  # networkmanager udev systemd networkd rc.local ifupdown network-scripts netplan other
     iface: str | None  # None: the line names no interface (a keyfile, a udev rule matched by MAC)
     rx: int | None = None
     rx_jumbo: int | None = None

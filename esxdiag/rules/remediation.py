@@ -138,7 +138,7 @@ def edit_setting_words(setting, option: str, target: int, version: str | None, m
     return f"edit {where}: it sets {option} {old}{rounded} -> change it to {target}"
 
 
-MECHANISM_WORDS = {"networkmanager": "NetworkManager connection", "udev": "udev rule", "systemd": "systemd unit",
+MECHANISM_WORDS = {"networkmanager": "NetworkManager connection", "udev": "udev rule", "systemd": "systemd unit", "networkd": "systemd-networkd .link file",
                    "rc.local": "rc.local script", "ifupdown": "ifupdown stanza", "network-scripts": "ifcfg file",
                    "netplan": "netplan file", "other": "configuration file"}
 
