@@ -1,7 +1,7 @@
 """Every cause of a drop besides the ring (shared/domain.md section 10), one small rule each: the
 uplink, vmxnet3 drop reasons that are not the ring (MTU, truncation, steering, burst queue, large
-headers, page absent), the transmit side, a few hot rx queues (K of N). ``rx_causes`` is what the ring verdict
-reads: the causes whose counters rose in the window, with their words and remediation."""
+headers, page absent), the transmit side, a few hot rx queues (K of N). ``rx_causes`` is what the
+ring verdict reads: the causes whose counters rose in the window, with their words and remediation."""
 
 from __future__ import annotations
 
@@ -245,12 +245,6 @@ def hot_queues(nic: VnicFacts, t: dict[str, float]) -> HotQueues | None:
     if k >= len(deltas) or 100 * k > t["ring.hot_queues_max_pct"] * len(deltas):
         return None  # the drops spread over most queues: not a few hot flows
     return HotQueues(tuple(q for q, _ in ranked[:k]), len(deltas), 100 * held / total, held)
-
-
-def hot_queue(nic: VnicFacts, t: dict[str, float]) -> tuple[int, int, float] | None:
-    """(queue, queue count, share %) when a single rx queue takes the drops (see hot_queues for K of N)."""
-    hot = hot_queues(nic, t)
-    return (hot.queues[0], hot.count, hot.share) if hot is not None and len(hot.queues) == 1 else None
 
 
 def one_hot_queue(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):

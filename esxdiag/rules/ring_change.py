@@ -126,11 +126,12 @@ def _raise(vm, nic, sig, ring, size, ring_max, size_ev, evidence, cpu, against, 
     if hot is not None:
         extra += (f" {hot.words()} of the drops: the raise helps " + ("that queue" if len(hot.queues) == 1 else
                   "those queues") + "; more queues would not split their flows.")
-    persisted = [s for s in nic.ring_settings or () if s.value("rx" if ring == 1 else "rx-jumbo") is not None]
+    option = "rx" if ring == 1 else "rx-jumbo"
+    persisted = [s for s in nic.ring_settings or () if s.value(option) is not None]
     if persisted and vm.guest_os in (None, "linux"):
         extra += (" The guest already sets this ring at boot (" + "; ".join(
-            f"{s.file} line {s.line}: {'rx' if ring == 1 else 'rx-jumbo'} {s.value('rx' if ring == 1 else 'rx-jumbo')}"
-            for s in persisted) + "): edit that setting, or the next boot undoes the raise.")
+            f"{s.file} line {s.line}: {option} {s.value(option)}" for s in persisted)
+            + "): edit that setting, or the next boot undoes the raise.")
     if nic.device_version == "v7":
         extra += (f" This is a vmxnet3 v7 device ({nic.device_version_why}): ring sizes run as powers of two, so "
                   f"ask for {request:,}, not a multiple of 96.")
