@@ -31,8 +31,12 @@ They do not grow with the inventory size or the number of vNICs.
     missing: [{path ("<moid>:<property path>"), fault ("NoPermission: ..." etc.)}],
     latency_sensitivity ("low" | "normal" | "medium" | "high" | "custom" | null),
     hardware_version (config.version: "vmx-20" | null),
-    host_version (the host's summary.config.product.version: "8.0.2" | null)
-The last three are always written (null when unknown); bundles written before they were added lack
+    host_version (the host's summary.config.product.version: "8.0.2" | null),
+    resource_pools: [{name, moid, path (inventory path "/DC/host/cluster/Resources/pool" | null), kind
+                      ("pool" | "vapp"), cpu_limit_mhz (config.cpuAllocation.limit; -1 -> null),
+                      root (the compute resource's root pool: its limit is the capacity)}]
+                    (the VM's pool first, then each parent; null when the pool could not be read)
+The last four are always written (null when unknown); bundles written before they were added lack
 them, and are read as null.
 Values the server did not report are null; missing lists properties the server refused.
 

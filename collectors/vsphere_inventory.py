@@ -2,10 +2,11 @@
 
 find_vm: CreateContainerView + one paged RetrievePropertiesEx (VM name, instance UUID, host;
 host names) + DestroyView. collect_inventory: one RetrievePropertiesEx over the VM, its
-networks (traversed from the VM) and its host plus the host's parent (traversed from the host),
-with an explicit path set per type (the VM's hardware version and the host's ESXi version among
-them); the request count does not depend on the inventory size or the number of vNICs. The
-record layout is documented in esxdiag.collectors.vsphere.
+networks and its resource pool chain with each pool's CPU limit (traversed from the VM) and its
+host plus the host's parent (traversed from the host), with an explicit path set per type (the VM's
+hardware version and the host's ESXi version among them); the request count does not depend on the
+inventory size, the number of vNICs or the depth of the pools. The record layout is documented in
+esxdiag.collectors.vsphere.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ _VM_PATHS = [
     "config.guestId", "config.guestFullName", "config.hardware.device", "guest.guestId",
     "guest.guestFullName", "guest.guestFamily", "guest.toolsStatus", "guest.toolsRunningStatus",
     "guest.hostName", "guest.ipAddress", "guest.net", "config.latencySensitivity", "config.version",
+    "resourcePool",
 ]
 _HOST_PATHS = ["name", "summary.hardware.cpuMhz", "summary.config.product.version", "parent"]
 NIC_TYPES = {
@@ -174,6 +176,7 @@ def _inventory(session: VsphereSession, vm_ref: VmRef) -> dict:
         "latency_sensitivity": _latency_level(vm.get("config.latencySensitivity")),
         "hardware_version": vm.get("config.version") or None,
         "host_version": host.get("summary.config.product.version") or None,
+        "resource_pools": resource_pools(vm, objects, session.content.rootFolder._moId),
     }
 
 
@@ -189,7 +192,8 @@ def _fetch(session: VsphereSession, vm_obj: Any, host_moid: str | None) -> tuple
     Returns (every object, the network objects, missing), objects as moid -> {path: value}.
     """
     object_set = [_PS.ObjectSpec(obj=vm_obj, skip=False, selectSet=[
-        _PS.TraversalSpec(name="vmNetworks", type=vim.VirtualMachine, path="network", skip=False)])]
+        _PS.TraversalSpec(name="vmNetworks", type=vim.VirtualMachine, path="network", skip=False),
+        *_POOL_CHAIN])]
     if host_moid:
         host = vim.HostSystem(host_moid, session.si._stub)
         object_set.append(_PS.ObjectSpec(obj=host, skip=False, selectSet=[
@@ -197,7 +201,10 @@ def _fetch(session: VsphereSession, vm_obj: Any, host_moid: str | None) -> tuple
     spec = _PS.FilterSpec(objectSet=object_set, propSet=[
         _PS.PropertySpec(type=vim.VirtualMachine, pathSet=_VM_PATHS),
         _PS.PropertySpec(type=vim.HostSystem, pathSet=_HOST_PATHS),
-        _PS.PropertySpec(type=vim.ComputeResource, pathSet=["name"]),
+        _PS.PropertySpec(type=vim.ComputeResource, pathSet=["name", "parent"]),
+        _PS.PropertySpec(type=vim.ResourcePool, pathSet=["name", "parent", "config.cpuAllocation.limit"]),
+        _PS.PropertySpec(type=vim.Folder, pathSet=["name", "parent"]),
+        _PS.PropertySpec(type=vim.Datacenter, pathSet=["name", "parent"]),
         _PS.PropertySpec(type=vim.Network, pathSet=["name"]),
         _PS.PropertySpec(type=vim.dvs.DistributedVirtualPortgroup, pathSet=["name", "key"]),
     ])
@@ -212,6 +219,63 @@ def _fetch(session: VsphereSession, vm_obj: Any, host_moid: str | None) -> tuple
         missing += [{"path": f"{content.obj._moId}:{m.path}", "fault": fault_text(m.fault)}
                     for m in content.missingSet or []]
     return objects, networks, missing
+
+
+# VM -> its resource pool -> each parent pool -> the compute resource -> its folders and datacenter: the pool
+# chain with every name its inventory path needs, in the same request (types decide which spec applies where)
+_POOL_CHAIN = [
+    _PS.TraversalSpec(name="vmPool", type=vim.VirtualMachine, path="resourcePool", skip=False,
+                      selectSet=[_PS.SelectionSpec(name="poolParent")]),
+    _PS.TraversalSpec(name="poolParent", type=vim.ResourcePool, path="parent", skip=False,
+                      selectSet=[_PS.SelectionSpec(name="poolParent"), _PS.SelectionSpec(name="computeParent")]),
+    _PS.TraversalSpec(name="computeParent", type=vim.ComputeResource, path="parent", skip=False,
+                      selectSet=[_PS.SelectionSpec(name="folderParent")]),
+    _PS.TraversalSpec(name="folderParent", type=vim.Folder, path="parent", skip=False,
+                      selectSet=[_PS.SelectionSpec(name="folderParent"),
+                                 _PS.SelectionSpec(name="datacenterParent")]),
+    _PS.TraversalSpec(name="datacenterParent", type=vim.Datacenter, path="parent", skip=False,
+                      selectSet=[_PS.SelectionSpec(name="folderParent")]),
+]
+
+
+def resource_pools(vm: dict, objects: dict[str, dict], root: str | None) -> list[dict] | None:
+    """The VM's resource pool, then each parent pool up to the root pool, with inventory paths
+    (/DC/host/cluster/Resources/pool). None when the VM's pool was not read (no permission, a template)."""
+    pool = vm.get("resourcePool")
+    chain = []
+    for _ in range(64):  # deeper than any real inventory; a loop in crafted data ends here
+        if not isinstance(pool, vim.ResourcePool) or pool._moId not in objects:
+            break
+        props = objects[pool._moId]
+        parent = props.get("parent")
+        limit = props.get("config.cpuAllocation.limit")
+        chain.append({"name": props.get("name") or pool._moId, "moid": pool._moId,
+                      "kind": "vapp" if isinstance(pool, vim.VirtualApp) else "pool",
+                      "cpu_limit_mhz": None if limit is None or limit < 0 else int(limit),
+                      "root": not isinstance(parent, vim.ResourcePool), "parent": parent})
+        pool = parent
+    if not chain:
+        return None
+    above = _inventory_path(chain[-1]["parent"], objects, root)
+    for entry in reversed(chain):
+        above = f"{above}/{entry['name']}" if above is not None else None
+        entry["path"] = above
+        del entry["parent"]
+    return chain
+
+
+def _inventory_path(obj: Any, objects: dict[str, dict], root: str | None) -> str | None:
+    """/DC/host/cluster for a compute resource from its parents' names, or None when one was not read."""
+    names = []
+    for _ in range(64):
+        if obj is None or obj._moId == root:
+            return "/" + "/".join(reversed(names)) if names else None
+        props = objects.get(obj._moId)
+        if props is None or "name" not in props:
+            return None
+        names.append(props["name"])
+        obj = props.get("parent")
+    return None
 
 
 def _vm_ref(obj: Any, props: dict, hosts: dict[str, str | None], path: str | None = None) -> VmRef:

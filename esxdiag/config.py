@@ -49,7 +49,9 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     # packets" is noise: broadcast storms, a guest briefly slow to post buffers, a vMotion stun)
     "ring.drops_per_s_floor": 0.1,
     "ring.drops_per_million_floor": 10.0,  # per million frames the port received (0.01 per 1,000)
-    "ring.hot_queue_share_pct": 90.0,  # one rx queue of several holding this share of the drops: a hot queue
+    "ring.hot_queue_share_pct": 90.0,  # the fewest rx queues holding this share of the drops: hot queues
+    "ring.hot_queues_max_pct": 50.0,  # ... when they are at most this % of the vNIC's rx queues (1 of 2, 2 or 3 of
+    #                                   8); esxdiag's own cut: more than half the queues is spread, not a few flows
     # vNIC facts (domain.md section 5)
     "nic.link_speed_fast_gbps": 10.0,  # reported speed below this gets the "not a limit" note (vmxnet3: 10 Gbps)
     # fleet triage (domain.md section 8; the score is esxdiag's own ordering, docs/fleet-scan.md)

@@ -153,8 +153,9 @@ SPECS: dict[str, Spec] = {
              about="TCP retransmits (iproute2), absolute, no history update", words="guest nstat",
              max_bytes=1 * MIB),
         Spec("ring_persistence", LINUX, "ring-persistence",
-             ("grep", "-rsIn", "-e", "ethtool", "-e", "ring-rx", "/etc/NetworkManager/system-connections",
-              "/etc/udev/rules.d", "/etc/systemd/system", "/etc/rc.local", "/etc/network/interfaces",
+             ("grep", "-rsIn", "-e", "ethtool", "-e", "ring-rx", "-e", "BufferSize",
+              "/etc/NetworkManager/system-connections", "/etc/udev/rules.d", "/etc/systemd/system",
+              "/etc/systemd/network", "/etc/rc.local", "/etc/network/interfaces",
               "/etc/network/interfaces.d", "/etc/sysconfig/network-scripts", "/etc/netplan"),
              about="where (if anywhere) ring sizes are made persistent", words="guest ring persistence search",
              ok_rc=(0, 1, 2)),  # grep: 1 = no match, 2 = a listed path does not exist on this distro

@@ -19,7 +19,8 @@ _BY_PREFIX = (("ethtool_-S_", "ethtool_stats"), ("ethtool_-g_", "ethtool_rings")
 _LINK_FILES = ("ip_-o_link", "ip_-o_link_show", "ip_link", "ip_-s_-d_link", "ip_-d_address", "ip_address")
 _STATS_FILES = (("nstat_-zas", "nstat"), ("nstat_-asz", "nstat"), ("netstat_-s", "netstat_s"))
 # the paths the ring_persistence spec greps on a live guest
-_CONFIG = ("etc/NetworkManager/system-connections", "etc/udev/rules.d", "etc/systemd/system", "etc/rc.local",
+_CONFIG = ("etc/NetworkManager/system-connections", "etc/udev/rules.d", "etc/systemd/system", "etc/systemd/network",
+           "etc/rc.local",
            "etc/rc.d/rc.local", "etc/network/interfaces", "etc/network/interfaces.d", "etc/sysconfig/network-scripts",
            "etc/netplan")
 _DATE_FILES = ("sos_commands/date/date_--utc", "sos_commands/date/date")
@@ -93,7 +94,7 @@ def _found(tree: Path, path: Path, prefix: str, spec: str, params: dict | None =
 
 
 def _grep_config(tree: Path) -> str:
-    """What `grep -rsIn -e ethtool -e ring-rx PATHS` prints on the guest, from the copied files."""
+    """What `grep -rsIn -e ethtool -e ring-rx -e BufferSize PATHS` prints on the guest, from the copied files."""
     lines = []
     for config in _CONFIG:
         base = tree / config
@@ -105,7 +106,7 @@ def _grep_config(tree: Path) -> str:
             if b"\x00" in text:
                 continue
             for n, line in enumerate(text.decode("utf-8", "replace").splitlines(), 1):
-                if "ethtool" in line or "ring-rx" in line:
+                if "ethtool" in line or "ring-rx" in line or "BufferSize" in line:
                     lines.append(f"/{path.relative_to(tree).as_posix()}:{n}:{line}")
     return "\n".join(lines) + ("\n" if lines else "")
 

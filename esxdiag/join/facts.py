@@ -108,6 +108,7 @@ class DropSymptom:
     locator: str
     packets_rx: tuple[float | None, ...] = ()  # vCenter net.packetsRx per sample, for drops per 1,000 received
     interval_s: float | None = None  # vCenter's sample interval (20 s realtime)
+    direction: str = "rx"  # "rx": received frames dropped; "tx": transmitted frames dropped (%DRPTX, droppedTx)
 
     @property
     def present(self) -> list[float]:
@@ -131,8 +132,9 @@ class DropSymptom:
         return 1000 * sum(self.present) / sum(received)
 
     def evidence(self) -> Evidence:
-        unit = ("% of received packets dropped, peak sample" if self.unit == "%" else
-                f"packets dropped in {len(self.present)} samples")
+        sent = self.direction == "tx"
+        unit = (f"% of {'transmitted' if sent else 'received'} packets dropped, peak sample" if self.unit == "%" else
+                f"{'transmitted ' if sent else ''}packets dropped in {len(self.present)} samples")
         rate = self.per_1000()
         if rate is not None:
             unit += f" ({rate:.2f} per 1,000 received)"
@@ -235,6 +237,25 @@ class PortSegment:
 
 
 @dataclass(frozen=True)
+class RingSetting:
+    """A guest configuration line that sets ring sizes at boot (a systemd unit running ethtool -G, a udev rule,
+    NetworkManager ethtool.ring-rx, an ifupdown hook, ifcfg ETHTOOL_OPTS): a new ring size is lost at the next
+    boot unless this line is edited."""
+
+    file: str
+    line: int
+    mechanism: str  # networkmanager udev systemd networkd rc.local ifupdown network-scripts netplan other
+    iface: str | None  # None: the line names no interface (a keyfile, a udev rule matched by MAC)
+    rx: int | None = None
+    rx_jumbo: int | None = None
+    tx: int | None = None
+
+    def value(self, option: str) -> int | None:
+        """The size this line sets for an ethtool ring option: rx, rx-jumbo or tx."""
+        return {"rx": self.rx, "rx-jumbo": self.rx_jumbo, "tx": self.tx}[option]
+
+
+@dataclass(frozen=True)
 class VnicFacts:
     vm: str
     mac: str | None
@@ -262,7 +283,6 @@ class VnicFacts:
     rss_enabled: bool | None  # Windows
     windows_adapter: str | None
     small_rx_buffers: int | None
-    rings_persisted: bool | None  # Linux: a persistence mechanism sets ring sizes for this interface
     ethtool_current_rx: int | None
     driver: str | None
     driver_version: str | None
@@ -286,6 +306,28 @@ class VnicFacts:
     device_version_why: str | None = None  # what says so, or why it is unknown
     segments: tuple[PortSegment, ...] = ()  # the vNIC's ports in the window, in order (more than one: it moved)
     moves: tuple[Move, ...] = ()  # its moves, each with the ports it left and joined (esxdiag.join.moves)
+    # Linux: the lines that set this interface's ring sizes at boot; None: the persistence search was not captured
+    ring_settings: tuple[RingSetting, ...] | None = None
+    large_rx_buffers: int | None = None  # Windows Large Rx Buffers (ring 2's pool)
+    tx_ring_size: int | None = None  # ethtool -g TX / Windows Tx Ring Size
+
+    @property
+    def rings_persisted(self) -> bool | None:
+        """A mechanism sets this interface's ring 1 (rx) at boot (None: not known)."""
+        return None if self.ring_settings is None else any(s.rx is not None for s in self.ring_settings)
+
+
+@dataclass(frozen=True)
+class PoolFacts:
+    """A resource pool (or vApp) above the VM, from vCenter: a CPU limit there throttles the VM (%MLMTD) as
+    its own does, and only that pool's setting removes it."""
+
+    name: str
+    moid: str | None
+    path: str | None  # inventory path (/DC/host/cluster/Resources/pool), None when a parent could not be read
+    kind: str  # "pool" or "vapp"
+    cpu_limit_mhz: int | None  # None: unlimited (-1)
+    root: bool = False  # the compute resource's root pool ("Resources"): its limit is the capacity, not a setting
 
 
 @dataclass(frozen=True)
@@ -312,3 +354,5 @@ class VmFacts:
     moves: tuple[Move, ...] = ()  # host changes inside the window (vCenter events, or two hosts' captures)
     cpu_whole: CpuFacts | None = None  # vCenter per-vCPU figures for the whole window beside esxtop's
     #                                    (esxdiag.rules.cpustats.judged_on: used when esxtop covers part of it)
+    # the VM's resource pool first, then its parents up to the root pool; None: not read (older bundles, no vCenter)
+    resource_pools: tuple[PoolFacts, ...] | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from esxdiag.join.causes import guest_tx_and_queues
+from esxdiag.join.facts import RingSetting
 from esxdiag.join.windowing import counter, queue_sum, sample_time, window_seconds
 from esxdiag.parsers.netstats import norm_mac
 from esxdiag.specs import LINUX, WINDOWS
@@ -19,7 +20,8 @@ def guest_side(joiner, guest, mac: str | None, missing: list[str], vmxnet3: bool
         "interface": None, "oob": None, "discards": None, "ring1_size": None, "ring2_size": None,
         "ring_size_source": None, "ring1_max": None, "ring2_max": None, "rx_queues": None,
         "rx_queues_source": None, "mtu": None, "rss_enabled": None, "windows_adapter": None,
-        "small_rx_buffers": None, "rings_persisted": None, "ethtool_current_rx": None, "driver": None,
+        "small_rx_buffers": None, "large_rx_buffers": None, "ring_settings": None, "tx_ring_size": None,
+        "ethtool_current_rx": None, "driver": None,
         "driver_version": None, "type": None, "series": {}, "notes": [],
         "ring_note": None,  # how ethtool -g was read; only shown when the host's vsish sizes are missing
         "link_speed": None, "link_speed_source": None, "driver_version_tuple": None,
@@ -123,7 +125,14 @@ def _linux(joiner, target: str, mac: str | None, out: dict[str, Any], missing: l
         _linux_rings(rings, iface, driver.record.version_tuple if driver else None, out)
     persistence = r.first("ring_persistence", target)
     if persistence is not None:
-        out["rings_persisted"] = any(h.rx is not None and (h.iface in (None, iface)) for h in persistence.record.hits)
+        out["ring_settings"] = ring_settings(persistence.record.hits, iface)
+
+
+def ring_settings(hits, iface: str) -> tuple[RingSetting, ...]:
+    """The search's lines that set a ring size for this interface (or name none: a keyfile, a rule by MAC),
+    commented-out lines left out."""
+    return tuple(RingSetting(h.file, h.line, h.mechanism, h.iface, h.rx, h.rx_jumbo, h.tx)
+                 for h in hits if h.sets_ring and h.iface in (None, iface))
 
 
 def _linux_rings(rings, iface: str, version: tuple[int, ...] | None, out: dict[str, Any]) -> None:
@@ -131,6 +140,7 @@ def _linux_rings(rings, iface: str, version: tuple[int, ...] | None, out: dict[s
     driver < 1.2) print RX as size x rx queues (the seed: RX 512 for 2 x 256); vsish is authoritative."""
     cur, mx = rings.record.current, rings.record.max
     out["ethtool_current_rx"] = cur.rx
+    out["tx_ring_size"] = cur.tx if cur.tx and 32 <= cur.tx <= 4096 else None
     out["ring1_max"], out["ring2_max"] = mx.rx or None, mx.rx_jumbo or None
     if cur.rx is None:
         return
@@ -197,6 +207,8 @@ def _windows(joiner, target: str, mac: str | None, out: dict[str, Any], missing:
         out["ring2_size"] = ring2 if ring2 is not None else (32 if "MaxRxRing2Length" not in mine else None)
         out["ring_size_source"] = props.file
         out["small_rx_buffers"] = value("NumRxBuffersSmall")
+        out["large_rx_buffers"] = value("NumRxBuffersLarge")
+        out["tx_ring_size"] = value("MaxTxRingLength")
         rss = value("*RSS")
         if rss is not None:
             out["rss_enabled"] = bool(rss)

@@ -119,7 +119,8 @@ def port_tx_symptoms(esxtop, port) -> tuple[DropSymptom, ...]:
     if row is None or row.transmit_dropped_pct is None:
         return ()
     symptom = DropSymptom("esxtop %DRPTX (% Outbound Packets Dropped at the vSwitch port)",
-                          tuple(row.transmit_dropped_pct), "%", esxtop.file, "% Outbound Packets Dropped")
+                          tuple(row.transmit_dropped_pct), "%", esxtop.file, "% Outbound Packets Dropped",
+                          direction="tx")
     return (symptom,) if symptom.present else ()
 
 

@@ -11,7 +11,7 @@ from esxdiag.bundle import Bundle, slug
 from esxdiag.join.causes import port_packets_rx, port_tx, rx_reasons, uplinks
 from esxdiag.join.cpu import cpu_from_esxtop, cpu_from_perf
 from esxdiag.join.device import device_version, ring1_max, ring2_max
-from esxdiag.join.facts import CounterWindow, VmFacts, VnicFacts
+from esxdiag.join.facts import CounterWindow, PoolFacts, VmFacts, VnicFacts
 from esxdiag.join.moves import (event_moves, port_segments, sampled_moves, since_move, with_later_ports,
                                 with_ports)
 from esxdiag.join.guest import guest_side, guest_vnics
@@ -169,6 +169,7 @@ class Joiner:
             segments_sent=segs, vnics=vnics, missing=tuple(missing), notes=tuple(notes),
             latency_sensitivity=inv.latency_sensitivity if inv else None,
             hardware_version=hardware, esxi_version=esxi, moves=moves, cpu_whole=cpu_whole,
+            resource_pools=_pools(inv),
         )
 
     def esxi_version(self) -> str | None:
@@ -250,7 +251,8 @@ class Joiner:
             ring2_max=ring2_max(guest_facts["driver"], guest_facts["driver_version_tuple"], guest_facts["ring2_max"]),
             rx_queues=rx_queues, rx_queues_source=queues_source, mtu=guest_facts["mtu"],
             rss_enabled=guest_facts["rss_enabled"], windows_adapter=guest_facts["windows_adapter"],
-            small_rx_buffers=guest_facts["small_rx_buffers"], rings_persisted=guest_facts["rings_persisted"],
+            small_rx_buffers=guest_facts["small_rx_buffers"], ring_settings=guest_facts["ring_settings"],
+            large_rx_buffers=guest_facts["large_rx_buffers"], tx_ring_size=guest_facts["tx_ring_size"],
             ethtool_current_rx=guest_facts["ethtool_current_rx"], driver=guest_facts["driver"],
             driver_version=guest_facts["driver_version"], link_speed=guest_facts["link_speed"],
             link_speed_source=guest_facts["link_speed_source"], drop_symptoms=symptoms,
@@ -320,6 +322,13 @@ def ring_sizes(side: dict[str, Any], notes: list[str]) -> tuple[int | None, int 
             size = None
         sizes.append(size)
     return sizes[0], sizes[1], side["ring_size_source"] if sizes[0] is not None or sizes[1] is not None else None
+
+
+def _pools(inv: Any) -> tuple[PoolFacts, ...] | None:
+    """The VM's resource pool chain as vCenter read it (None: not read, as in bundles from before it was)."""
+    if inv is None or inv.resource_pools is None:
+        return None
+    return tuple(PoolFacts(p.name, p.moid, p.path, p.kind, p.cpu_limit_mhz, p.root) for p in inv.resource_pools)
 
 
 def _family(inv: Any) -> str | None:

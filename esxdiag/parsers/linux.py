@@ -180,7 +180,7 @@ class PersistHit:
     file: str
     line: int
     text: str
-    mechanism: str  # networkmanager udev systemd rc.local ifupdown network-scripts netplan other
+    mechanism: str  # networkmanager udev systemd networkd rc.local ifupdown network-scripts netplan other
     iface: str | None
     rx: int | None
     rx_jumbo: int | None
@@ -204,12 +204,14 @@ class RingPersistence:
 
 _GREP_LINE = re.compile(r"^(?P<file>[^:]+):(?P<line>[0-9]{1,12}):(?P<text>.*)$")
 _MECHANISMS = (("/etc/NetworkManager/", "networkmanager"), ("/etc/udev/", "udev"), ("/lib/udev/", "udev"),
-               ("/etc/systemd/", "systemd"), ("/etc/rc.local", "rc.local"), ("/etc/rc.d/", "rc.local"),
+               ("/etc/systemd/network/", "networkd"), ("/etc/systemd/", "systemd"), ("/etc/rc.local", "rc.local"), ("/etc/rc.d/", "rc.local"),
                ("/etc/network/interfaces", "ifupdown"), ("/etc/sysconfig/network-scripts/", "network-scripts"),
                ("/etc/netplan/", "netplan"))
 _SET_RING = re.compile(r"(?:-G|--set-ring)\s+(?P<iface>\S+)(?P<args>(?:\s+(?:rx|rx-jumbo|rx-mini|tx)\s+[0-9]{1,9})+)")
 _RING_ARG = re.compile(r"\b(rx-jumbo|rx-mini|rx|tx)\s+([0-9]{1,9})\b")
 _KEYFILE = re.compile(r"\bring-(rx-jumbo|rx-mini|rx|tx)(?:\s*=\s*|\s+)([0-9]{1,9})\b")  # NM keyfile, ifupdown ethtool hook
+_NETWORKD = re.compile(r"^\s*(Rx|RxJumbo|RxMini|Tx)BufferSize\s*=\s*([0-9]{1,9})\s*$")  # a .link file's [Link]
+_NETWORKD_RING = {"Rx": "rx", "RxJumbo": "rx-jumbo", "RxMini": "rx-mini", "Tx": "tx"}
 _UDEV_NAME = re.compile(r'\b(?:KERNEL|NAME)=="([^"*?\[]+)"')
 
 
@@ -219,7 +221,7 @@ _PERSISTENCE_SAMPLE = """\
 """
 
 
-@parser("ring-persistence", about="grep -rsIn -e ethtool -e ring-rx /etc/...: where ring sizes are made persistent",
+@parser("ring-persistence", about="grep -rsIn -e ethtool -e ring-rx -e BufferSize /etc/...: where ring sizes are made persistent",
         sniff=all_lines(r"^/[^:\s]+:\d+:.*$"), sample=_PERSISTENCE_SAMPLE)
 def parse_ring_persistence(text: str) -> RingPersistence:
     """Output of ``grep -rsIn -e ethtool -e ring-rx <config paths>``. Unlike other captures an
@@ -248,6 +250,8 @@ def _hit(file: str, line: int, text: str) -> PersistHit:
     if m := _SET_RING.search(text):
         iface = m["iface"]
         values = {k: int(v) for k, v in _RING_ARG.findall(m["args"])}
+    elif m := _NETWORKD.match(text):
+        values = {_NETWORKD_RING[m[1]]: int(m[2])}
     else:
         values = {k: int(v) for k, v in _KEYFILE.findall(text)}
     if iface and iface[0] in "$%":  # udev/$name, ifcfg/${DEVICE}: take the udev match instead

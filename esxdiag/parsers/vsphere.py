@@ -77,6 +77,19 @@ class MissingProperty:
 
 
 @dataclass(frozen=True)
+class ResourcePoolInfo:
+    """A resource pool (or vApp) on the VM's path: the VM's own pool first, then each parent up to the
+    compute resource's root pool."""
+
+    name: str
+    moid: str
+    path: str | None  # inventory path; None when a parent could not be read
+    kind: str  # pool | vapp
+    cpu_limit_mhz: int | None  # config.cpuAllocation.limit; None = unlimited (-1)
+    root: bool  # the root pool (its parent is the host or cluster): its limit is the capacity, not a setting
+
+
+@dataclass(frozen=True)
 class VmInventory:
     schema: str
     collected_at: str
@@ -100,6 +113,7 @@ class VmInventory:
     latency_sensitivity: str | None = None  # config.latencySensitivity.level; absent in older bundles
     hardware_version: str | None = None  # config.version ("vmx-20"); absent in older bundles
     host_version: str | None = None  # the host's ESXi version (summary.config.product.version "8.0.2")
+    resource_pools: tuple[ResourcePoolInfo, ...] | None = None  # the VM's pool chain; absent in older bundles
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,11 @@
 """Every cause of a drop besides the ring (shared/domain.md section 10), one small rule each: the
 uplink, vmxnet3 drop reasons that are not the ring (MTU, truncation, steering, burst queue, large
-headers, page absent), the transmit side, one hot rx queue. ``rx_causes`` is what the ring verdict
-reads: the causes whose counters rose in the window, with their words and remediation."""
+headers, page absent), the transmit side, a few hot rx queues (K of N). ``rx_causes`` is what the
+ring verdict reads: the causes whose counters rose in the window, with their words and remediation."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from esxdiag.join.causes import reason_family
@@ -160,6 +161,23 @@ def other_rx_drops(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
         remediation=tuple(r for c in causes for r in c.remediation))]
 
 
+def tx_rising(nic: VnicFacts, t: dict[str, float]) -> bool:
+    """Transmit drops rose in the window (port droppedTx, guest tx ring full, esxtop %DRPTX)."""
+    return any(_rising(c, t["tx.drops"]) for c in nic.tx.values()) or any(s.rising for s in nic.tx_symptoms)
+
+
+_KEEP_RINGS = re.compile(r"[:;] keep the (?:default )?rings(?: \(bigger rings cost guest memory\))?")
+
+
+def rx_fine_tx_dropping(summary: str, verdict: str = "not-needed") -> str:
+    """A "not needed" (or "past exhaustion only") rx verdict beside rising transmit drops: the rx rings are
+    fine now, the vNIC is not, so the verdict never says "keep the defaults" as if all were well."""
+    tx = " But transmit drops are rising on this vNIC now: see the tx-drops finding."
+    if verdict != "not-needed":
+        return summary + tx
+    return "The rx rings are fine. " + _KEEP_RINGS.sub(": no rx ring change", summary, count=1) + tx
+
+
 def tx_drops(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
     rising = {key: c for key, c in nic.tx.items() if _rising(c, t["tx.drops"])}
     esxtop = [s for s in nic.tx_symptoms if s.rising]
@@ -168,7 +186,9 @@ def tx_drops(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
             return [RuleCheck("tx-drops", "pass", "no transmit drops in the window", nic.mac)]
         return []
     remedies = []
-    if "guest tx ring full" in rising or ("droppedTx" in rising and "droppedTxExceedMTU" not in rising):
+    tx_at_max = nic.tx_ring_size is not None and nic.tx_ring_size >= t["ring.max_size"]
+    ring_full = "guest tx ring full" in rising or ("droppedTx" in rising and "droppedTxExceedMTU" not in rising)
+    if ring_full and not tx_at_max:
         remedies.append(fix.raise_tx_ring(vm.guest_os, nic.guest_interface, nic.windows_adapter))
     if "droppedTxExceedMTU" in rising:
         remedies.append(fix.align_mtu(vm.guest_os, nic.guest_interface, nic.windows_adapter, nic.mtu, transmit=True))
@@ -176,6 +196,9 @@ def tx_drops(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
         f"{s.what} peak {s.observed:g}%" for s in esxtop]
     why = (" The guest sends frames larger than the port's MTU." if "droppedTxExceedMTU" in rising else
            " The guest queued frames faster than the tx ring drained them." if "guest tx ring full" in rising else "")
+    if ring_full and tx_at_max:
+        why += (f" The tx ring is already at its maximum ({nic.tx_ring_size:,}): a bigger ring is not possible; "
+                "spread sending over more tx queues (vCPUs) or lower the send bursts.")
     return [Finding(
         "tx-drops", "warning", vm.name, nic.mac, f"Transmit drops on {nic.label or nic.mac}",
         "; ".join(parts) + "." + why + " Transmit drops are not receive-ring exhaustion: the rx ring verdict "
@@ -184,28 +207,59 @@ def tx_drops(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
         remediation=tuple(remedies))]
 
 
-def hot_queue(nic: VnicFacts, t: dict[str, float]) -> tuple[int, int, float] | None:
-    """(queue, queue count, its share of the drops in %) when one rx queue of several takes the drops."""
+@dataclass(frozen=True)
+class HotQueues:
+    """The fewest rx queues that hold at least ring.hot_queue_share_pct of the guest's out-of-buffer drops, when
+    they are a few of the vNIC's queues (at most ring.hot_queues_max_pct of them): flows that hash onto those
+    queues. A bigger ring helps them; more queues do not split a flow."""
+
+    queues: tuple[int, ...]  # heaviest first
+    count: int  # the vNIC's rx queues with a reading
+    share: float  # % of the drops the hot queues hold
+    drops: int  # the hot queues' drops in the window
+
+    def named(self) -> str:
+        """"queue 3" / "queues 2 and 5" / "queues 1, 4 and 6", in queue order."""
+        ordered = sorted(self.queues)
+        if len(ordered) == 1:
+            return f"queue {ordered[0]}"
+        return "queues " + ", ".join(map(str, ordered[:-1])) + f" and {ordered[-1]}"
+
+    def words(self) -> str:
+        """"Rx queue 0 of 2 takes 100%" / "Rx queues 2 and 5 of 8 take 97%"."""
+        verb = "takes" if len(self.queues) == 1 else "take"
+        return f"Rx {self.named()} of {self.count} {verb} {self.share:.0f}%"
+
+
+def hot_queues(nic: VnicFacts, t: dict[str, float]) -> HotQueues | None:
     deltas = {q: c.delta for q, c in nic.guest_queue_oob.items() if c.delta is not None}
     total = sum(deltas.values())
     if len(deltas) < 2 or total <= t["ring.drops"]:
         return None
-    queue, most = max(deltas.items(), key=lambda kv: kv[1])
-    share = 100 * most / total
-    return (queue, len(deltas), share) if share >= t["ring.hot_queue_share_pct"] else None
+    ranked = sorted(deltas.items(), key=lambda kv: (-kv[1], kv[0]))
+    held = 0
+    for k, (_, drops) in enumerate(ranked, 1):
+        held += drops
+        if 100 * held >= t["ring.hot_queue_share_pct"] * total:
+            break
+    if k >= len(deltas) or 100 * k > t["ring.hot_queues_max_pct"] * len(deltas):
+        return None  # the drops spread over most queues: not a few hot flows
+    return HotQueues(tuple(q for q, _ in ranked[:k]), len(deltas), 100 * held / total, held)
 
 
 def one_hot_queue(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
-    hot = hot_queue(nic, t)
+    hot = hot_queues(nic, t)
     if hot is None:
         return []
-    queue, queues, share = hot
-    counter = nic.guest_queue_oob[queue]
+    them = "that queue" if len(hot.queues) == 1 else "them"
+    at_max = nic.ring1_size is not None and nic.ring1_size >= nic.ring1_max
+    ring = (f"Their ring is already at its maximum ({nic.ring1_max:,}): those flows need splitting over more "
+            "connections, or a lower burst rate" if at_max else f"A bigger ring helps {them}")
     return [Finding(
-        "hot-queue", "warning", vm.name, nic.mac, f"Drops on rx queue {queue} of {queues} on {nic.label or nic.mac}",
-        f"Rx queue {queue} took {share:.0f}% of the guest's out-of-buffer drops ({counter.delta:,} of the window's): "
-        "a flow or hash imbalance, one heavy flow landing on one queue. A bigger ring helps that queue; more "
-        "queues or vCPUs do not spread a single flow.",
+        "hot-queue", "warning", vm.name, nic.mac, f"Drops on rx {hot.named()} of {hot.count} on {nic.label or nic.mac}",
+        f"{hot.words()} of the guest's out-of-buffer drops ({hot.drops:,} of the window's): a flow or hash "
+        "imbalance, a few heavy flows landing on " + ("one queue" if len(hot.queues) == 1 else "these queues")
+        + f". {ring}; more queues or vCPUs do not split a flow.",
         evidence=tuple(c.evidence(t["ring.drops"]) for c in nic.guest_queue_oob.values()))]
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from esxdiag.join.facts import VmFacts
 from esxdiag.result import Evidence, Finding, RuleCheck
 from esxdiag.rules.cpustats import WindowStat, vm_stat
+from esxdiag.rules.limits import limit_place, limiting_pools
 from esxdiag.rules.remediation import (vsphere_add_vcpus, vsphere_relieve_contention, vsphere_relieve_memory,
                                         vsphere_remove_limit)
 
@@ -138,7 +139,7 @@ def cpu_costop(vm: VmFacts, t: dict[str, float]):
     return [Finding(
         "cpu-costop", "warning", vm.name, None, f"Co-stop on {vm.name}: too many vCPUs for the host's load",
         f"Worst vCPU co-stopped {costop.qualifier}{costop.worst_avg:.1f}% of the window (threshold {limit:g}%).",
-        evidence=(costop.evidence(limit),), remediation=(vsphere_relieve_contention(vm.name, True),),
+        evidence=(costop.evidence(limit),), remediation=(vsphere_relieve_contention(vm.name, True, vm.vcpus),),
     )]
 
 
@@ -150,12 +151,13 @@ def cpu_limit(vm: VmFacts, t: dict[str, float]):
     configured = Evidence("CPU limit configured on the VM", limit, "MHz", None, None, vm.inventory_file,
                           "cpu_allocation.limit_mhz")
     if judged == "above":
+        place = limit_place(vm)
         return [Finding(
             "cpu-limit", "critical", vm.name, None, f"A CPU limit is throttling {vm.name}",
             f"Worst vCPU spent {limited.qualifier}{limited.worst_avg:.1f}% of the window ready-but-limited (%MLMTD)"
-            + (f"; the VM has a {limit} MHz limit." if limit else "."),
-            evidence=(limited.evidence(threshold),) + ((configured,) if limit else ()),
-            remediation=(vsphere_remove_limit(vm.name, limit),),
+            + (f"; the VM has a {limit} MHz limit." if limit and not place.evidence else f": {place.words}."),
+            evidence=(limited.evidence(threshold),) + ((configured,) if limit else ()) + place.evidence,
+            remediation=place.remediation,
         )]
     if limit is not None:
         measured = judged == "below"
@@ -167,6 +169,18 @@ def cpu_limit(vm: VmFacts, t: dict[str, float]):
                                            else "; CPU was not measured in the window, so its effect is unknown."),
             evidence=(configured,), evidence_against=against, remediation=(vsphere_remove_limit(vm.name, limit),),
         )]
+    pools = limiting_pools(vm)
+    if pools:  # the VM has none of its own; a pool above it does, throttling or not in this window
+        place = limit_place(vm)
+        measured = judged == "below"
+        return [Finding(
+            "cpu-limit", "info" if measured else "warning", vm.name, None,
+            f"A resource pool above {vm.name} has a CPU limit",
+            f"{place.words[0].upper()}{place.words[1:]}"
+            + ("; it did not throttle this VM in this window (%MLMTD 0)." if measured else
+               "; CPU was not measured in the window, so its effect is unknown." if judged is None else "."),
+            evidence=place.evidence, evidence_against=(limited.evidence(threshold, "<="),) if measured else (),
+            remediation=() if measured else place.remediation)]  # a pool's cap is shared, often on purpose
     if limited is None:
         return [RuleCheck("cpu-limit", "pass" if vm.inventory_file else "skip",
                           "no CPU limit configured" if vm.inventory_file else

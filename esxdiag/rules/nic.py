@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from esxdiag.join.device import runs_as
 from esxdiag.join.facts import VmFacts, VnicFacts
 from esxdiag.result import Evidence, Finding, RuleCheck
 from esxdiag.rules import remediation as fix
@@ -152,20 +153,30 @@ def windows_single_queue(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
     return [Finding(
         "windows-rss", "warning" if nic.rss_enabled is False else "info", vm.name, nic.mac,
         f"One rx queue for {vm.vcpus} vCPUs on {nic.windows_adapter or nic.mac}",
-        "Receive work for this vNIC runs on one vCPU: Receive Side Scaling is "
-        f"{'disabled' if nic.rss_enabled is False else 'not in effect'} (older vmxnet3 drivers default it off).",
+        "Receive work for this vNIC runs on one vCPU: " + (
+            "Receive Side Scaling is on but uses one receive queue (Maximum Number of RSS Queues)." if nic.rss_enabled
+            else "Receive Side Scaling is " + ("disabled" if nic.rss_enabled is False else "not in effect")
+            + " (older vmxnet3 drivers default it off)."),
         evidence=(Evidence("rx queues", nic.rx_queues, "queues", vm.vcpus, "<", nic.rx_queues_source, "rxqueues"),
                   Evidence("RSS enabled", nic.rss_enabled, None, True, "==", None, "*RSS")),
-        remediation=(fix.windows_enable_rss(nic.windows_adapter, vm.vcpus),),
+        remediation=(fix.windows_rss_queues(nic.windows_adapter, vm.vcpus) if nic.rss_enabled else
+                     fix.windows_enable_rss(nic.windows_adapter, vm.vcpus),),
     )]
 
 
 def ring_persistence(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
-    if vm.guest_os != "linux" or nic.rings_persisted is None or nic.ring1_size is None:
+    """Whether ring 1's size survives a reboot: the guest's own boot-time settings named (file, mechanism,
+    value), a setting whose value differs from the running size said to be undone at the next boot, and a
+    raised ring that nothing sets at boot warned about."""
+    if vm.guest_os != "linux" or nic.ring_settings is None or nic.ring1_size is None:
         return []
+    settings = [s for s in nic.ring_settings if s.rx is not None]
+    if settings:
+        return _persisted(vm, nic, settings)
     default_max = int(t["ring.persist_warn_size"])  # ring sizes are whole entries
-    if nic.rings_persisted or nic.ring1_size <= default_max:
-        return [RuleCheck("ring-persistence", "pass", "ring sizes are defaults or persisted", nic.mac)]
+    if nic.ring1_size <= default_max:
+        return [RuleCheck("ring-persistence", "pass", f"ring 1 runs at {nic.ring1_size:,} (a default size) and "
+                          "nothing sets ring sizes at boot", nic.mac)]
     return [Finding(
         "ring-persistence", "warning", vm.name, nic.mac,
         f"Ring 1 = {nic.ring1_size} on {nic.guest_interface} will revert at the next reboot",
@@ -173,9 +184,26 @@ def ring_persistence(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
         "boot: the drops will come back after a reboot.",
         evidence=(Evidence("ring 1 size", nic.ring1_size, "entries per queue", default_max, ">",
                            nic.ring_size_source),),
-        remediation=(fix.linux_raise_ring(nic.guest_interface, nic.mac, 1, nic.ring1_size, nic.ring1_size,
-                                          nic.rx_queues, t["ring.memory_kb_per_ring1_entry"], nic.mtu),),
+        remediation=(fix.linux_persist_ring(nic.guest_interface, nic.mac, 1, nic.ring1_size),),
     )]
+
+
+def _persisted(vm: VmFacts, nic: VnicFacts, settings) -> list:
+    """Ring 1 is set at boot: fine when that is the size it runs; else the next boot changes it."""
+    named = "; ".join(f"{s.file} line {s.line} ({fix.MECHANISM_WORDS.get(s.mechanism, s.mechanism)}) sets rx "
+                      f"{s.rx}" for s in settings)
+    boot = {s.rx for s in settings}
+    runs = {runs_as(v, 1, nic.device_version, nic.mtu) if nic.device_version else v for v in boot}
+    if nic.ring1_size in boot | runs and len(boot) == 1:
+        return [RuleCheck("ring-persistence", "pass", f"ring 1 is set at boot: {named}", nic.mac)]
+    return [Finding(
+        "ring-persistence", "info", vm.name, nic.mac,
+        f"At the next boot ring 1 on {nic.guest_interface} changes from {nic.ring1_size:,}",
+        f"Ring 1 runs at {nic.ring1_size:,} now, but {named}: the next boot puts that back. Edit that setting to "
+        "the size you want, rather than adding another mechanism beside it.",
+        evidence=(Evidence("ring 1 size", nic.ring1_size, "entries per queue", None, None, nic.ring_size_source),)
+        + tuple(Evidence(f"ring 1 set at boot by {s.file} line {s.line}", s.rx, "entries", None, None, s.file,
+                         f"line {s.line}") for s in settings))]
 
 
 def host_guest_consistency(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):

@@ -69,11 +69,12 @@ def memory_cost(current: int | None, target: int, queues: int | None, kb_per_ent
 
 def linux_raise_ring(iface: str | None, mac: str | None, ring: int, current: int | None, target: int,
                      queues: int | None, kb_per_entry: float, mtu: int | None, runs: int | None = None,
-                     version: str | None = None) -> Remediation:
-    """``target`` is the request; ``runs`` what the device runs it as (v7 powers of two, pre-v7 jumbo 96s)."""
+                     version: str | None = None, settings: tuple = ()) -> Remediation:
+    """``target`` is the request; ``runs`` what the device runs it as (v7 powers of two, pre-v7 jumbo 96s).
+    ``settings``: the guest's existing ring settings for this interface (RingSetting): one that sets this ring
+    is edited, since a second mechanism would race it at boot."""
     dev = sh_arg(iface, "iface")
     option = "rx" if ring == 1 else "rx-jumbo"
-    nm_key = "ethtool.ring-rx" if ring == 1 else "ethtool.ring-rx-jumbo"
     runs = runs or target
     notes = []
     if not iface:
@@ -90,42 +91,104 @@ def linux_raise_ring(iface: str | None, mac: str | None, ring: int, current: int
         os="linux",
         title=f"Raise RX ring {ring} to {target} on {iface or 'the interface'}",
         commands=(f"ethtool -G {dev} {option} {target}", f"ethtool -g {dev}   # verify: Current hardware settings"),
-        persistence=(
-            f"NetworkManager: nmcli connection modify \"$(nmcli -g GENERAL.CONNECTION device show {dev})\" "
-            f"{nm_key} {target}",
-            f"udev: echo 'ACTION==\"add\", SUBSYSTEM==\"net\", ATTR{{address}}==\"{mac_text(mac)}\", "
-            f"RUN+=\"/sbin/ethtool -G $name {option} {target}\"' > /etc/udev/rules.d/60-vmxnet3-rings.rules",
-            f"RHEL ifcfg: ETHTOOL_OPTS=\"-G {ifcfg_name(iface)} {option} {target}\" in "
-            f"/etc/sysconfig/network-scripts/ifcfg-{ifcfg_name(iface)}",
-            f"Debian ifupdown: post-up /sbin/ethtool -G {dev} {option} {target} under the iface stanza in "
-            "/etc/network/interfaces",
-            "ethtool -G alone is lost at the next reboot.",
-        ),
+        persistence=ring_persistence_steps(iface, mac, ring, target, settings, version, mtu),
         disruption=DISRUPTION_LINUX,
         memory_cost=memory_cost(current, runs, queues, kb_per_entry),
         notes=tuple(notes),
     )
 
 
-def windows_raise_ring(adapter: str | None, ring: int, current: int | None, target: int,
-                       queues: int | None, kb_per_entry: float) -> Remediation:
-    name = ps_name(adapter) if adapter else ps_quote("<adapter>")
-    if ring == 1:
-        cmds = (f"Set-NetAdapterAdvancedProperty -Name {name} -RegistryKeyword MaxRxRing1Length -RegistryValue {target}",
-                f"Set-NetAdapterAdvancedProperty -Name {name} -RegistryKeyword NumRxBuffersSmall -RegistryValue 8192",
-                f"Get-NetAdapterAdvancedProperty -Name {name} | Format-List DisplayName,DisplayValue,RegistryKeyword   # verify")
-        title = f"Raise Rx Ring #1 Size to {target} and Small Rx Buffers to 8192 on {adapter or 'the adapter'}"
-    else:
-        cmds = (f"Set-NetAdapterAdvancedProperty -Name {name} -RegistryKeyword MaxRxRing2Length -RegistryValue {target}",
-                f"Set-NetAdapterAdvancedProperty -Name {name} -RegistryKeyword NumRxBuffersLarge -RegistryValue 8192")
-        title = f"Raise Rx Ring #2 Size to {target} and Large Rx Buffers on {adapter or 'the adapter'} (jumbo frames only)"
+def ring_persistence_steps(iface: str | None, mac: str | None, ring: int, target: int, settings: tuple = (),
+                           version: str | None = None, mtu: int | None = None) -> tuple[str, ...]:
+    """Where to make a ring size survive a reboot: the guest's own setting for this ring when it has one
+    ("edit this"), else the usual mechanisms ("add one of these")."""
+    option = "rx" if ring == 1 else "rx-jumbo"
+    mine = [s for s in settings if s.value(option) is not None]
+    if mine:
+        return tuple(edit_setting_words(s, option, target, version, mtu) for s in mine) + (
+            "Edit that setting rather than adding another mechanism: two would race at boot, and the one "
+            "that runs last wins.",)
+    dev = sh_arg(iface, "iface")
+    nm_key = "ethtool.ring-rx" if ring == 1 else "ethtool.ring-rx-jumbo"
+    return (
+        f"NetworkManager: nmcli connection modify \"$(nmcli -g GENERAL.CONNECTION device show {dev})\" "
+        f"{nm_key} {target}",
+        f"udev: echo 'ACTION==\"add\", SUBSYSTEM==\"net\", ATTR{{address}}==\"{mac_text(mac)}\", "
+        f"RUN+=\"/sbin/ethtool -G $name {option} {target}\"' > /etc/udev/rules.d/60-vmxnet3-rings.rules",
+        f"RHEL ifcfg: ETHTOOL_OPTS=\"-G {ifcfg_name(iface)} {option} {target}\" in "
+        f"/etc/sysconfig/network-scripts/ifcfg-{ifcfg_name(iface)}",
+        f"Debian ifupdown: post-up /sbin/ethtool -G {dev} {option} {target} under the iface stanza in "
+        "/etc/network/interfaces",
+        "ethtool -G alone is lost at the next reboot.",
+    )
+
+
+def edit_setting_words(setting, option: str, target: int, version: str | None, mtu: int | None) -> str:
+    """"edit FILE line N (systemd unit): it sets rx 4032 -> change it to 4096", with the size the device runs
+    the old value as when that differs."""
+    old = setting.value(option)
+    ring = 1 if option == "rx" else 2
+    runs = runs_as(old, ring, version, mtu) if version else None
+    rounded = f" (a {version} vmxnet3 device runs {old} as {runs})" if runs is not None and runs != old else ""
+    what = MECHANISM_WORDS.get(setting.mechanism, setting.mechanism)
+    where = f"{shlex.quote(setting.file)} line {setting.line} ({what})"
+    if old == target:  # nothing to edit: the setting is right but did not take effect at the last boot
+        return (f"{where} already sets {option} {target} at boot, yet the ring runs smaller: check that it runs "
+                "(systemctl status, journalctl -b, nmcli connection show) rather than adding another setting")
+    return f"edit {where}: it sets {option} {old}{rounded} -> change it to {target}"
+
+
+MECHANISM_WORDS = {"networkmanager": "NetworkManager connection", "udev": "udev rule", "systemd": "systemd unit", "networkd": "systemd-networkd .link file",
+                   "rc.local": "rc.local script", "ifupdown": "ifupdown stanza", "network-scripts": "ifcfg file",
+                   "netplan": "netplan file", "other": "configuration file"}
+
+
+def linux_persist_ring(iface: str | None, mac: str | None, ring: int, size: int) -> Remediation:
+    """The ring already runs at ``size``: nothing to change now, only to keep at boot."""
     return Remediation(
-        os="windows", title=title, commands=cmds,
+        os="linux", title=f"Keep RX ring {ring} = {size} on {iface or 'the interface'} across reboots",
+        persistence=ring_persistence_steps(iface, mac, ring, size),
+        notes=("The ring already runs at this size: no ethtool -G now, only a setting applied at boot.",))
+
+
+WINDOWS_BUFFERS_MAX = 8192  # Small / Large Rx Buffers: the vmxnet3 Windows driver's largest value
+
+
+def windows_raise_ring(adapter: str | None, ring: int, current: int | None, target: int,
+                       queues: int | None, kb_per_entry: float, buffers: int | None = None) -> Remediation:
+    """Rx Ring #N Size and the buffer pool it is filled from (Small Rx Buffers for ring 1, Large Rx Buffers
+    for ring 2), raised together; a property already at its target is left out (the caller never asks when
+    both are)."""
+    name = ps_name(adapter) if adapter else ps_quote("<adapter>")
+    ring_key, buf_key, buf_name = (("MaxRxRing1Length", "NumRxBuffersSmall", "Small Rx Buffers") if ring == 1 else
+                                   ("MaxRxRing2Length", "NumRxBuffersLarge", "Large Rx Buffers"))
+    raise_ring = current is None or current < target
+    raise_buffers = buffers is None or buffers < WINDOWS_BUFFERS_MAX
+    cmds, parts = [], []
+    if raise_ring:
+        cmds.append(f"Set-NetAdapterAdvancedProperty -Name {name} -RegistryKeyword {ring_key} -RegistryValue {target}")
+        parts.append(f"Rx Ring #{ring} Size to {target}")
+    if raise_buffers:
+        cmds.append(f"Set-NetAdapterAdvancedProperty -Name {name} -RegistryKeyword {buf_key} "
+                    f"-RegistryValue {WINDOWS_BUFFERS_MAX}")
+        parts.append(f"{buf_name} to {WINDOWS_BUFFERS_MAX}"
+                     + (f" (now {buffers:,})" if buffers is not None and not raise_ring else ""))
+    cmds.append(f"Get-NetAdapterAdvancedProperty -Name {name} | Format-List DisplayName,DisplayValue,RegistryKeyword"
+                "   # verify")
+    notes = ()
+    if not raise_ring:
+        notes = (f"Rx Ring #{ring} Size is already {current:,}: the ring cannot grow, but the {buf_name} pool it is "
+                 f"filled from can (up to {WINDOWS_BUFFERS_MAX:,}); VMware raises both together. No vCPU cost.",)
+    return Remediation(
+        os="windows", title=f"Raise {' and '.join(parts)} on {adapter or 'the adapter'}"
+        + (" (jumbo frames only)" if ring == 2 else ""), commands=tuple(cmds),
         persistence=("Advanced properties are stored in the registry and survive reboots.",
                      "Windows Server 2008 R2 has no NetAdapter cmdlets: set the same values in Device Manager > "
-                     "adapter > Properties > Advanced (Rx Ring #1 Size, Small Rx Buffers)."),
+                     f"adapter > Properties > Advanced (Rx Ring #{ring} Size, {buf_name})."),
         disruption=DISRUPTION_WINDOWS,
-        memory_cost=memory_cost(current, target, queues, kb_per_entry),
+        memory_cost=memory_cost(current, target, queues, kb_per_entry) if raise_ring else
+        f"about {kb_per_entry:g} KB of guest memory per added buffer",
+        notes=notes,
     )
 
 
@@ -172,10 +235,69 @@ def vsphere_remove_limit(vm: str, limit_mhz: int | None) -> Remediation:
     )
 
 
-def vsphere_relieve_contention(vm: str, costop: bool) -> Remediation:
+def govc_path(path: str) -> str:
+    """An inventory path for govc: its pattern characters escaped (a pool named 'gold*' must not match
+    'gold-2'), then quoted for bash."""
+    return shlex.quote(re.sub(r"([*?\[\]\\])", r"\\\1", path))
+
+
+def vsphere_remove_pool_limit(pool: str, moid: str | None, path: str | None, limit_mhz: int | None,
+                              vapp: bool = False) -> Remediation:
+    """A CPU limit on a resource pool or vApp above the VM: only that object's setting removes it. By MOID in
+    PowerCLI (pool names repeat across clusters, and a name would change every match)."""
+    kind = "vApp" if vapp else "resource pool"
+    limit = f" of {limit_mhz:,} MHz" if limit_mhz else ""
+    if vapp:
+        get = f"Get-VApp -Id {ps_quote('VirtualApp-' + moid)}" if moid else f"Get-VApp -Name {ps_name(pool)}"
+        commands = (f"{get} | Set-VApp -CpuLimitMhz $null",)
+    else:
+        get = f"Get-ResourcePool -Id {ps_quote('ResourcePool-' + moid)}" if moid else \
+            f"Get-ResourcePool -Name {ps_name(pool)}"
+        commands = (f"{get} | Set-ResourcePool -CpuLimitMhz $null",
+                    f"govc pool.change -cpu.limit -1 {govc_path(path) if path else sh_arg(None, 'pool path')}")
+    notes = ["The VM's own limit is not the one throttling it: a VM command would change nothing.",
+             "The limit applies to every VM in this " + kind + " together: check whether it was set on purpose "
+             "(a charge-back or tenant cap) before removing it; raising it is the other choice."]
+    if not path and not vapp:
+        notes.append("the pool's inventory path was not read: govc find / -type p lists them")
+    return Remediation(
+        os="vsphere", title=f"Remove or raise the CPU limit{limit} on the {kind} {pool}"
+        + (f" ({path})" if path else ""), commands=commands,
+        persistence=("A pool's resource allocation is part of the inventory: it persists.",
+                     f"vSphere Client: the {kind} > Edit Settings > CPU > Limit > Unlimited."),
+        disruption="None: takes effect immediately, no reboot.", notes=tuple(notes))
+
+
+def vsphere_find_cpu_limit(vm: str, vm_limit_known: bool) -> Remediation:
+    """%MLMTD says a limit throttles the VM, and which object holds it was not read: read-only steps that
+    find it (the VM's own limit when that is unknown too, then its resource pool and the pool's parents)."""
+    find_vm = f"$(govc find / -type m -name {govc_vm(vm)})"
+    commands = []
+    if not vm_limit_known:
+        commands.append(f"govc vm.info -r {govc_vm(vm)} | grep -i limit   # the VM's own CPU limit (-1: none)")
+    commands += [f"govc ls -L \"$(govc object.collect -s \"{find_vm}\" resourcePool)\"   # the VM's resource "
+                 "pool (or vApp)",
+                 "govc find / -type p | xargs -d '\\n' govc pool.info | grep -E 'Path|CPU Limit'   # every pool's "
+                 "CPU limit (-1: none); the VM's pool and its parents are on its path",
+                 f"Get-VM -Name {ps_name(vm)} | Select-Object Name,ResourcePool   # PowerCLI: the pool (or vApp)",
+                 "Get-ResourcePool | Select-Object Name,Parent,CpuLimitMhz   # PowerCLI: every pool's limit"]
+    return Remediation(
+        os="vsphere", title=f"Find the CPU limit that throttles {vm}" + (
+            "" if not vm_limit_known else ": the VM has none of its own, so a resource pool (or vApp) above it"),
+        commands=tuple(commands),
+        notes=("Read-only: these commands change nothing.",
+               "vSphere Client: the VM > Summary > Related Objects shows its resource pool or vApp; that object's "
+               "and each parent's Edit Settings > CPU > Limit.",
+               "The root pool of a cluster or host (Resources) shows the capacity as its limit: it is not a setting. "
+               "Then remove the limit on the pool that has one (Set-ResourcePool -CpuLimitMhz $null; govc "
+               "pool.change -cpu.limit -1 POOL-PATH); a VM command would change nothing."))
+
+
+def vsphere_relieve_contention(vm: str, costop: bool, vcpus: int | None = None) -> Remediation:
+    """Fewer vCPUs only for co-stop on a VM that has more than one (a 1-vCPU VM cannot have fewer)."""
     steps = [f"govc vm.migrate -vm {govc_vm(vm)} -host '<less-loaded-host>'   # or let DRS balance",
              f"govc vm.change -vm {govc_vm(vm)} -cpu.reservation '<MHz>'   # guarantee CPU if it must not wait"]
-    if costop:
+    if costop and vcpus != 1:
         steps.append(f"govc vm.change -vm {govc_vm(vm)} -c '<fewer vCPUs>'   # %CSTP high: too many vCPUs")
     return Remediation(
         os="vsphere", title=f"Relieve CPU contention for {vm} before touching the rings",
@@ -188,6 +310,8 @@ def vsphere_relieve_contention(vm: str, costop: bool) -> Remediation:
 
 
 def linux_more_queues(iface: str | None, vcpus: int | None) -> Remediation:
+    """Only when the vNIC has fewer rx queues than vCPUs (or either is unknown) and the drops spread over
+    its queues: more queues do not split the flows of a few hot queues."""
     dev = sh_arg(iface, "iface")
     return Remediation(
         os="linux", title=f"Rings are at the maximum: spread receive work over {vcpus or 'all'} rx queues",

@@ -7,7 +7,7 @@ from __future__ import annotations
 from esxdiag.result import Evidence, RingVerdict
 from esxdiag.rules import remediation as fix
 from esxdiag.join.device import runs_as
-from esxdiag.rules.causes import hot_queue
+from esxdiag.rules.causes import hot_queues
 from esxdiag.rules.cpustats import CpuState
 
 LOW_LATENCY = ("Latency sensitivity is high on this VM: a small ring may be deliberate (VMware's vSphere 8 "
@@ -19,15 +19,17 @@ def change_ring(vm, nic, sig, evidence, cpu: CpuState, missing: list[str], t) ->
     against = _ready_investigate_band(cpu, t) + cpu.undecided + cpu.caveats
     if vm.guest_os == "windows" and nic.rx_queues == 1 and (vm.vcpus or 0) > 1 and nic.rss_enabled is not True:
         q = Evidence("rx queues in use", 1, "queues", vm.vcpus, "< vCPUs", nic.rx_queues_source, "rxqueues")
+        ring = ()
+        if _windows_room(nic, 1, int(t["ring.max_size"])):
+            ring = (fix.windows_raise_ring(nic.windows_adapter, 1, nic.ring1_size, int(t["ring.max_size"]), 1,
+                                           t["ring.memory_kb_per_ring1_entry"], nic.small_rx_buffers),)
         return RingVerdict(
             "enable-rss",
             f"Drops are rising on a single rx queue while the VM has {vm.vcpus} vCPUs and RSS is "
-            f"{'off' if nic.rss_enabled is False else 'not confirmed on'}: enable RSS so receive work spreads, "
-            "then raise Rx Ring #1 if drops continue.",
+            f"{'off' if nic.rss_enabled is False else 'not confirmed on'}: enable RSS so receive work spreads"
+            + (", then raise Rx Ring #1 if drops continue." if ring else "."),
             evidence=evidence + (q,) + cpu.healthy, evidence_against=against,
-            remediation=(fix.windows_enable_rss(nic.windows_adapter, vm.vcpus),
-                         fix.windows_raise_ring(nic.windows_adapter, 1, nic.ring1_size, int(t["ring.max_size"]),
-                                                1, t["ring.memory_kb_per_ring1_entry"])),
+            remediation=(fix.windows_enable_rss(nic.windows_adapter, vm.vcpus),) + ring,
             missing=tuple(missing))
     for ring, rising, size, ring_max in ((1, sig.ring1_rising, nic.ring1_size, nic.ring1_max),
                                          (2, sig.ring2_rising, nic.ring2_size, nic.ring2_max)):
@@ -36,23 +38,57 @@ def change_ring(vm, nic, sig, evidence, cpu: CpuState, missing: list[str], t) ->
         size_ev = Evidence(f"ring {ring} size", size, "entries per queue", ring_max, "<", nic.ring_size_source,
                            f"ring #{ring} size")
         if size is not None and size >= ring_max:
-            hot = hot_queue(nic, t)
-            if hot is not None:
-                queue, queues, share = hot
-                return RingVerdict(
-                    "at-max", f"Ring {ring} is already at its maximum ({ring_max:,}) and still fills, and rx queue "
-                    f"{queue} of {queues} takes {share:.0f}% of the drops: one heavy flow on one queue. More queues "
-                    "or vCPUs do not spread a single flow; lower that flow's burst rate, or split it over several "
-                    "connections so RSS can spread it.", evidence=evidence + (size_ev,) + cpu.healthy,
-                    evidence_against=against, missing=tuple(missing))
-            return RingVerdict(
-                "at-max", f"Ring {ring} is already at its maximum ({ring_max:,}"
-                + (f", {nic.device_version} device" if nic.device_version else "") + ") and still fills: "
-                + _spread_words(vm, nic), evidence=evidence + (size_ev,) + cpu.healthy,
-                evidence_against=against, remediation=_spread_remedies(vm, nic), missing=tuple(missing))
+            return _at_max(vm, nic, ring, ring_max, evidence + (size_ev,) + cpu.healthy, against, missing, t)
         return _raise(vm, nic, sig, ring, size, ring_max, size_ev, evidence, cpu, against, missing, t)
     return RingVerdict("insufficient-evidence", "Drops are rising but no ring-full counter says which ring.",
                        evidence=evidence, missing=tuple(missing))
+
+
+def _windows_buffers(nic, ring: int) -> int | None:
+    return nic.small_rx_buffers if ring == 1 else nic.large_rx_buffers
+
+
+def _windows_room(nic, ring: int, ring_target: int) -> bool:
+    """A Windows vNIC's ring or the buffer pool it is filled from is below its maximum (unknown counts as
+    room: the command then shows what to check)."""
+    size = nic.ring1_size if ring == 1 else nic.ring2_size
+    buffers = _windows_buffers(nic, ring)
+    return size is None or size < ring_target or buffers is None or buffers < fix.WINDOWS_BUFFERS_MAX
+
+
+def _at_max(vm, nic, ring: int, ring_max: int, evidence, against, missing: list[str], t) -> RingVerdict:
+    """The ring is at its device maximum and still fills: on Windows its buffer pool first when that is below
+    its maximum (a half-applied change, no vCPU cost); a few hot queues need their flows split or slowed
+    (more queues do not split a flow); drops spread over the queues need more queues or vCPUs."""
+    head = (f"Ring {ring} is already at its maximum ({ring_max:,}"
+            + (f", {nic.device_version} device" if nic.device_version else "") + ") and still fills")
+    hot = hot_queues(nic, t)
+    hot_words = (f"; {hot.words()} of the drops: a few heavy flows on "
+                 + ("one queue" if len(hot.queues) == 1 else "those queues") + ". More queues or vCPUs do not split "
+                 "a flow; lower those flows' burst rate, or split them over more connections so RSS can spread "
+                 "them") if hot is not None else ""
+    if vm.guest_os == "windows" and _windows_room(nic, ring, ring_max):
+        buffers = _windows_buffers(nic, ring)
+        pool = "Small Rx Buffers" if ring == 1 else "Large Rx Buffers"
+        state = (f"is {buffers:,} of {fix.WINDOWS_BUFFERS_MAX:,}" if buffers is not None else
+                 "was not read (the driver default is 1,024 for Small, 768 for Large)")
+        return RingVerdict(
+            "at-max", f"{head}{hot_words}. But {pool}, the pool ring {ring} is filled from, {state}: the ring was "
+            f"raised without its buffers, a half-applied change. Raise {pool} to {fix.WINDOWS_BUFFERS_MAX:,} first "
+            "(no vCPU cost); if drops continue, "
+            + ("the flows need splitting." if hot is not None else _spread_words(vm, nic)),
+            evidence=evidence + ((Evidence(pool, buffers, "buffers", fix.WINDOWS_BUFFERS_MAX, "<",
+                                           nic.ring_size_source, "NumRxBuffersSmall" if ring == 1 else
+                                           "NumRxBuffersLarge"),) if buffers is not None else ()),
+            evidence_against=against, missing=tuple(missing),
+            remediation=(fix.windows_raise_ring(nic.windows_adapter, ring, nic.ring1_size if ring == 1 else
+                                                nic.ring2_size, ring_max, nic.rx_queues,
+                                                t[f"ring.memory_kb_per_ring{ring}_entry"], buffers),))
+    if hot is not None:
+        return RingVerdict("at-max", f"{head}{hot_words}.", evidence=evidence, evidence_against=against,
+                           missing=tuple(missing))
+    return RingVerdict("at-max", f"{head}: " + _spread_words(vm, nic), evidence=evidence, evidence_against=against,
+                       remediation=_spread_remedies(vm, nic), missing=tuple(missing))
 
 
 def _raise(vm, nic, sig, ring, size, ring_max, size_ev, evidence, cpu, against, missing, t) -> RingVerdict:
@@ -64,9 +100,11 @@ def _raise(vm, nic, sig, ring, size, ring_max, size_ev, evidence, cpu, against, 
     remedies = []
     if vm.guest_os in (None, "linux"):
         remedies.append(fix.linux_raise_ring(nic.guest_interface, nic.mac, ring, size, request, nic.rx_queues,
-                                             kb, nic.mtu, runs=target, version=nic.device_version))
+                                             kb, nic.mtu, runs=target, version=nic.device_version,
+                                             settings=nic.ring_settings or ()))
     if vm.guest_os in (None, "windows"):
-        remedies.append(fix.windows_raise_ring(nic.windows_adapter, ring, size, request, nic.rx_queues, kb))
+        remedies.append(fix.windows_raise_ring(nic.windows_adapter, ring, size, request, nic.rx_queues, kb,
+                                               _windows_buffers(nic, ring)))
     full = sig.ring1 if ring == 1 else sig.ring2
     drops = sig.drops
     why = (f"ring {ring} was full {full.delta:,} times in the window" if full is not None and full.delta
@@ -84,10 +122,16 @@ def _raise(vm, nic, sig, ring, size, ring_max, size_ev, evidence, cpu, against, 
                              "config.latencySensitivity.level"),)
     if size is None:
         missing.append(f"current ring {ring} size (vsish rxqueues status / ethtool -g)")
-    hot = hot_queue(nic, t)
+    hot = hot_queues(nic, t)
     if hot is not None:
-        extra += (f" Rx queue {hot[0]} of {hot[1]} takes {hot[2]:.0f}% of the drops: the raise helps that queue; "
-                  "more queues would not spread one flow.")
+        extra += (f" {hot.words()} of the drops: the raise helps " + ("that queue" if len(hot.queues) == 1 else
+                  "those queues") + "; more queues would not split their flows.")
+    option = "rx" if ring == 1 else "rx-jumbo"
+    persisted = [s for s in nic.ring_settings or () if s.value(option) is not None]
+    if persisted and vm.guest_os in (None, "linux"):
+        extra += (" The guest already sets this ring at boot (" + "; ".join(
+            f"{s.file} line {s.line}: {option} {s.value(option)}" for s in persisted)
+            + "): edit that setting, or the next boot undoes the raise.")
     if nic.device_version == "v7":
         extra += (f" This is a vmxnet3 v7 device ({nic.device_version_why}): ring sizes run as powers of two, so "
                   f"ask for {request:,}, not a multiple of 96.")
@@ -119,7 +163,7 @@ def _spread_remedies(vm, nic):
     than vCPUs (RSS on, then its queue count, on Windows), else more vCPUs (each brings an rx queue)."""
     short = _queues_short(vm, nic)
     if vm.guest_os == "windows":
-        if nic.rss_enabled is not True:
+        if nic.rss_enabled is False or (nic.rss_enabled is None and (nic.rx_queues or 1) <= 1):
             return (fix.windows_enable_rss(nic.windows_adapter, vm.vcpus),)
         if short:
             return (fix.windows_rss_queues(nic.windows_adapter, vm.vcpus),)

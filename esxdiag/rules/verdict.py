@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from esxdiag.join.facts import CounterWindow, DropSymptom, VmFacts, VnicFacts
 from esxdiag.result import DropLedger, Evidence, RingVerdict
 from esxdiag.rules import remediation as fix
-from esxdiag.rules.causes import Cause, reason_counters, rx_causes
+from esxdiag.rules.causes import Cause, reason_counters, rx_causes, rx_fine_tx_dropping, tx_rising
 from esxdiag.rules.ledger import rx_ledger
 from esxdiag.rules.cpustats import CpuState, cpu_state
+from esxdiag.rules.limits import limit_place
 from esxdiag.rules.ring_change import change_ring
 
 PER_MILLION = 1_000_000  # a unit, not a threshold
@@ -121,6 +122,8 @@ def decide(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> RingVerdict:
     if unexplained_rising(nic, ledger, t) and "not explained by any counter" not in verdict.summary:
         verdict = dataclasses.replace(verdict, summary=verdict.summary + f" {ledger.unexplained:,} of "
                                       f"{ledger.port_drops:,} port drops are not explained by any counter read.")
+    if verdict.verdict in ("not-needed", "past-exhaustion-only") and tx_rising(nic, t):
+        verdict = dataclasses.replace(verdict, summary=rx_fine_tx_dropping(verdict.summary, verdict.verdict))
     if not others:
         return verdict
     ids = tuple(dict.fromkeys(c.id for c in others))
@@ -279,14 +282,16 @@ def _cpu_first(vm: VmFacts, cpu: CpuState, evidence, missing: list[str], t, what
         limit_ev = (Evidence("CPU limit configured", vm.cpu_limit_mhz, "MHz", None, None, vm.inventory_file,
                              "cpu_allocation.limit_mhz"),) if vm.cpu_limit_mhz is not None else ()
         shown = limited is not None and limited.judge(t["cpu.max_limited_pct"]) == "above"
+        place = limit_place(vm)  # the VM's own limit, a pool's, or steps to find which
         return RingVerdict(
             "cpu-limit-first",
             f"{what} while a CPU limit throttles the VM"
             + (f" ({cpu.figure('%MLMTD', limited)}" if shown else " (limit set")
             + (f", limit {vm.cpu_limit_mhz:,} MHz)" if vm.cpu_limit_mhz else ")")
-            + ": remove the limit first; a bigger ring would only delay the drops.",
-            evidence=evidence + cpu.over(t) + limit_ev,
-            remediation=(fix.vsphere_remove_limit(vm.name, vm.cpu_limit_mhz),), missing=tuple(missing))
+            + (": remove the limit first" if vm.cpu_limit_mhz is not None and not place.evidence else
+               f": {place.words}. Remove that limit first") + "; a bigger ring would only delay the drops.",
+            evidence=evidence + cpu.over(t) + limit_ev + place.evidence,
+            remediation=place.remediation, missing=tuple(missing))
     if cpu.contended:
         costop_high = cpu.costop is not None and cpu.costop.judge(t["cpu.costop_pct"]) == "above"
         return RingVerdict(
@@ -297,7 +302,7 @@ def _cpu_first(vm: VmFacts, cpu: CpuState, evidence, missing: list[str], t, what
                         if stat and stat.judge(th) == "above")
             + "): relieve CPU contention first.",
             evidence=evidence + cpu.over(t),
-            remediation=(fix.vsphere_relieve_contention(vm.name, costop_high),), missing=tuple(missing))
+            remediation=(fix.vsphere_relieve_contention(vm.name, costop_high, vm.vcpus),), missing=tuple(missing))
     return None
 
 

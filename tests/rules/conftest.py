@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 
 from esxdiag.config import DEFAULT_THRESHOLDS
-from esxdiag.join.facts import CounterWindow, CpuFacts, VmFacts, VnicFacts
+from esxdiag.join.facts import CounterWindow, CpuFacts, RingSetting, VmFacts, VnicFacts
 
 
 def _counter(what, start, end, seconds=60.0):
@@ -32,7 +32,11 @@ def _vnic(ring1=(100, 200), ring2=(0, 0), oob=(100, 300), size1=256, size2=256, 
         dropped_rx=None, guest_oob=None, guest_discards=None, lro_packets=None,
         ring1_size=size1, ring2_size=size2, ring_size_source="status.txt", ring1_max=4096, ring2_max=4096,
         rx_queues=queues, rx_queues_source="ls.txt", mtu=1500, rss_enabled=rss, windows_adapter="Ethernet0",
-        small_rx_buffers=None, rings_persisted=None, ethtool_current_rx=None, driver="vmxnet3", driver_version=None)
+        small_rx_buffers=None, ethtool_current_rx=None, driver="vmxnet3", driver_version=None)
+    if "rings_persisted" in over:  # shorthand: True = one boot-time setting of this ring size, False = none
+        persisted = over.pop("rings_persisted")
+        over["ring_settings"] = None if persisted is None else (
+            (RingSetting("/etc/udev/rules.d/60-rings.rules", 1, "udev", "eth0", rx=size1),) if persisted else ())
     return dataclasses.replace(base, **over)
 
 

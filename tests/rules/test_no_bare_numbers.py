@@ -31,7 +31,8 @@ ALLOWED = {  # (module, expression) -> why the number is not a domain judgment
     ("verdict.py", "seconds % 60"): "whole minutes only",
     ("verdict.py", "seconds / 60"): "seconds to minutes",
     ("causes.py", "len(deltas) < 2"): "one rx queue of several needs two queues at least (a count, not a threshold)",
-    ("causes.py", "100 * most"): "a fraction to percent",
+    ("causes.py", "100 * held"): "a fraction to percent (the hot queues' share of the drops)",
+    ("causes.py", "100 * k"): "a fraction to percent (the hot queues' share of the rx queues)",
     ("cpustats.py", "100 * cpu.covered_s"): "a fraction to percent",
     ("remediation.py", "vcpus * 2"): "the placeholder vCPU count in a shown command the admin edits, judges nothing",
 }

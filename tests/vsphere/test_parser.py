@@ -29,7 +29,7 @@ def test_vm_record_mirrors_the_json_losslessly():
     assert vm.latency_sensitivity is None  # written before the field existed: optional
     assert (vm.hardware_version, vm.host_version) == (None, None)  # likewise
     assert to_jsonable(vm) == {**json.loads(text), "latency_sensitivity": None, "hardware_version": None,
-                               "host_version": None}
+                               "host_version": None, "resource_pools": None}
     high = parse_vm(json.dumps({**json.loads(text), "latency_sensitivity": "high"}))
     assert high.latency_sensitivity == "high"
     with pytest.raises(ParseError):

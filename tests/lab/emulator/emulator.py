@@ -44,8 +44,8 @@ WINDOWS_SCRIPTS = {
         lambda lab, vm: windows_out.logical_cpus(vm),
 }
 _PORT = r"/net/portsets/(?P<ps>[A-Za-z0-9_.:-]+)/ports/(?P<port>\d+)"
-_GREP = ["grep", "-rsIn", "-e", "ethtool", "-e", "ring-rx", "/etc/NetworkManager/system-connections",
-         "/etc/udev/rules.d", "/etc/systemd/system", "/etc/rc.local", "/etc/network/interfaces",
+_GREP = ["grep", "-rsIn", "-e", "ethtool", "-e", "ring-rx", "-e", "BufferSize", "/etc/NetworkManager/system-connections",
+         "/etc/udev/rules.d", "/etc/systemd/system", "/etc/systemd/network", "/etc/rc.local", "/etc/network/interfaces",
          "/etc/network/interfaces.d", "/etc/sysconfig/network-scripts", "/etc/netplan"]
 
 
