@@ -267,6 +267,13 @@ class VnicFacts:
     device_version: str | None = None  # vmxnet3 device: "v7" (ESXi 8, VM hardware 20+), "pre-v7", None unknown
     device_version_why: str | None = None  # what says so, or why it is unknown
     move: Move | None = None  # the vNIC's MAC on ports of two hosts within the window
+    # a NIC outside the vSwitch: "sriov" (an SR-IOV VF), "passthrough" (DirectPath I/O), "guest-only" (a guest
+    # interface no inventory device claims). No port, no vmxnet3 rings: its driver's own counters are the evidence
+    attachment: str | None = None
+    driver_counters: dict[str, CounterWindow] = field(default_factory=dict)  # guest ethtool -S of a non-vmxnet3
+    #                                        driver, every counter by its own name (esxdiag.rules.driver_nic reads them)
+    ring_rx_max: int | None = None  # the driver's own ethtool -g RX maximum (any driver; not capped at vmxnet3's)
+    tied_by: str | None = None  # how a device without a MAC was tied to its guest interface, when it was
 
 
 @dataclass(frozen=True)
