@@ -15,6 +15,7 @@ from esxdiag.rules import remediation as fix
 from esxdiag.rules.causes import Cause, reason_counters, rx_causes
 from esxdiag.rules.ledger import rx_ledger
 from esxdiag.rules.cpustats import CpuState, cpu_state
+from esxdiag.rules.driver_nic import decide_driver_nic
 from esxdiag.rules.ring_change import change_ring
 
 PER_MILLION = 1_000_000  # a unit, not a threshold
@@ -421,7 +422,10 @@ def _what_to_collect(vm: VmFacts, nic: VnicFacts, cpu_measured: bool) -> list[st
 
 
 def _not_vmxnet3(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> RingVerdict:
-    """No vmxnet3 rings, but the port still counts the adapter's drops (clientStats, esxtop, vCenter)."""
+    """No vmxnet3 rings, but the port still counts the adapter's drops (clientStats, esxtop, vCenter). A NIC
+    outside the vSwitch (SR-IOV VF, DirectPath, guest-only) has no port either: its driver's counters decide."""
+    if nic.attachment is not None or nic.type not in EMULATED:
+        return decide_driver_nic(vm, nic, t)
     emulated = nic.type in EMULATED
     port = nic.dropped_rx
     rising = port is not None and port.delta is not None and port.delta > t["ring.drops"]
