@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from esxdiag.join.facts import CounterWindow, VmFacts, VnicFacts
-from esxdiag.result import Evidence, RingVerdict
+from esxdiag.result import Evidence, Finding, RingVerdict, RuleCheck
 from esxdiag.rules import remediation as fix
 
 PER_MILLION = 1_000_000  # a unit, not a threshold
@@ -231,3 +231,31 @@ def _unknown_driver(nic: VnicFacts, what: str, drops: list[DriverDrop], rising: 
         missing=(f"what the {nic.driver or 'unknown'} driver's counters count (its documentation), and ethtool -g "
                  f"{fix.sh_arg(nic.guest_interface, 'iface')} (its ring and maximum)",),
         basis="the driver's own counters (ethtool -S), by name")
+
+
+def nic_driver_drops(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
+    """A finding for a NIC outside the vSwitch whose driver counts receive drops now; its verdict says what
+    to change."""
+    if nic.attachment is None:
+        return [RuleCheck("nic-driver-drops", "pass", "a vNIC on a vSwitch port: its ring verdict judges it",
+                          nic.mac)]
+    rising = [d for d in driver_drops(nic) if d.window.complete and d.delta and d.delta > t["ring.drops"]]
+    total = sum(d.delta for d in rising)
+    seconds = next((d.window.seconds for d in rising if d.window.seconds), None)
+    if not rising or under_floor(nic, total, seconds, t) is not None:
+        read = any(c.complete for c in nic.driver_counters.values())
+        return [RuleCheck("nic-driver-drops", "pass" if read else "skip",
+                          f"{_what(nic)}: no receive drops now" if read else
+                          f"{_what(nic)}: its driver's counters were not read at both ends of the window", nic.mac)]
+    rate = total / seconds if seconds else None
+    judged = nic.driver in DRIVER_FAMILIES and any(d.family != "dropped" for d in rising)
+    severity = "critical" if judged and rate is not None and rate > t["ring.drops_per_s_critical"] else "warning"
+    return [Finding(
+        "nic-driver-drops", severity, vm.name, nic.mac,
+        f"{_what(nic)} drops received frames: " + ", ".join(d.name for d in rising),
+        "; ".join(f"{d.words()}: {FAMILY_WORDS[d.family]}" for d in rising) + ". See its verdict for the driver's "
+        "own remedy (no vmxnet3 ring or vSwitch port is on its path).",
+        evidence=_evidence(rising, t))]
+
+
+RULES = (nic_driver_drops,)
