@@ -193,7 +193,7 @@ def _rising(vm: VmFacts, nic: VnicFacts, what: str, rising: list[DriverDrop], t:
     remedies, missing = [], []
     if by_family["rx-buffers"]:
         ring, ring_missing = fix.driver_ring_raise(nic.guest_interface, nic.ethtool_current_rx, nic.ring_rx_max)
-        remedies += [r for r in (ring, fix.driver_spread_receive(nic.guest_interface, vm.vcpus)) if r is not None]
+        remedies += [r for r in (ring, fix.driver_spread_receive(nic.guest_interface, vm.vcpus, nic.driver)) if r is not None]
         missing += ring_missing
     if by_family["buffer-alloc"]:
         remedies.append(fix.guest_memory_for_receive(nic.guest_interface))

@@ -343,14 +343,16 @@ def driver_ring_raise(iface: str | None, current: int | None, maximum: int | Non
         notes=("A bigger ring absorbs longer bursts; it costs guest memory (ring entries x buffer size).",)), []
 
 
-def driver_spread_receive(iface: str | None, vcpus: int | None) -> Remediation:
-    """Read-only checks first: whether the NIC's channels and interrupts use every vCPU."""
+def driver_spread_receive(iface: str | None, vcpus: int | None, driver: str | None = None) -> Remediation:
+    """Read-only checks first: whether the NIC's channels and interrupts use every vCPU. Some drivers name
+    their IRQs after themselves (mlx5_comp0@pci:...), not the interface."""
     dev = sh_arg(iface, "iface")
+    irq_names = "|".join(re.escape(n) for n in (iface, driver) if n) or "<iface>"
     count = vcpus or "the VM's vCPU count"
     return Remediation(
         os="linux", title=f"Check that {iface or 'the NIC'}'s receive work is spread over the vCPUs",
         commands=(f"ethtool -l {dev}   # combined channels: current and maximum",
-                  f"grep -E {sh_arg(iface, 'iface')} /proc/interrupts   # one IRQ per channel, on which vCPU"),
+                  f"grep -E {shlex.quote(irq_names)} /proc/interrupts   # one IRQ per channel, on which vCPU"),
         notes=(f"With fewer combined channels than vCPUs ({count}) and below the maximum "
                f"ethtool -l shows: ethtool -L {dev} combined <N>. Channels whose IRQs share one vCPU: pin them "
                "apart (irqbalance, or /proc/irq/<irq>/smp_affinity_list).",),

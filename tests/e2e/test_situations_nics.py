@@ -1,0 +1,149 @@
+"""Issue 29 item 5: every guest NIC is listed, whatever its driver, with a verdict that fits it. Bundles built
+by tests/fixtures/situations/build_nics.py from the lab's ring-exhaustion example: the lab's vmxnet3 vNIC (flat)
+beside an SR-IOV VF, a DirectPath NIC or a guest NIC no vNIC claims."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from esxdiag.config import DEFAULT_THRESHOLDS
+from esxdiag.engine import analyze
+from esxdiag.join.facts import CounterWindow
+from esxdiag.reports.html import render_html
+from esxdiag.reports.json_report import to_jsonable
+from esxdiag.reports.text import render_text
+from esxdiag.rules.driver_nic import family_of, queue_key
+
+SITUATIONS = Path(__file__).resolve().parents[1] / "fixtures" / "situations"
+VMXNET3_ADVICE = ("ethtool -G eth0", "rx 4096", "MaxRxRing1Length", "vmxnet3", "Small Rx Buffers", "vsish")
+
+
+def run(name: str):
+    result = analyze(SITUATIONS / name, dict(DEFAULT_THRESHOLDS))
+    return result, to_jsonable(result), render_text(result, width=200), render_html(result)
+
+
+def nic_of(doc: dict, iface: str) -> dict:
+    return next(n for n in doc["vms"][0]["vnics"] if n["guest_interface"] == iface)
+
+
+def commands(verdict: dict) -> list[str]:
+    return [c for r in verdict["remediation"] for c in (*r["commands"], *r["persistence"])]
+
+
+def assert_no_vmxnet3_advice(nic: dict) -> None:
+    shown = commands(nic["verdict"]) + [n for r in nic["verdict"]["remediation"] for n in r["notes"]]
+    assert not any(word in c for c in shown for word in VMXNET3_ADVICE), shown
+
+
+def assert_listed(doc: dict, text: str, html: str, iface: str) -> dict:
+    nic = nic_of(doc, iface)
+    assert iface in text and iface in html
+    assert nic["verdict"]["summary"].split(":")[0] in html.replace("&#39;", "'")
+    return nic
+
+
+def test_a_sriov_mlx5_vf_is_listed_with_its_out_of_buffer_drops():
+    _, doc, text, html = run("sriov-mlx5-out-of-buffer")
+    vf = assert_listed(doc, text, html, "ens224")
+    assert vf["type"] == "sriov" and vf["mac"] == "00:50:56:a6:77:01"
+    assert vf["ring_verdict"] == "driver-drops"
+    summary = vf["verdict"]["summary"]
+    assert "rx_out_of_buffer +41,900" in summary and "698/s" in summary and "mlx5_core" in summary
+    assert vf["metrics"]["driver_drops"]["rx_out_of_buffer"]["delta"] == 41_900
+    assert vf["metrics"]["ring_rx"] == {"current": 1024, "max": 8192}
+    assert commands(vf["verdict"])[0] == "ethtool -G ens224 rx 8192"  # the VF's own maximum, not 4096
+    assert_no_vmxnet3_advice(vf)
+    assert "rx_out_of_buffer" in text and "DROPS IN THE NIC'S OWN DRIVER" in text
+    finding = next(f for f in doc["vms"][0]["findings"] if f["rule"] == "nic-driver-drops")
+    assert finding["severity"] == "critical" and "rx_out_of_buffer" in finding["title"]
+    # the vmxnet3 vNIC keeps its own verdict
+    assert nic_of(doc, "eth0")["type"] == "vmxnet3"
+
+
+def test_coverage_says_what_each_guest_capture_feeds():
+    _, doc, _, _ = run("sriov-mlx5-out-of-buffer")
+    ens224 = [c for c in doc["coverage"] if "ens224" in (c.get("file") or "")]
+    assert ens224 and all(c["status"] == "read" and not c.get("why") for c in ens224)
+    stats = next(c for c in ens224 if c["spec"] == "ethtool_stats")
+    assert "pkts rx OOB" not in stats["what"].split("(vmxnet3")[0]
+
+
+def test_b_ixgbevf_buffer_allocation_failures_name_the_guest_memory_not_a_ring():
+    _, doc, text, html = run("sriov-ixgbevf-drops")
+    vf = assert_listed(doc, text, html, "ens224")
+    assert vf["ring_verdict"] == "driver-drops"
+    assert "alloc_rx_buff_failed +6,300" in vf["verdict"]["summary"] and "105/s" in vf["verdict"]["summary"]
+    assert not any("ethtool -G" in c for c in commands(vf["verdict"]))
+    assert any("/proc/meminfo" in c for c in commands(vf["verdict"]))
+    assert_no_vmxnet3_advice(vf)
+
+
+def test_c_iavf_vf_with_flat_counters_needs_nothing():
+    _, doc, text, html = run("sriov-iavf-flat")
+    vf = assert_listed(doc, text, html, "ens224")
+    assert vf["ring_verdict"] == "not-needed" and "rx_discards flat" in vf["verdict"]["summary"]
+    assert not vf["verdict"]["remediation"]
+    assert not any(f["rule"] == "nic-driver-drops" for f in doc["vms"][0]["findings"])
+
+
+def test_d_passthrough_nic_physical_port_discards_are_host_side():
+    _, doc, text, html = run("passthrough-mlx5-phy-discards")
+    nic = assert_listed(doc, text, html, "ens256")
+    assert nic["type"] == "passthrough" and nic["metrics"]["tied_by"]
+    assert nic["ring_verdict"] == "drops-elsewhere"
+    assert "rx_discards_phy +9,800" in nic["verdict"]["summary"] and "physical port" in nic["verdict"]["summary"]
+    assert nic["metrics"]["ring_rx"] == {"current": None, "max": None}
+    assert not any("ethtool -G" in c for c in commands(nic["verdict"]))
+    assert_no_vmxnet3_advice(nic)
+    assert len(doc["vms"][0]["vnics"]) == 2  # the PCI device and its guest NIC are one NIC
+
+
+def test_e_unknown_driver_is_listed_with_its_counters_named():
+    _, doc, text, html = run("guest-nic-unknown-driver")
+    nic = assert_listed(doc, text, html, "ens192")
+    assert nic["type"] == "guest-only" and nic["metrics"]["driver"] == "sfc"
+    assert nic["ring_verdict"] == "insufficient-evidence"
+    summary = nic["verdict"]["summary"]
+    assert "rx_nodesc_drop_cnt +2,400" in summary and "rx_noskb_drops" in summary
+    assert not nic["verdict"]["remediation"]
+    finding = next(f for f in doc["vms"][0]["findings"] if f["rule"] == "nic-driver-drops")
+    assert finding["severity"] == "warning"  # named, not judged
+
+
+@pytest.mark.parametrize("driver, name, family", [
+    ("mlx5_core", "rx_out_of_buffer", "rx-buffers"),
+    ("mlx5_core", "rx_discards_phy", "physical-port"),
+    ("mlx5_core", "rx_prio3_discards", "physical-port"),
+    ("mlx5_core", "rx7_buff_alloc_err", "buffer-alloc"),
+    ("ixgbevf", "alloc_rx_page_failed", "buffer-alloc"),
+    ("ixgbevf", "rx_dropped", "dropped"),
+    ("iavf", "rx_discards", "rx-buffers"),
+    ("bnxt_en", "[3]: rx_discards", "rx-buffers"),
+    ("ena", "rx_drops", "rx-buffers"),
+    ("ena", "queue_2_rx_page_alloc_fail", "buffer-alloc"),
+    ("some_new_nic", "rx_missed_errors", "dropped"),
+    ("mlx5_core", "rx_packets", None),
+    ("mlx5_core", "tx_queue_dropped", None),
+    ("mlx5_core", "rx_xdp_drop", None),  # an XDP program's own choice, not a loss
+])
+def test_counter_families_by_driver(driver, name, family):
+    assert family_of(driver, queue_key(name)) == family
+
+
+def test_a_fails_without_a_windowed_counter():
+    """One ethtool -S reading: the VF's drops cannot be judged now; nothing is advised."""
+    from esxdiag.rules.driver_nic import decide_driver_nic
+    result, _, _, _ = run("sriov-mlx5-out-of-buffer")
+    from esxdiag.engine import gather
+    from esxdiag.bundle import Bundle
+    _, facts = gather(Bundle.load(SITUATIONS / "sriov-mlx5-out-of-buffer"))
+    vm = facts[0]
+    vf = next(n for n in vm.vnics if n.attachment == "sriov")
+    single = {k: CounterWindow(c.what, None, c.end, None) for k, c in vf.driver_counters.items()}
+    from dataclasses import replace
+    verdict = decide_driver_nic(vm, replace(vf, driver_counters=single), dict(DEFAULT_THRESHOLDS))
+    assert verdict.verdict == "insufficient-evidence" and not verdict.remediation
+    assert "read once" in verdict.summary
