@@ -14,7 +14,6 @@ from esxdiag.join.facts import CounterWindow
 from esxdiag.reports.html import render_html
 from esxdiag.reports.json_report import to_jsonable
 from esxdiag.reports.text import render_text
-from esxdiag.rules.driver_nic import family_of, queue_key
 
 SITUATIONS = Path(__file__).resolve().parents[1] / "fixtures" / "situations"
 VMXNET3_ADVICE = ("ethtool -G eth0", "rx 4096", "MaxRxRing1Length", "vmxnet3", "Small Rx Buffers", "vsish")
@@ -45,10 +44,12 @@ def assert_listed(doc: dict, text: str, html: str, iface: str) -> dict:
     return nic
 
 
-def test_a_sriov_mlx5_vf_is_listed_with_its_out_of_buffer_drops():
-    _, doc, text, html = run("sriov-mlx5-out-of-buffer")
+@pytest.mark.parametrize("name, kind", [("sriov-mlx5-out-of-buffer", "sriov"),
+                                        ("sriov-mlx5-not-in-inventory", "guest-only")])
+def test_a_sriov_mlx5_vf_is_listed_with_its_out_of_buffer_drops(name, kind):
+    _, doc, text, html = run(name)
     vf = assert_listed(doc, text, html, "ens224")
-    assert vf["type"] == "sriov" and vf["mac"] == "00:50:56:a6:77:01"
+    assert vf["type"] == kind and vf["mac"] == "00:50:56:a6:77:01"
     assert vf["ring_verdict"] == "driver-drops"
     summary = vf["verdict"]["summary"]
     assert "rx_out_of_buffer +41,900" in summary and "698/s" in summary and "mlx5_core" in summary
@@ -130,6 +131,7 @@ def test_e_unknown_driver_is_listed_with_its_counters_named():
     ("mlx5_core", "rx_xdp_drop", None),  # an XDP program's own choice, not a loss
 ])
 def test_counter_families_by_driver(driver, name, family):
+    from esxdiag.rules.driver_nic import family_of, queue_key
     assert family_of(driver, queue_key(name)) == family
 
 
