@@ -15,6 +15,7 @@ from esxdiag.result import Evidence, Finding, RingVerdict, RuleCheck
 from esxdiag.rules import remediation as fix
 
 PER_MILLION = 1_000_000  # a unit, not a threshold
+NAMES_SHOWN = 24  # counter names an unknown driver's summary lists: a display length, not a judgment
 
 # family -> what the counter says happened, in words
 FAMILY_WORDS = {
@@ -216,7 +217,7 @@ def _rising(vm: VmFacts, nic: VnicFacts, what: str, rising: list[DriverDrop], t:
 def _unknown_driver(nic: VnicFacts, what: str, drops: list[DriverDrop], rising: list[DriverDrop],
                     t: dict[str, float]) -> RingVerdict:
     names = list(nic.driver_counters)
-    shown = ", ".join(names[:24]) + (f", ... ({len(names)} in all)" if len(names) > 24 else "")
+    shown = ", ".join(names[:NAMES_SHOWN]) + (f", ... ({len(names)} in all)" if len(names) > NAMES_SHOWN else "")
     if rising:
         seen = "Receive drop counters by their names: " + "; ".join(d.words() for d in rising) + "."
     elif drops:
