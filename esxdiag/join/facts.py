@@ -9,6 +9,8 @@ from typing import Any
 
 from esxdiag.result import Evidence
 
+WINDOWS_DISCARDS = "ReceivedDiscardedPackets"  # a Windows NIC's one receive drop counter (Get-NetAdapterStatistics)
+
 
 @dataclass(frozen=True)
 class CounterWindow:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from esxdiag.join.causes import guest_tx_and_queues
@@ -294,10 +295,30 @@ def guest_only_nic(iface: str, mac: str | None, driver: str | None) -> dict[str,
             "device_key": None, "guest_interface": iface, "attachment": "guest-only"}
 
 
+# Windows adapters of a physical NIC or a VF (InterfaceDescription); loopback, Hyper-V, miniports, VPNs are not
+_WINDOWS_NIC_WORDS = re.compile(r"virtual function|connectx|mellanox|nvidia.*ethernet|intel\(r\) ethernet|"
+                                r"broadcom|netxtreme|qlogic|fastlinq|chelsio|solarflare|\bena\b|elastic network",
+                                re.I)
+
+
+def _unclaimed_windows(joiner, guest, macs: set[str | None]) -> list[dict[str, Any]]:
+    adapters = joiner.r.first("win_netadapter", guest.id)
+    out = []
+    for adapter in adapters.record.adapters if adapters else ():
+        mac = norm_mac(adapter.mac)
+        if mac and mac not in macs and _WINDOWS_NIC_WORDS.search(adapter.description or ""):
+            out.append({**guest_only_nic(adapter.name, mac, adapter.description), "label": f"guest adapter "
+                        f"{adapter.name} ({adapter.description})"})
+    return out
+
+
 def unclaimed_interfaces(joiner, guest, macs: set[str | None]) -> list[dict[str, Any]]:
-    """Guest NICs (Linux: interfaces the capture ran ethtool on, with a NIC's driver) whose MAC no listed
-    vNIC has: an SR-IOV VF or DirectPath NIC vCenter does not list with that MAC, or a guest the
-    inventory is not of. Each is listed with its driver, never dropped."""
+    """Guest NICs (Linux: interfaces the capture ran ethtool on, with a NIC's driver; Windows: adapters whose
+    description is a NIC's or a VF's) whose MAC no listed vNIC has: an SR-IOV VF or DirectPath NIC vCenter
+    does not list with that MAC, or a guest the inventory is not of. Each is listed with its driver, never
+    dropped."""
+    if guest is not None and guest.kind == WINDOWS:
+        return _unclaimed_windows(joiner, guest, macs)
     if guest is None or guest.kind != LINUX:
         return []
     r = joiner.r

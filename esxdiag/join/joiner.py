@@ -11,7 +11,7 @@ from esxdiag.bundle import Bundle, slug
 from esxdiag.join.causes import port_packets_rx, port_tx, rx_reasons, uplinks
 from esxdiag.join.cpu import cpu_from_esxtop, cpu_from_perf
 from esxdiag.join.device import device_version, ring1_max, ring2_max
-from esxdiag.join.facts import VmFacts, VnicFacts
+from esxdiag.join.facts import WINDOWS_DISCARDS, VmFacts, VnicFacts
 from esxdiag.join.moves import event_moves, port_segments, sampled_move
 from esxdiag.join.guest import guest_side, guest_vnics, unclaimed_interfaces
 from esxdiag.join.host import esxcli_port_list, host_side, port_drop_symptoms, port_tx_symptoms
@@ -294,7 +294,8 @@ class Joiner:
             driver_version=guest_facts["driver_version"], link_speed=guest_facts["link_speed"],
             link_speed_source=guest_facts["link_speed_source"], network=nic.get("network"),
             missing=tuple(missing), notes=tuple(notes + list(guest_facts["notes"])), attachment=attachment,
-            driver_counters=guest_facts["driver_counters"], ring_rx_max=guest_facts["ring_rx_max"],
+            driver_counters=guest_facts["driver_counters"] or windows_counters(guest_facts["discards"]),
+            ring_rx_max=guest_facts["ring_rx_max"],
             tied_by=nic.get("tied_by"),
         )
 
@@ -330,6 +331,11 @@ BYPASS_WORDS = {
                   "DirectPath NIC, by its driver): no vSwitch port is known for it; the guest driver's own counters "
                   "are the evidence",
 }
+
+
+def windows_counters(discards) -> dict[str, Any]:
+    """A Windows guest's adapter counts its receive discards (Get-NetAdapterStatistics), whatever the NIC."""
+    return {WINDOWS_DISCARDS: discards} if discards is not None else {}
 
 
 def attachment_of(nic: dict[str, Any]) -> str | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from esxdiag.join.facts import CounterWindow, VmFacts, VnicFacts
+from esxdiag.join.facts import WINDOWS_DISCARDS, CounterWindow, VmFacts, VnicFacts
 from esxdiag.result import Evidence, Finding, RingVerdict, RuleCheck
 from esxdiag.rules import remediation as fix
 
@@ -84,7 +84,10 @@ def queue_key(name: str) -> str:
 
 def family_of(driver: str | None, key: str) -> str | None:
     """The family a counter belongs to in the driver's own table; "dropped" for a drop-looking name the
-    table does not know; None for a counter that is not a receive drop."""
+    table does not know (and Windows' ReceivedDiscardedPackets, which says no why); None for a counter that
+    is not a receive drop."""
+    if key == WINDOWS_DISCARDS:
+        return "dropped"
     for pattern, family in DRIVER_FAMILIES.get(driver or "", ()):
         if re.fullmatch(pattern, key):
             return family
@@ -141,7 +144,8 @@ def under_floor(nic: VnicFacts, drops: int, seconds: float | None, t: dict[str, 
 
 def _what(nic: VnicFacts) -> str:
     kind = KIND_WORDS.get(nic.attachment or "", nic.type or "NIC")
-    return f"{kind} {nic.guest_interface or '(guest interface unknown)'} ({nic.driver or 'driver unknown'})"
+    driver = nic.driver or ("a Windows adapter" if nic.windows_adapter else "driver unknown")
+    return f"{kind} {nic.guest_interface or '(guest interface unknown)'} ({driver})"
 
 
 def _evidence(drops: list[DriverDrop], t: dict[str, float]) -> tuple[Evidence, ...]:
@@ -149,6 +153,10 @@ def _evidence(drops: list[DriverDrop], t: dict[str, float]) -> tuple[Evidence, .
 
 
 def _collect(nic: VnicFacts) -> list[str]:
+    if nic.windows_adapter is not None or nic.guest_os == "windows":
+        return [f"in the guest, Get-NetAdapterStatistics -Name {fix.ps_name(nic.guest_interface or '<adapter>')} at "
+                "the start and the end of a window, and the NIC vendor's own performance counters (Get-Counter "
+                "-ListSet *) for why it discards"]
     iface = fix.sh_arg(nic.guest_interface, "iface")
     return [f"in the guest, ethtool -S {iface} at the start and the end of a window (the driver's own drop "
             f"counters), ethtool -i {iface} (its driver) and ethtool -g {iface} (its ring and the ring's maximum)"]
@@ -168,7 +176,7 @@ def decide_driver_nic(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> RingV
                            missing=nic.missing or tuple(_collect(nic)))
     drops = driver_drops(nic)
     rising = [d for d in drops if d.window.complete and d.delta is not None and d.delta > t["ring.drops"]]
-    if nic.driver not in DRIVER_FAMILIES:
+    if nic.driver not in DRIVER_FAMILIES and nic.windows_adapter is None:  # Windows: one counter, known
         return _unknown_driver(nic, what, drops, rising, t)
     if not drops:
         return RingVerdict("insufficient-evidence", f"{what}: none of its {len(nic.driver_counters)} ethtool -S "
@@ -207,8 +215,9 @@ def _rising(vm: VmFacts, nic: VnicFacts, what: str, rising: list[DriverDrop], t:
     else:
         return RingVerdict("insufficient-evidence", f"{what} drops received frames: {said}. Which change helps "
                            "cannot be told from this counter.", evidence=evidence,
-                           missing=tuple(_collect(nic)) + ("ethtool -l (channels), /proc/net/softnet_stat and "
-                                                           "mpstat -P ALL through the window",), basis=basis)
+                           missing=tuple(_collect(nic)) + (() if nic.windows_adapter else (
+                               "ethtool -l (channels), /proc/net/softnet_stat and mpstat -P ALL through the window",)),
+                           basis=basis)
     summary = f"{what} drops received frames: {said}. No vmxnet3 ring or vSwitch port is on its path."
     return RingVerdict(verdict, summary, evidence=evidence, remediation=tuple(remedies), missing=tuple(missing),
                        basis=basis)

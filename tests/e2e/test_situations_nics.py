@@ -114,6 +114,18 @@ def test_e_unknown_driver_is_listed_with_its_counters_named():
     assert finding["severity"] == "warning"  # named, not judged
 
 
+@pytest.mark.parametrize("name, kind", [("windows-sriov-vf-discards", "sriov"),
+                                        ("windows-guest-only-vf-discards", "guest-only")])
+def test_f_windows_vf_discards_are_named_not_given_vmxnet3_advice(name, kind):
+    _, doc, text, html = run(name)
+    vf = assert_listed(doc, text, html, "Ethernet1")
+    assert vf["type"] == kind and vf["ring_verdict"] == "insufficient-evidence"
+    assert "ReceivedDiscardedPackets +5,400" in vf["verdict"]["summary"]
+    assert not vf["verdict"]["remediation"]
+    assert any("Get-NetAdapterStatistics" in m for m in vf["verdict"]["missing"])
+    assert len(doc["vms"][0]["vnics"]) == 2
+
+
 @pytest.mark.parametrize("driver, name, family", [
     ("mlx5_core", "rx_out_of_buffer", "rx-buffers"),
     ("mlx5_core", "rx_discards_phy", "physical-port"),
