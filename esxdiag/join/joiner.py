@@ -272,10 +272,11 @@ class Joiner:
         )
 
     def _bypass_nic(self, vm: str, nic: dict[str, Any], attachment: str, guest, missing: list[str]) -> VnicFacts:
-        """An SR-IOV VF, a DirectPath NIC or a guest-only NIC: no vSwitch port, no vmxnet3 rings. What the
-        guest's driver counts is the evidence."""
+        """An SR-IOV VF, a DirectPath NIC or a guest-only NIC (by its driver, a VF or DirectPath NIC vCenter does
+        not list with that MAC): its traffic bypasses the vSwitch, so no port counters and no vmxnet3 rings. What
+        the guest's driver counts is the evidence."""
         mac, iface = nic["mac"], nic.get("guest_interface")
-        notes = [BYPASS_WORDS[attachment]] + ([nic["tied_by"]] if nic.get("tied_by") else [])
+        notes = [nic["tied_by"]] if nic.get("tied_by") else []
         if attachment == "passthrough" and mac is None and iface is None:
             missing.append("the guest interface of this DirectPath I/O device: vCenter gives it no MAC, and no single "
                            "guest NIC is left unclaimed to tie it to (ethtool -P and ethtool -i of each guest NIC)")
@@ -320,17 +321,6 @@ class Joiner:
         kind = "distributed switch" if switch.distributed else "vSwitch"
         return [f"guest MTU unknown; the {kind} {switch.name} carries MTU {switch.mtu} (esxcfg-vswitch -l): if the "
                 "guest uses jumbo frames, ring 1's maximum is 4032 on pre-v7 vmxnet3, not 4096"]
-
-
-BYPASS_WORDS = {
-    "sriov": "an SR-IOV virtual function: its traffic bypasses the vSwitch (no port counters, no vmxnet3 rings); "
-             "the guest driver's own counters are the evidence",
-    "passthrough": "a DirectPath I/O (passthrough) device: its traffic bypasses the vSwitch (no port counters, no "
-                   "vmxnet3 rings); the guest driver's own counters are the evidence",
-    "guest-only": "a guest NIC that no vNIC of the inventory or the host's port list has (an SR-IOV VF or a "
-                  "DirectPath NIC, by its driver): no vSwitch port is known for it; the guest driver's own counters "
-                  "are the evidence",
-}
 
 
 def windows_counters(discards) -> dict[str, Any]:

@@ -347,7 +347,8 @@ def driver_spread_receive(iface: str | None, vcpus: int | None, driver: str | No
     """Read-only checks first: whether the NIC's channels and interrupts use every vCPU. Some drivers name
     their IRQs after themselves (mlx5_comp0@pci:...), not the interface."""
     dev = sh_arg(iface, "iface")
-    irq_names = "|".join(re.escape(n) for n in (iface, driver) if n) or "<iface>"
+    stem = driver.split("_")[0] if driver else None  # mlx5_core's IRQs are mlx5_comp<N>@pci:...
+    irq_names = "|".join(re.escape(n) for n in (iface, stem) if n) or "<iface>"
     count = vcpus or "the VM's vCPU count"
     return Remediation(
         os="linux", title=f"Check that {iface or 'the NIC'}'s receive work is spread over the vCPUs",
