@@ -161,3 +161,12 @@ def test_a_fails_without_a_windowed_counter():
     verdict = decide_driver_nic(vm, replace(vf, driver_counters=single), dict(DEFAULT_THRESHOLDS))
     assert verdict.verdict == "insufficient-evidence" and not verdict.remediation
     assert "read once" in verdict.summary
+
+
+def test_headerless_driver_counters_parse_by_name_and_esxcli_lines_do_not():
+    from esxdiag.errors import ParseError
+    from esxdiag.parsers.ethtool_stats import parse_stats
+    stats = parse_stats("     rx_out_of_buffer: 41900\n     rx3_buff_alloc_err: 0\n     rx-0.packets: 12\n")
+    assert stats.device_counters == {"rx_out_of_buffer": 41900, "rx3_buff_alloc_err": 0, "rx-0.packets": 12}
+    with pytest.raises(ParseError):
+        parse_stats("Packets received: 5\nPackets sent: 6\n")
