@@ -118,6 +118,15 @@ def driver_drops(nic: VnicFacts) -> list[DriverDrop]:
     return out
 
 
+def rising_drops(nic: VnicFacts, t: dict[str, float]) -> list[DriverDrop]:
+    return [d for d in driver_drops(nic) if d.window.complete and d.delta is not None and d.delta > t["ring.drops"]]
+
+
+def buffers_rising(nic: VnicFacts, t: dict[str, float]) -> bool:
+    """The NIC found its receive ring empty in the window: the guest did not post buffers fast enough."""
+    return any(d.family == "rx-buffers" for d in rising_drops(nic, t))
+
+
 def frames_received(nic: VnicFacts) -> int | None:
     for name in _RX_PACKETS:
         c = nic.driver_counters.get(name)
@@ -175,7 +184,7 @@ def decide_driver_nic(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> RingV
                            "window are needed to tell whether it drops now.",
                            missing=nic.missing or tuple(_collect(nic)))
     drops = driver_drops(nic)
-    rising = [d for d in drops if d.window.complete and d.delta is not None and d.delta > t["ring.drops"]]
+    rising = rising_drops(nic, t)
     if nic.driver not in DRIVER_FAMILIES and nic.windows_adapter is None:  # Windows: one counter, known
         return _unknown_driver(nic, what, drops, rising, t)
     if not drops:
@@ -249,7 +258,7 @@ def nic_driver_drops(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
     if nic.attachment is None:
         return [RuleCheck("nic-driver-drops", "pass", "a vNIC on a vSwitch port: its ring verdict judges it",
                           nic.mac)]
-    rising = [d for d in driver_drops(nic) if d.window.complete and d.delta and d.delta > t["ring.drops"]]
+    rising = rising_drops(nic, t)
     total = sum(d.delta for d in rising)
     seconds = next((d.window.seconds for d in rising if d.window.seconds), None)
     if not rising or under_floor(nic, total, seconds, t) is not None:

@@ -15,7 +15,7 @@ from esxdiag.rules import remediation as fix
 from esxdiag.rules.causes import Cause, reason_counters, rx_causes
 from esxdiag.rules.ledger import rx_ledger
 from esxdiag.rules.cpustats import CpuState, cpu_state
-from esxdiag.rules.driver_nic import decide_driver_nic
+from esxdiag.rules.driver_nic import buffers_rising, decide_driver_nic
 from esxdiag.rules.ring_change import change_ring
 
 PER_MILLION = 1_000_000  # a unit, not a threshold
@@ -425,7 +425,13 @@ def _not_vmxnet3(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> RingVerdic
     """No vmxnet3 rings, but the port still counts the adapter's drops (clientStats, esxtop, vCenter). A NIC
     outside the vSwitch (SR-IOV VF, DirectPath, guest-only) has no port either: its driver's counters decide."""
     if nic.attachment is not None or nic.type not in EMULATED:
-        return decide_driver_nic(vm, nic, t)
+        verdict = decide_driver_nic(vm, nic, t)
+        if verdict.verdict != "driver-drops" or not buffers_rising(nic, t):
+            return verdict
+        # the guest did not post buffers fast enough: a throttled or waiting vCPU first, as for a vmxnet3 ring
+        first = _cpu_first(vm, cpu_state(vm.cpu, vm.cpu_limit_mhz, t), verdict.evidence, list(verdict.missing), t,
+                           verdict.summary.split(":")[0] + " runs out of receive buffers")
+        return first or verdict
     emulated = nic.type in EMULATED
     port = nic.dropped_rx
     rising = port is not None and port.delta is not None and port.delta > t["ring.drops"]

@@ -147,17 +147,12 @@ def test_counter_families_by_driver(driver, name, family):
     assert family_of(driver, queue_key(name)) == family
 
 
-def test_a_fails_without_a_windowed_counter():
+def test_one_reading_of_the_vf_counters_judges_nothing():
     """One ethtool -S reading: the VF's drops cannot be judged now; nothing is advised."""
-    from esxdiag.rules.driver_nic import decide_driver_nic
-    result, _, _, _ = run("sriov-mlx5-out-of-buffer")
-    from esxdiag.engine import gather
-    from esxdiag.bundle import Bundle
-    _, facts = gather(Bundle.load(SITUATIONS / "sriov-mlx5-out-of-buffer"))
-    vm = facts[0]
-    vf = next(n for n in vm.vnics if n.attachment == "sriov")
-    single = {k: CounterWindow(c.what, None, c.end, None) for k, c in vf.driver_counters.items()}
     from dataclasses import replace
+    from esxdiag.rules.driver_nic import decide_driver_nic
+    vm, vf = _vf_facts()
+    single = {k: CounterWindow(c.what, None, c.end, None) for k, c in vf.driver_counters.items()}
     verdict = decide_driver_nic(vm, replace(vf, driver_counters=single), dict(DEFAULT_THRESHOLDS))
     assert verdict.verdict == "insufficient-evidence" and not verdict.remediation
     assert "read once" in verdict.summary
@@ -170,3 +165,35 @@ def test_headerless_driver_counters_parse_by_name_and_esxcli_lines_do_not():
     assert stats.device_counters == {"rx_out_of_buffer": 41900, "rx3_buff_alloc_err": 0, "rx-0.packets": 12}
     with pytest.raises(ParseError):
         parse_stats("Packets received: 5\nPackets sent: 6\n")
+
+
+def _vf_facts(name: str = "sriov-mlx5-out-of-buffer"):
+    from esxdiag.bundle import Bundle
+    from esxdiag.engine import gather
+    _, facts = gather(Bundle.load(SITUATIONS / name))
+    vm = facts[0]
+    return vm, next(n for n in vm.vnics if n.attachment is not None)
+
+
+def test_vf_ring_raise_only_below_its_own_known_maximum():
+    from dataclasses import replace
+    from esxdiag.rules.verdict import decide
+    vm, vf = _vf_facts()
+    t = dict(DEFAULT_THRESHOLDS)
+    unknown = decide(vm, replace(vf, ethtool_current_rx=None, ring_rx_max=None), t)
+    assert unknown.verdict == "driver-drops" and not any("ethtool -G" in c for r in unknown.remediation
+                                                        for c in r.commands)
+    assert any("ethtool -g ens224" in m for m in unknown.missing)
+    at_max = decide(vm, replace(vf, ethtool_current_rx=8192), t)
+    assert at_max.verdict == "driver-drops" and not any("ethtool -G" in c for r in at_max.remediation
+                                                       for c in r.commands)
+
+
+def test_vf_out_of_buffer_under_a_cpu_limit_names_the_limit_first():
+    from dataclasses import replace
+    from esxdiag.rules.verdict import decide
+    vm, vf = _vf_facts()
+    limited = replace(vm, cpu_limit_mhz=1000, cpu=None)
+    verdict = decide(limited, vf, dict(DEFAULT_THRESHOLDS))
+    assert verdict.verdict == "cpu-limit-first" and "SR-IOV VF ens224" in verdict.summary
+    assert not any("ethtool" in c for r in verdict.remediation for c in r.commands)
