@@ -197,3 +197,36 @@ def test_vf_out_of_buffer_under_a_cpu_limit_names_the_limit_first():
     verdict = decide(limited, vf, dict(DEFAULT_THRESHOLDS))
     assert verdict.verdict == "cpu-limit-first" and "SR-IOV VF ens224" in verdict.summary
     assert not any("ethtool" in c for r in verdict.remediation for c in r.commands)
+
+
+def test_collector_looks_at_guest_nics_no_vnic_mac_matches(monkeypatch):
+    """ip -o link shows eth0 (the vNIC), ens224 (a DirectPath ConnectX: no MAC in vCenter), a docker bridge
+    and a veth: ens224 alone is asked for its driver and then collected like a vNIC."""
+    from types import SimpleNamespace
+    from esxdiag.collectors import guest_linux
+    links = ("1: lo: <LOOPBACK> mtu 65536 \\    link/loopback 00:00:00:00:00:00 brd 00:00:00:00:00:00\n"
+             "2: eth0: <UP> mtu 1500 \\    link/ether 00:50:56:a6:55:f4 brd ff:ff:ff:ff:ff:ff\n"
+             "3: ens224: <UP> mtu 1500 \\    link/ether 0c:42:a1:3b:5e:20 brd ff:ff:ff:ff:ff:ff\n"
+             "4: docker0: <UP> mtu 1500 \\    link/ether 02:42:ac:11:00:01 brd ff:ff:ff:ff:ff:ff\n"
+             "5: vethab12@if4: <UP> mtu 1500 \\    link/ether 6e:1d:00:00:00:01 brd ff:ff:ff:ff:ff:ff\n"
+             "6: br0: <UP> mtu 1500 \\    link/ether 6e:1d:00:00:00:02 brd ff:ff:ff:ff:ff:ff\n")
+    outputs = {("ip_link", None): links, ("ethtool_permaddr", "eth0"): "Permanent address: 00:50:56:a6:55:f4\n",
+               ("ethtool_driver", "ens224"): "driver: mlx5_core\nversion: 5.14\nbus-info: 0000:13:00.0\n",
+               ("ethtool_driver", "br0"): "driver: bridge\nversion: 2.3\nbus-info: N/A\n"}
+    ran = []
+
+    def fake_run(conn, writer, target, spec, params=None, sample=None, **_):
+        ran.append((spec, (params or {}).get("iface"), sample))
+        text = outputs.get((spec, (params or {}).get("iface")), "")
+        return SimpleNamespace(ok=True), text.encode()
+    monkeypatch.setattr(guest_linux, "run_capture", fake_run)
+    conn = SimpleNamespace(unavailable=set())
+    guest = guest_linux.collect_linux(conn, None, "guest", ["00:50:56:a6:55:f4"], 0)
+    assert guest.ifaces == ("eth0",) and guest.others == ("ens224",)
+    asked = {iface for spec, iface, _ in ran if spec == "ethtool_driver"}
+    assert asked == {"eth0", "ens224", "br0"}  # docker0 and the veth by name, never asked
+    assert ("ethtool_stats", "ens224", 0) in ran and ("ethtool_rings", "ens224", None) in ran
+    assert sum(1 for spec, iface, _ in ran if (spec, iface) == ("ethtool_driver", "ens224")) == 1
+    ran.clear()
+    guest_linux.collect_linux(conn, None, "guest", ["00:50:56:a6:55:f4"], 1, previous=guest)
+    assert ("ethtool_stats", "ens224", 1) in ran and not any(spec == "ethtool_driver" for spec, _, _ in ran)
