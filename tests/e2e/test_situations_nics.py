@@ -230,3 +230,20 @@ def test_collector_looks_at_guest_nics_no_vnic_mac_matches(monkeypatch):
     ran.clear()
     guest_linux.collect_linux(conn, None, "guest", ["00:50:56:a6:55:f4"], 1, previous=guest)
     assert ("ethtool_stats", "ens224", 1) in ran and not any(spec == "ethtool_driver" for spec, _, _ in ran)
+
+
+def test_coverage_says_when_a_read_capture_feeds_no_nic(tmp_path):
+    import json
+    import shutil
+    root = tmp_path / "bundle"
+    shutil.copytree(SITUATIONS / "sriov-mlx5-out-of-buffer", root)
+    rel = "guest-iperf-test1/ethtool_driver@iface=br0.txt"
+    (root / rel).write_text("driver: bridge\nversion: 2.3\nfirmware-version: N/A\nbus-info: N/A\n")
+    manifest = json.loads((root / "manifest.json").read_text())
+    template = next(c for c in manifest["captures"] if c["spec"] == "ethtool_driver")
+    manifest["captures"].append({**template, "file": rel, "params": {"iface": "br0"}, "command": "ethtool -i br0"})
+    (root / "manifest.json").write_text(json.dumps(manifest))
+    doc = to_jsonable(analyze(root, dict(DEFAULT_THRESHOLDS)))
+    br0 = next(c for c in doc["coverage"] if c.get("file") == rel)
+    assert br0["status"] == "read" and "feeds no NIC" in br0["why"]
+    assert all(n["guest_interface"] != "br0" for n in doc["vms"][0]["vnics"])
