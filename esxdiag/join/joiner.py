@@ -200,8 +200,9 @@ class Joiner:
         if len(untied) == 1 and len(extras) == 1:  # a DirectPath device has no MAC in vCenter to tie it by
             extra = extras.pop()
             nic = nics[untied[0]]
-            built[untied[0]] = self._one_vnic(vm, {**nic, "mac": extra["mac"], "guest_interface": extra["guest_interface"],
-                                                   "tied_by": tie_words(nic, extra)}, guest, len(nics), versions)
+            tied = {**nic, "mac": extra["mac"], "guest_interface": extra["guest_interface"],
+                    "tied_by": tie_words(nic, extra)}
+            built[untied[0]] = self._one_vnic(vm, tied, guest, len(nics), versions)
         built += [self._one_vnic(vm, nic, guest, len(nics) + len(extras), versions) for nic in extras]
         return built
 
@@ -289,7 +290,8 @@ class Joiner:
             ring1_full=None, ring2_full=None, host_out_of_buffers=None, dropped_rx=None, guest_oob=None,
             guest_discards=guest_facts["discards"], lro_packets=None, ring1_size=None, ring2_size=None,
             ring_size_source=None, ring1_max=0, ring2_max=0, rx_queues=guest_facts["rx_queues"],
-            rx_queues_source=guest_facts["rx_queues_source"], mtu=guest_facts["mtu"], rss_enabled=guest_facts["rss_enabled"],
+            rx_queues_source=guest_facts["rx_queues_source"], mtu=guest_facts["mtu"],
+            rss_enabled=guest_facts["rss_enabled"],
             windows_adapter=guest_facts["windows_adapter"], small_rx_buffers=None, rings_persisted=None,
             ethtool_current_rx=guest_facts["ethtool_current_rx"], driver=guest_facts["driver"],
             driver_version=guest_facts["driver_version"], link_speed=guest_facts["link_speed"],
@@ -338,7 +340,8 @@ def attachment_of(nic: dict[str, Any]) -> str | None:
 def tie_words(device: dict[str, Any], extra: dict[str, Any]) -> str:
     return (f"{device.get('label') or 'the DirectPath device'} is tied to guest {extra['guest_interface']} "
             f"({extra['label'].split('(')[-1].rstrip(')')}) because it is the VM's only DirectPath I/O device and "
-            f"{extra['guest_interface']} the only guest NIC no vNIC MAC claims (vCenter gives passthrough devices no MAC)")
+            f"{extra['guest_interface']} the only guest NIC no vNIC MAC claims (vCenter gives passthrough devices no "
+            "MAC)")
 
 
 def ring_sizes(side: dict[str, Any], notes: list[str]) -> tuple[int | None, int | None, str | None]:

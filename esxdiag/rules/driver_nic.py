@@ -28,9 +28,9 @@ FAMILY_WORDS = {
 
 # Per driver: (counter name pattern, family), from each driver's ethtool string table in the Linux kernel
 # (drivers/net/ethernet/...: mlx5/core/en_stats.c, intel/ixgbevf/ethtool.c, intel/iavf/iavf_ethtool.c,
-# broadcom/bnxt/bnxt_ethtool.c, amazon/ena/ena_ethtool.c, intel/igbvf/ethtool.c). A per-queue counter is
-# matched with its queue number taken out (rx3_buff_alloc_err -> rx{N}_buff_alloc_err).
-_MLX5 = ((r"rx_out_of_buffer", "rx-buffers"), (r"rx_discards_phy|rx_prio\{N\}_discards|rx_prio\d+_discards",
+# intel/ice/ice_ethtool.c, broadcom/bnxt/bnxt_ethtool.c, amazon/ena/ena_ethtool.c, intel/igbvf/ethtool.c).
+# A per-queue counter is matched with its queue number taken out (rx3_buff_alloc_err -> rx{N}_buff_alloc_err).
+_MLX5 = ((r"rx_out_of_buffer", "rx-buffers"), (r"rx_discards_phy|rx_prio\d+_discards",
                                                 "physical-port"),
          (r"rx(\{N\})?_buff_alloc_err", "buffer-alloc"), (r"rx_vport_.*drop.*|rx_dropped", "dropped"))
 _INTEL_VF = ((r"alloc_rx_(buff|page)_failed|rx(_queue)?_\{N\}_alloc_.*fail.*", "buffer-alloc"),
@@ -38,20 +38,17 @@ _INTEL_VF = ((r"alloc_rx_(buff|page)_failed|rx(_queue)?_\{N\}_alloc_.*fail.*", "
              (r"rx_dropped", "dropped"))
 DRIVER_FAMILIES: dict[str, tuple[tuple[str, str], ...]] = {
     "mlx5_core": _MLX5,
-    "mlx4_en": ((r"rx_out_of_buffer|rx_dropped", "rx-buffers"), (r"rx_(.*_)?discards_phy|rx_prio_\d+_.*drop.*",
-                                                                 "physical-port"),
-                (r"rx_alloc_fail.*", "buffer-alloc")),
     "ixgbevf": _INTEL_VF,
     "igbvf": _INTEL_VF,
     "iavf": _INTEL_VF,
     "i40evf": _INTEL_VF,
-    "ice": _INTEL_VF + ((r"rx_dropped\.nic|rx_discards\.nic", "rx-buffers"),),
-    "bnxt_en": ((r"(\[\{N\}\]: )?rx_discards|rx_total_discard_pkts", "rx-buffers"),
-                (r"(\[\{N\}\]: )?rx_(oom|buf_errors).*", "buffer-alloc"), (r"rx_.*drop.*", "dropped")),
+    # ice (an E810 PF passed through): rx_dropped.nic is the port's eth.rx_discards, no host descriptor free
+    "ice": ((r"rx_dropped\.nic", "rx-buffers"),) + _INTEL_VF,
+    "bnxt_en": ((r"(\[\{N\}\]: )?rx_discards", "rx-buffers"), (r"(\[\{N\}\]: )?rx_oom_discards", "buffer-alloc")),
     "ena": ((r"rx_drops", "rx-buffers"), (r"queue_\{N\}_rx_(page|skb)_alloc_fail", "buffer-alloc")),
 }
 # receive drop counters of any driver, by the words drivers use: to name them, never to judge them
-_DROPPISH = re.compile(r"(^|[^t])rx.*(drop|discard|miss|no_?buf|nodesc|out_of_buf|alloc.*fail|overrun)|"
+_DROPPISH = re.compile(r"rx.*(drop|discard|miss|no_?buf|nodesc|out_of_buf|alloc.*fail|overrun)|"
                        r"(drop|discard|miss|nodesc|no_?buf).*rx", re.I)
 _QUEUE = re.compile(r"(?<=rx)\d+(?=_)|(?<=rx-)\d+(?=\.)|(?<=queue_)\d+(?=_)|(?<=^\[)\d+(?=\]: )|(?<=queue)\d+(?=_)")
 _RX_PACKETS = ("rx_packets", "rx_unicast")
@@ -211,7 +208,8 @@ def _rising(vm: VmFacts, nic: VnicFacts, what: str, rising: list[DriverDrop], t:
     remedies, missing = [], []
     if by_family["rx-buffers"]:
         ring, ring_missing = fix.driver_ring_raise(nic.guest_interface, nic.ethtool_current_rx, nic.ring_rx_max)
-        remedies += [r for r in (ring, fix.driver_spread_receive(nic.guest_interface, vm.vcpus, nic.driver)) if r is not None]
+        spread = fix.driver_spread_receive(nic.guest_interface, vm.vcpus, nic.driver)
+        remedies += [r for r in (ring, spread) if r is not None]
         missing += ring_missing
     if by_family["buffer-alloc"]:
         remedies.append(fix.guest_memory_for_receive(nic.guest_interface))
