@@ -154,6 +154,12 @@ def _what(nic: VnicFacts) -> str:
     return f"{kind} {nic.guest_interface or '(guest interface unknown)'} ({driver})"
 
 
+def _basis(nic: VnicFacts) -> str:
+    if nic.windows_adapter is not None:
+        return "the adapter's own counters (Get-NetAdapterStatistics)"
+    return "the driver's own counters (ethtool -S)"
+
+
 def _evidence(drops: list[DriverDrop], t: dict[str, float]) -> tuple[Evidence, ...]:
     return tuple(d.window.evidence(t["ring.drops"]) for d in drops)
 
@@ -196,7 +202,7 @@ def decide_driver_nic(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> RingV
                          if d.window.complete)
         why = f"its receive drops are {floor}" if floor else "no receive drop counter of its driver rose in the window"
         return RingVerdict("not-needed", f"{what}: {why} ({flat}). Nothing to change on this device.",
-                           evidence=_evidence(drops, t), basis="the driver's own counters (ethtool -S)")
+                           evidence=_evidence(drops, t), basis=_basis(nic))
     return _rising(vm, nic, what, rising, t)
 
 
@@ -204,7 +210,7 @@ def _rising(vm: VmFacts, nic: VnicFacts, what: str, rising: list[DriverDrop], t:
     by_family = {f: [d for d in rising if d.family == f] for f in FAMILY_WORDS}
     said = "; ".join(f"{', '.join(d.words() for d in ds)}: {FAMILY_WORDS[f]}" for f, ds in by_family.items() if ds)
     evidence = _evidence(rising, t)
-    basis = "the driver's own counters (ethtool -S)"
+    basis = _basis(nic)
     remedies, missing = [], []
     if by_family["rx-buffers"]:
         ring, ring_missing = fix.driver_ring_raise(nic.guest_interface, nic.ethtool_current_rx, nic.ring_rx_max)
@@ -240,13 +246,15 @@ def _unknown_driver(nic: VnicFacts, what: str, drops: list[DriverDrop], rising: 
         seen = "Its drop-looking counters stayed flat (" + ", ".join(d.name for d in drops) + ")."
     else:
         seen = "None of its counters looks like a receive drop counter."
+    iface = fix.sh_arg(nic.guest_interface, "iface")
+    table = (f"esxdiag has no table of the {nic.driver} driver's counters" if nic.driver else
+             "its driver is not known (ethtool -i was not read)")
     return RingVerdict(
         "insufficient-evidence",
-        f"{what}: esxdiag has no table of the {nic.driver or 'unknown'} driver's counters, so it names them rather "
-        f"than judge them. {seen} Its ethtool -S counters: {shown}.",
+        f"{what}: {table}, so it names them rather than judge them. {seen} Its ethtool -S counters: {shown}.",
         evidence=_evidence(rising or drops, t),
-        missing=(f"what the {nic.driver or 'unknown'} driver's counters count (its documentation), and ethtool -g "
-                 f"{fix.sh_arg(nic.guest_interface, 'iface')} (its ring and maximum)",),
+        missing=((f"what the {nic.driver} driver's counters count (its documentation)" if nic.driver else
+                  f"ethtool -i {iface} (its driver)") + f", and ethtool -g {iface} (its ring and maximum)",),
         basis="the driver's own counters (ethtool -S), by name")
 
 
