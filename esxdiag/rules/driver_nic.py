@@ -232,8 +232,9 @@ def _rising(vm: VmFacts, nic: VnicFacts, what: str, rising: list[DriverDrop], t:
                                "ethtool -l (channels), /proc/net/softnet_stat and mpstat -P ALL through the window",)),
                            basis=basis)
     summary = f"{what} drops received frames: {said}. No vmxnet3 ring or vSwitch port is on its path."
+    causes = ("physical-port",) if by_family["physical-port"] else ()
     return RingVerdict(verdict, summary, evidence=evidence, remediation=tuple(remedies), missing=tuple(missing),
-                       basis=basis)
+                       basis=basis, causes=causes)
 
 
 def _unknown_driver(nic: VnicFacts, what: str, drops: list[DriverDrop], rising: list[DriverDrop],

@@ -94,7 +94,7 @@ def test_d_passthrough_nic_physical_port_discards_are_host_side():
     _, doc, text, html = run("passthrough-mlx5-phy-discards")
     nic = assert_listed(doc, text, html, "ens256")
     assert nic["type"] == "passthrough" and nic["metrics"]["tied_by"]
-    assert nic["ring_verdict"] == "drops-elsewhere"
+    assert nic["ring_verdict"] == "drops-elsewhere" and nic["verdict"]["causes"] == ["physical-port"]
     assert "rx_discards_phy +9,800" in nic["verdict"]["summary"] and "physical port" in nic["verdict"]["summary"]
     assert nic["metrics"]["ring_rx"] == {"current": None, "max": None}
     assert not any("ethtool -G" in c for c in commands(nic["verdict"]))
