@@ -256,7 +256,10 @@ def guest_vnics(joiner, guest) -> list[dict[str, Any]]:
         for adapter in adapters.record.adapters if adapters else ():
             description = (adapter.description or "").lower()
             vtype = next((t for key, t in _WINDOWS_TYPES if key in description), None)
-            if vtype or (adapter.mac or "").startswith(_VMWARE_OUIS):
+            if vtype is None and _WINDOWS_NIC_WORDS.search(description):  # a VF carries a VMware MAC too
+                out.append({**guest_only_nic(adapter.name, norm_mac(adapter.mac), adapter.description),
+                            "label": f"guest adapter {adapter.name} ({adapter.description})"})
+            elif vtype or (adapter.mac or "").startswith(_VMWARE_OUIS):
                 out.append({"mac": norm_mac(adapter.mac), "label": f"guest adapter {adapter.name}", "type": vtype,
                             "device_key": None, "guest_interface": adapter.name})
         return out

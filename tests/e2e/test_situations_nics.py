@@ -247,3 +247,20 @@ def test_coverage_says_when_a_read_capture_feeds_no_nic(tmp_path):
     br0 = next(c for c in doc["coverage"] if c.get("file") == rel)
     assert br0["status"] == "read" and "feeds no NIC" in br0["why"]
     assert all(n["guest_interface"] != "br0" for n in doc["vms"][0]["vnics"])
+
+
+def test_windows_vf_with_a_vmware_mac_is_never_taken_for_vmxnet3_without_vcenter(tmp_path):
+    """No vCenter inventory and no host port list: the guest's adapters are the list; a VF's MAC is from
+    VMware's range too, its description says what it is."""
+    import json
+    import shutil
+    root = tmp_path / "bundle"
+    shutil.copytree(SITUATIONS / "windows-guest-only-vf-discards", root)
+    manifest = json.loads((root / "manifest.json").read_text())
+    manifest["captures"] = [c for c in manifest["captures"] if c["target"].startswith("guest")]
+    manifest["targets"] = [t for t in manifest["targets"] if t["kind"] == "windows"]
+    (root / "manifest.json").write_text(json.dumps(manifest))
+    doc = to_jsonable(analyze(root, dict(DEFAULT_THRESHOLDS)))
+    vf = nic_of(doc, "Ethernet1")
+    assert vf["type"] == "guest-only" and vf["ring_verdict"] == "insufficient-evidence"
+    assert not any("MaxRxRing" in c or "Rx Ring" in c for c in commands(vf["verdict"]))
