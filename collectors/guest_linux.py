@@ -14,8 +14,9 @@ from esxdiag.bundle import BundleWriter
 from esxdiag.collectors.captures import run_capture
 from esxdiag.collectors.ssh import SshConnection
 from esxdiag.errors import NoData, ParseError
-from esxdiag.parsers.ethtool import parse_permaddr
+from esxdiag.parsers.ethtool import parse_driver, parse_permaddr
 from esxdiag.parsers.netstats import normalize_mac
+from esxdiag.vocabulary import NOT_VSPHERE_NICS
 
 # ip -o link: "2: eth0: <...> mtu 1500 ... \    link/ether 00:50:56:a6:55:f4 brd ..."; "eth0.10@eth0" for VLANs
 _LINK = re.compile(r"^\d+:\s+(?P<name>[^:@\s]+)(?:@\S+)?:.*?link/ether\s+(?P<mac>[0-9a-fA-F:]{17})", re.M)
@@ -80,8 +81,6 @@ def other_nics(conn: SshConnection, writer: BundleWriter, target_id: str, links:
     """Ethernet interfaces no vNIC MAC matched whose driver (ethtool -i) is a NIC's, not a software device's nor
     vmxnet3's: a DirectPath NIC has no MAC in vCenter, and a VF may have one of its own. Their counters are
     collected like a vNIC's so the report lists every guest NIC."""
-    from esxdiag.join.guest import NOT_VSPHERE_NICS
-    from esxdiag.parsers.ethtool import parse_driver
     if "ethtool" in conn.unavailable or not links:
         return ()
     names = [n for n in links if n not in found and not _SOFTWARE_NAMES.match(n)][:MAX_OTHER_NICS]

@@ -10,6 +10,7 @@ from esxdiag.join.facts import CounterWindow
 from esxdiag.join.windowing import counter, queue_sum, sample_time, window_seconds
 from esxdiag.parsers.netstats import norm_mac
 from esxdiag.specs import LINUX, WINDOWS
+from esxdiag.vocabulary import NOT_VSPHERE_NICS
 from esxdiag.parsers.numbers import is_count
 
 _VMXNET3_DRIVERS = {"vmxnet3": "vmxnet3", "e1000": "e1000", "e1000e": "e1000e"}
@@ -285,12 +286,6 @@ def guest_vnics(joiner, guest) -> list[dict[str, Any]]:
         else:  # an SR-IOV VF or a DirectPath NIC: its own driver, no vSwitch port
             out.append(guest_only_nic(iface, mac, name))
     return out
-
-
-# software interfaces and KVM's paravirtual NIC: never a NIC of a vSphere VM
-NOT_VSPHERE_NICS = frozenset({
-    "bridge", "bonding", "team", "tun", "veth", "macvlan", "ipvlan", "vxlan", "geneve", "dummy", "ifb", "vrf",
-    "openvswitch", "wireguard", "802.1Q VLAN Support", "gre", "ipip", "nlmon", "virtio_net"})
 
 
 def guest_only_nic(iface: str, mac: str | None, driver: str | None) -> dict[str, Any]:
