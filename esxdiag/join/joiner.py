@@ -270,6 +270,7 @@ class Joiner:
             tx={**port_tx(self, target_id, port, notes), **guest_facts["tx"]},
             tx_symptoms=port_tx_symptoms(esxtop, port), move=sampled_move(self, segments),
             guest_queue_oob=guest_facts["queue_oob"], device_version=version, device_version_why=version_why,
+            driver_counters=guest_facts["driver_counters"],
         )
 
     def _bypass_nic(self, vm: str, nic: dict[str, Any], attachment: str, guest, missing: list[str]) -> VnicFacts:

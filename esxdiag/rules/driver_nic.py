@@ -28,7 +28,8 @@ FAMILY_WORDS = {
 
 # Per driver: (counter name pattern, family), from each driver's ethtool string table in the Linux kernel
 # (drivers/net/ethernet/...: mlx5/core/en_stats.c, intel/ixgbevf/ethtool.c, intel/iavf/iavf_ethtool.c,
-# intel/ice/ice_ethtool.c, broadcom/bnxt/bnxt_ethtool.c, amazon/ena/ena_ethtool.c, intel/igbvf/ethtool.c).
+# intel/ice/ice_ethtool.c, broadcom/bnxt/bnxt_ethtool.c, amazon/ena/ena_ethtool.c, intel/igbvf/ethtool.c,
+# intel/e1000/e1000_ethtool.c, intel/e1000e/ethtool.c, intel/ixgbe/ixgbe_ethtool.c, intel/igb/igb_ethtool.c).
 # A per-queue counter is matched with its queue number taken out (rx3_buff_alloc_err -> rx{N}_buff_alloc_err).
 _MLX5 = ((r"rx_out_of_buffer", "rx-buffers"), (r"rx_discards_phy|rx_prio\d+_discards",
                                                 "physical-port"),
@@ -39,6 +40,11 @@ _INTEL_VF = ((r"alloc_rx_(buff|page)_failed|rx(_queue)?_\{N\}_alloc_.*fail.*", "
 DRIVER_FAMILIES: dict[str, tuple[tuple[str, str], ...]] = {
     "mlx5_core": _MLX5,
     "ixgbevf": _INTEL_VF,
+    "ixgbe": _INTEL_VF,  # Intel PFs passed through, and the emulated e1000/e1000e's guest drivers: one table
+    "igb": _INTEL_VF,
+    "i40e": _INTEL_VF,
+    "e1000": _INTEL_VF,
+    "e1000e": _INTEL_VF,
     "igbvf": _INTEL_VF,
     "iavf": _INTEL_VF,
     "i40evf": _INTEL_VF,

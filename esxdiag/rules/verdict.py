@@ -15,7 +15,7 @@ from esxdiag.rules import remediation as fix
 from esxdiag.rules.causes import Cause, reason_counters, rx_causes
 from esxdiag.rules.ledger import rx_ledger
 from esxdiag.rules.cpustats import CpuState, cpu_state
-from esxdiag.rules.driver_nic import buffers_rising, decide_driver_nic
+from esxdiag.rules.driver_nic import buffers_rising, decide_driver_nic, rising_drops
 from esxdiag.rules.ring_change import change_ring
 
 PER_MILLION = 1_000_000  # a unit, not a threshold
@@ -445,7 +445,11 @@ def _not_vmxnet3(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> RingVerdic
             s.what.split(" (")[0] for s in symptoms) + ")."
     elif port is not None and port.delta is not None:
         drops = " Its port dropped no received frames in the window."
+    guest = rising_drops(nic, t)  # the emulated device's guest driver counts its own (e1000 rx_no_buffer_count...)
+    if guest:
+        drops += f" In the guest, its {nic.driver} driver counts " + "; ".join(d.words() for d in guest) + "."
     evidence = ((port.evidence(t["ring.drops"]),) if port is not None else ()) + tuple(s.evidence() for s in symptoms)
+    evidence += tuple(d.window.evidence(t["ring.drops"]) for d in guest)
     return RingVerdict(
         "insufficient-evidence",
         f"{nic.type} is not a vmxnet3 adapter: vmxnet3 ring counters do not exist for it.{drops}"

@@ -114,6 +114,17 @@ def test_e_unknown_driver_is_listed_with_its_counters_named():
     assert finding["severity"] == "warning"  # named, not judged
 
 
+def test_g_emulated_e1000e_shows_its_guest_driver_counters_beside_its_port_drops():
+    _, doc, text, html = run("e1000e-guest-counters")
+    nic = assert_listed(doc, text, html, "eth1")
+    assert nic["type"] == "e1000e" and nic["ring_verdict"] == "insufficient-evidence"
+    summary = nic["verdict"]["summary"]
+    assert "2,880" in summary and "rx_no_buffer_count +2,700" in summary and "e1000e driver" in summary
+    assert nic["metrics"]["driver_drops"]["rx_no_buffer_count"]["family"] == "rx-buffers"
+    assert any("Vmxnet3" in c for c in commands(nic["verdict"]))  # the remedy is still the adapter type
+    assert not any("ethtool -G" in c for c in commands(nic["verdict"]))
+
+
 @pytest.mark.parametrize("name, kind", [("windows-sriov-vf-discards", "sriov"),
                                         ("windows-guest-only-vf-discards", "guest-only")])
 def test_f_windows_vf_discards_are_named_not_given_vmxnet3_advice(name, kind):
