@@ -168,7 +168,8 @@ def _inventory(session: VsphereSession, vm_ref: VmRef) -> dict:
         "cpu_allocation": _allocation(alloc),
         "guest": _guest(vm, guest_net),
         "vnics": [_vnic(dev, networks) for dev in vm.get("config.hardware.device") or []
-                  if isinstance(dev, vim.vm.device.VirtualEthernetCard)],
+                  if isinstance(dev, vim.vm.device.VirtualEthernetCard)]
+        + [_passthrough_nic(dev) for dev in vm.get("config.hardware.device") or [] if _is_passthrough_nic(dev)],
         "guest_nics": [{"mac": (n.macAddress or "").lower() or None, "network": n.network,
                         "ip_addresses": list(n.ipAddress or []), "connected": n.connected,
                         "device_config_id": n.deviceConfigId} for n in guest_net],
@@ -336,6 +337,40 @@ def _vnic(dev: Any, networks: dict[str, dict]) -> dict:
             "mac": (dev.macAddress or "").lower() or None, "device_key": dev.key, "network": network,
             "dvs_uuid": dvs_uuid, "dvs_portgroup_key": pg_key, "dvs_port_key": port_key,
             "connected": conn.connected if conn else None,
+            "start_connected": conn.startConnected if conn else None}
+
+
+# words a passthrough NIC's PCI device name carries (DirectPath I/O backing deviceName, or a dynamic
+# DirectPath device's custom label); a GPU or an accelerator passed through is not a NIC
+_NIC_DEVICE_WORDS = re.compile(r"ethernet|network|\bnic\b|connectx|mellanox|virtual function|netxtreme|"
+                               r"fastlinq|qlogic|chelsio|solarflare|\b(x|xl|xxv|e)[0-9]{3}\b|82599|bcm57", re.I)
+
+
+def _passthrough_name(dev: Any) -> str | None:
+    backing = dev.backing
+    if isinstance(backing, vim.vm.device.VirtualPCIPassthrough.DeviceBackingInfo):
+        return backing.deviceName or None
+    if isinstance(backing, vim.vm.device.VirtualPCIPassthrough.DynamicBackingInfo):
+        return backing.customLabel or None
+    return None  # vGPU (VmiopBackingInfo) and the rest: not a NIC
+
+
+def _is_passthrough_nic(dev: Any) -> bool:
+    """A DirectPath I/O device whose PCI name says it is a NIC: VirtualPCIPassthrough is not a
+    VirtualEthernetCard, and it has no MAC (the guest's driver reads it from the device)."""
+    if not isinstance(dev, vim.vm.device.VirtualPCIPassthrough):
+        return False
+    name = _passthrough_name(dev)
+    return bool(name and _NIC_DEVICE_WORDS.search(name))
+
+
+def _passthrough_nic(dev: Any) -> dict:
+    label = dev.deviceInfo.label if dev.deviceInfo else None
+    name = _passthrough_name(dev)
+    conn = dev.connectable
+    return {"label": f"{label} ({name})" if label and name else label or name, "type": "passthrough", "mac": None,
+            "device_key": dev.key, "network": None, "dvs_uuid": None, "dvs_portgroup_key": None,
+            "dvs_port_key": None, "connected": conn.connected if conn else None,
             "start_connected": conn.startConnected if conn else None}
 
 

@@ -3,6 +3,7 @@ pyvmomi/paramiko imports: runs the same on a fresh bundle, a customer's, or a ha
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from esxdiag import __version__
@@ -14,6 +15,7 @@ from esxdiag.result import (SCHEMA_VERSION, SEVERITIES, AnalysisResult, Coverage
                             Series, VmResult, VnicResult)
 from esxdiag import rules
 from esxdiag.rules.cpustats import judged_on
+from esxdiag.rules.driver_nic import driver_drops
 from esxdiag.rules.verdict import decide, failed_run
 from esxdiag.specs import SPECS
 
@@ -31,7 +33,7 @@ def analyze(bundle_root: str | Path, thresholds: dict[str, float], bundle: Bundl
     ``gathered``: that bundle's ``gather()``, when the caller has it already."""
     bundle = bundle or Bundle.load(bundle_root)
     readings, facts = gathered or gather(bundle)
-    coverage = readings.coverage()
+    coverage = guest_nic_coverage(bundle, readings.coverage(), facts)
     held = list(dict.fromkeys(SPECS[c.spec].title for c in coverage if c.used and c.spec in SPECS))
     vms = tuple(_vm_result(vm, thresholds, _failures(bundle, vm.name), held) for vm in facts)
     coverage += [item for vm in facts for item in _missing(vm)]
@@ -99,12 +101,41 @@ def counter_json(c) -> dict:
     return {**out, "since": c.since} if c.since else out
 
 
+GUEST_NIC_SPECS = ("ethtool_stats", "ethtool_driver", "ethtool_rings", "ethtool_permaddr")
+
+
+def bypass_metrics(nic: VnicFacts) -> dict:
+    """A NIC outside the vSwitch: how it attaches, its own ring (ethtool -g) and its driver's receive drop
+    counters by name, with the family each belongs to (esxdiag.rules.driver_nic)."""
+    if nic.attachment is None and not nic.driver_counters:
+        return {}
+    return {"attachment": nic.attachment, "tied_by": nic.tied_by,
+            "ring_rx": {"current": nic.ethtool_current_rx, "max": nic.ring_rx_max},
+            "driver_drops": {d.name: {**counter_json(d.window), "family": d.family, "queues": d.queues}
+                             for d in driver_drops(nic)}}
+
+
+def guest_nic_coverage(bundle: Bundle, coverage: list[CoverageItem], facts: list[VmFacts]) -> list[CoverageItem]:
+    """A guest interface's ethtool captures count as read only when they feed a NIC of the report: one that
+    feeds none says so."""
+    fed = {nic.guest_interface for vm in facts for nic in vm.vnics} - {None}
+    params = {cap.file: cap.params for cap in bundle.captures if cap.spec in GUEST_NIC_SPECS}
+    out = []
+    for item in coverage:
+        iface = (params.get(item.file) or {}).get("iface")
+        if item.used and item.spec in GUEST_NIC_SPECS and iface and iface not in fed:
+            item = replace(item, why=f"parsed, but guest interface {iface} feeds no NIC of this report")
+        out.append(item)
+    return out
+
+
 def _vnic_result(vm: VmFacts, nic: VnicFacts, t: dict[str, float], failed: list[tuple[str, str | None]],
                  held: list[str]) -> VnicResult:
     verdict = decide(vm, nic, t)
     if failed:
         verdict = failed_run(verdict, [why for why, _ in failed], held, tuple(k for _, k in failed if k))
     metrics = {
+        **bypass_metrics(nic),
         "ring1_size": nic.ring1_size, "ring2_size": nic.ring2_size, "ring_size_source": nic.ring_size_source,
         "ring1_max": nic.ring1_max, "ring2_max": nic.ring2_max, "rx_queues": nic.rx_queues, "mtu": nic.mtu,
         "rss_enabled": nic.rss_enabled, "driver": nic.driver, "driver_version": nic.driver_version,
@@ -115,6 +146,8 @@ def _vnic_result(vm: VmFacts, nic: VnicFacts, t: dict[str, float], failed: list[
                    ("guest_oob", nic.guest_oob), ("guest_discards", nic.guest_discards)):
         if c is not None:
             metrics[key] = counter_json(c)
+    if nic.attachment is not None:  # no vmxnet3 ring: its own ring is ring_rx
+        metrics["ring1_max"] = metrics["ring2_max"] = None
     vcenter = next((s for s in nic.drop_symptoms if s.unit == "packets"), None)
     if vcenter is not None and vcenter.present:
         metrics["vcenter_dropped_rx"] = {"delta": round(sum(vcenter.present)), "samples": len(vcenter.present),

@@ -16,7 +16,7 @@ SEVERITIES = ("critical", "warning", "info")
 VERDICTS = (
     "raise-ring1", "raise-ring2", "cpu-limit-first", "cpu-contention-first", "at-max",
     "enable-rss", "not-needed", "past-exhaustion-only", "insufficient-evidence",
-    "drops-elsewhere", "memory-first", "guest-saturated",
+    "drops-elsewhere", "memory-first", "guest-saturated", "driver-drops",
 )
 
 

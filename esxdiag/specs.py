@@ -143,7 +143,7 @@ SPECS: dict[str, Spec] = {
         Spec("ethtool_rings", LINUX, "ethtool-rings", ("ethtool", "-g", "{iface}"), params=("iface",),
              words="guest ethtool -g {iface}"),
         Spec("ethtool_stats", LINUX, "ethtool-stats", ("ethtool", "-S", "{iface}"), params=("iface",),
-             sampled=True, about="per-queue pkts rx OOB and driver drops", words="guest ethtool -S {iface}"),
+             sampled=True, about="the driver's counters (vmxnet3: per-queue pkts rx OOB and drops; any other driver: each by name)", words="guest ethtool -S {iface}"),
         Spec("ethtool_permaddr", LINUX, "ethtool-permaddr", ("ethtool", "-P", "{iface}"), params=("iface",),
              about="permanent MAC: joins the guest interface to the vNIC", words="guest ethtool -P {iface}",
              max_bytes=4 * KIB),

@@ -44,3 +44,9 @@ DIFF_TOTALS = (
     ("guest_oob", "guest pkts rx OOB, total"),
 )
 DIFF_SIZES = (("ring1_size", "ring 1 size"), ("ring2_size", "ring 2 size"), ("rx_queues", "rx queues"))
+
+# Linux drivers of software interfaces (bridges, bonds, tunnels, containers) and of KVM's paravirtual NIC: never
+# a NIC of a vSphere VM. The guest collector asks no more of them; the join lists none of them as a guest NIC
+NOT_VSPHERE_NICS = frozenset({
+    "bridge", "bonding", "team", "tun", "veth", "macvlan", "ipvlan", "vxlan", "geneve", "dummy", "ifb", "vrf",
+    "openvswitch", "wireguard", "802.1Q VLAN Support", "gre", "ipip", "nlmon", "virtio_net"})

@@ -21,7 +21,7 @@ SEVERITY_CLASSES = {"critical", "warning", "info"}
 SEVERITY_ICONS = {"critical": "\u25b2", "warning": "\u25c6", "info": "\u25cf"}  # shape as well as colour
 VERDICT_CLASSES = {
     "raise-ring1": "act", "raise-ring2": "act", "enable-rss": "act", "at-max": "act",
-    "cpu-limit-first": "cpu", "cpu-contention-first": "cpu", "memory-first": "cpu", "guest-saturated": "cpu",
+    "cpu-limit-first": "cpu", "cpu-contention-first": "cpu", "memory-first": "cpu", "guest-saturated": "cpu", "driver-drops": "act",
     "drops-elsewhere": "act", "not-needed": "ok", "past-exhaustion-only": "ok", "insufficient-evidence": "unknown",
 }
 # threshold lines on each per-vCPU chart: (name, key of esxdiag.config.DEFAULT_THRESHOLDS)

@@ -32,6 +32,7 @@ VERDICT_WORDS = {
     "drops-elsewhere": "Drops elsewhere, not the ring",
     "memory-first": "Host memory first",
     "guest-saturated": "Guest CPU saturated",
+    "driver-drops": "Drops in the NIC's own driver",
 }
 COUNTERS = (
     ("ring1_full", "ring-1-full"),

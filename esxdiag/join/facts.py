@@ -9,6 +9,8 @@ from typing import Any
 
 from esxdiag.result import Evidence
 
+WINDOWS_DISCARDS = "ReceivedDiscardedPackets"  # a Windows NIC's one receive drop counter (Get-NetAdapterStatistics)
+
 
 @dataclass(frozen=True)
 class CounterWindow:
@@ -310,6 +312,13 @@ class VnicFacts:
     ring_settings: tuple[RingSetting, ...] | None = None
     large_rx_buffers: int | None = None  # Windows Large Rx Buffers (ring 2's pool)
     tx_ring_size: int | None = None  # ethtool -g TX / Windows Tx Ring Size
+    # a NIC outside the vSwitch: "sriov" (an SR-IOV VF), "passthrough" (DirectPath I/O), "guest-only" (a guest
+    # interface no inventory device claims). No port, no vmxnet3 rings: its driver's own counters are the evidence
+    attachment: str | None = None
+    driver_counters: dict[str, CounterWindow] = field(default_factory=dict)  # guest ethtool -S of a non-vmxnet3
+    #                                        driver, every counter by its own name (esxdiag.rules.driver_nic reads them)
+    ring_rx_max: int | None = None  # the driver's own ethtool -g RX maximum (any driver; not capped at vmxnet3's)
+    tied_by: str | None = None  # how a device without a MAC was tied to its guest interface, when it was
 
     @property
     def rings_persisted(self) -> bool | None:

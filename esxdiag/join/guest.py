@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from esxdiag.join.causes import guest_tx_and_queues
-from esxdiag.join.facts import RingSetting
+from esxdiag.join.facts import CounterWindow, RingSetting
 from esxdiag.join.windowing import counter, queue_sum, sample_time, window_seconds
 from esxdiag.parsers.netstats import norm_mac
 from esxdiag.specs import LINUX, WINDOWS
+from esxdiag.vocabulary import NOT_VSPHERE_NICS
 from esxdiag.parsers.numbers import is_count
 
 _VMXNET3_DRIVERS = {"vmxnet3": "vmxnet3", "e1000": "e1000", "e1000e": "e1000e"}
 
 
 def guest_side(joiner, guest, mac: str | None, missing: list[str], vmxnet3: bool = True,
-               iface_hint: str | None = None, only_vnic: bool = False) -> dict[str, Any]:
+               iface_hint: str | None = None, only_vnic: bool = False, bypass: bool = False) -> dict[str, Any]:
+    """``bypass``: a NIC outside the vSwitch (SR-IOV VF, DirectPath, guest-only), whose guest counters are
+    the only evidence: what is missing of them is said as for a vmxnet3 vNIC."""
     out: dict[str, Any] = {
         "interface": None, "oob": None, "discards": None, "ring1_size": None, "ring2_size": None,
         "ring_size_source": None, "ring1_max": None, "ring2_max": None, "rx_queues": None,
@@ -26,6 +30,7 @@ def guest_side(joiner, guest, mac: str | None, missing: list[str], vmxnet3: bool
         "ring_note": None,  # how ethtool -g was read; only shown when the host's vsish sizes are missing
         "link_speed": None, "link_speed_source": None, "driver_version_tuple": None,
         "tx": {}, "queue_oob": {},  # guest tx drops; pkts rx OOB per rx queue (esxdiag.join.causes)
+        "driver_counters": {}, "ring_rx_max": None,  # a non-vmxnet3 driver's own counters; its ethtool -g max
     }
     if guest is None:
         missing.append("guest captures (no guest target in the bundle): guest-side drop counters, "
@@ -33,7 +38,7 @@ def guest_side(joiner, guest, mac: str | None, missing: list[str], vmxnet3: bool
         return out
     if guest.kind == LINUX:
         iface_hint = iface_hint or _linux_interface(joiner, guest.id, mac, out, only_vnic)
-        _linux(joiner, guest.id, mac, out, missing if vmxnet3 else [], iface_hint)
+        _linux(joiner, guest.id, mac, out, missing if vmxnet3 or bypass else [], iface_hint)
     elif guest.kind == WINDOWS:
         _windows(joiner, guest.id, mac, out, missing, iface_hint)
     return out
@@ -93,7 +98,14 @@ def _linux(joiner, target: str, mac: str | None, out: dict[str, Any], missing: l
         missing.append(f"guest interface with MAC {mac} (ip -o link / ethtool -P not collected or no match)")
         return
     out["interface"] = iface
+    driver = r.first("ethtool_driver", target, iface=iface)
+    if driver is not None:
+        out["driver"], out["driver_version"] = driver.record.driver, driver.record.version
+        out["driver_version_tuple"] = driver.record.version_tuple
+        out["type"] = _VMXNET3_DRIVERS.get(driver.record.driver)
     samples = r.samples("ethtool_stats", target, iface=iface)
+    if samples and driver is not None and driver.record.driver != "vmxnet3":
+        out["driver_counters"] = driver_counters(samples, window_seconds(samples, joiner.window), iface, out["notes"])
     if samples:
         start, end = (samples[0] if len(samples) > 1 else None), samples[-1]
         out["oob"] = queue_sum("guest pkts rx OOB (sum of rx queues)", samples,
@@ -113,13 +125,11 @@ def _linux(joiner, target: str, mac: str | None, out: dict[str, Any], missing: l
             out["notes"].append(f"ethtool -S {iface}: {warning}")
         out["tx"], out["queue_oob"] = guest_tx_and_queues(samples, window_seconds(samples, joiner.window),
                                                           out["notes"])
+    elif driver is not None and driver.record.driver != "vmxnet3":
+        missing.append(f"ethtool -S {iface} at the start and the end of the window: the {driver.record.driver} "
+                       "driver's own receive drop counters")
     else:
         missing.append(f"ethtool -S {iface}: guest per-queue pkts rx OOB")
-    driver = r.first("ethtool_driver", target, iface=iface)
-    if driver is not None:
-        out["driver"], out["driver_version"] = driver.record.driver, driver.record.version
-        out["driver_version_tuple"] = driver.record.version_tuple
-        out["type"] = _VMXNET3_DRIVERS.get(driver.record.driver)
     rings = r.first("ethtool_rings", target, iface=iface)
     if rings is not None:
         _linux_rings(rings, iface, driver.record.version_tuple if driver else None, out)
@@ -135,6 +145,13 @@ def ring_settings(hits, iface: str) -> tuple[RingSetting, ...]:
                  for h in hits if h.sets_ring and h.iface in (None, iface))
 
 
+def driver_counters(samples, secs: float | None, iface: str, notes: list[str]) -> dict[str, CounterWindow]:
+    """Every counter a non-vmxnet3 driver prints in ethtool -S, by its own name, over the window."""
+    names = list(dict.fromkeys(name for s in samples for name in s.record.device_counters))
+    return {name: counter(f"{name} (ethtool -S {iface})", samples,
+                          lambda rec, n=name: rec.device_counters.get(n), secs, name, notes) for name in names}
+
+
 def _linux_rings(rings, iface: str, version: tuple[int, ...] | None, out: dict[str, Any]) -> None:
     """Ring sizes from ethtool -g. Early multi-queue vmxnet3 drivers (before per-queue ring sizes,
     driver < 1.2) print RX as size x rx queues (the seed: RX 512 for 2 x 256); vsish is authoritative."""
@@ -142,6 +159,7 @@ def _linux_rings(rings, iface: str, version: tuple[int, ...] | None, out: dict[s
     out["ethtool_current_rx"] = cur.rx
     out["tx_ring_size"] = cur.tx if cur.tx and 32 <= cur.tx <= 4096 else None
     out["ring1_max"], out["ring2_max"] = mx.rx or None, mx.rx_jumbo or None
+    out["ring_rx_max"] = mx.rx or None
     if cur.rx is None:
         return
     ring2 = cur.rx_jumbo if mx.rx_jumbo else None  # max 0: this driver does not report ring 2
@@ -250,7 +268,10 @@ def guest_vnics(joiner, guest) -> list[dict[str, Any]]:
         for adapter in adapters.record.adapters if adapters else ():
             description = (adapter.description or "").lower()
             vtype = next((t for key, t in _WINDOWS_TYPES if key in description), None)
-            if vtype or (adapter.mac or "").startswith(_VMWARE_OUIS):
+            if vtype is None and _WINDOWS_NIC_WORDS.search(description):  # a VF carries a VMware MAC too
+                out.append({**guest_only_nic(adapter.name, norm_mac(adapter.mac), adapter.description),
+                            "label": f"guest adapter {adapter.name} ({adapter.description})"})
+            elif vtype or (adapter.mac or "").startswith(_VMWARE_OUIS):
                 out.append({"mac": norm_mac(adapter.mac), "label": f"guest adapter {adapter.name}", "type": vtype,
                             "device_key": None, "guest_interface": adapter.name})
         return out
@@ -264,12 +285,63 @@ def guest_vnics(joiner, guest) -> list[dict[str, Any]]:
     out = []
     for iface in names:
         driver = r.first("ethtool_driver", guest.id, iface=iface)
-        vtype = _VMXNET3_DRIVERS.get(driver.record.driver) if driver else None
-        if driver is not None and vtype is None:
-            continue  # virtio, a bridge, a VPN...: not a VMware vNIC
+        name = driver.record.driver if driver else None
+        if name in NOT_VSPHERE_NICS:
+            continue
         perm = r.first("ethtool_permaddr", guest.id, iface=iface)
         link = by_name.get(iface)
         mac = norm_mac(perm.record.mac if perm else (link.permaddr or link.mac) if link else None)
-        out.append({"mac": mac, "label": f"guest {iface}", "type": vtype, "device_key": None,
-                    "guest_interface": iface})
+        if driver is None or name in _VMXNET3_DRIVERS:
+            out.append({"mac": mac, "label": f"guest {iface}", "type": _VMXNET3_DRIVERS.get(name), "device_key": None,
+                        "guest_interface": iface})
+        else:  # an SR-IOV VF or a DirectPath NIC: its own driver, no vSwitch port
+            out.append(guest_only_nic(iface, mac, name))
+    return out
+
+
+def guest_only_nic(iface: str, mac: str | None, driver: str | None) -> dict[str, Any]:
+    return {"mac": mac, "label": f"guest {iface} ({driver or 'driver unknown'})", "type": "guest-only",
+            "device_key": None, "guest_interface": iface, "attachment": "guest-only"}
+
+
+# Windows adapters of a physical NIC or a VF (InterfaceDescription); loopback, Hyper-V, miniports, VPNs are not
+_WINDOWS_NIC_WORDS = re.compile(r"virtual function|connectx|mellanox|nvidia.*ethernet|intel\(r\) ethernet|"
+                                r"broadcom|netxtreme|qlogic|fastlinq|chelsio|solarflare|\bena\b|elastic network",
+                                re.I)
+
+
+def _unclaimed_windows(joiner, guest, macs: set[str | None]) -> list[dict[str, Any]]:
+    adapters = joiner.r.first("win_netadapter", guest.id)
+    out = []
+    for adapter in adapters.record.adapters if adapters else ():
+        mac = norm_mac(adapter.mac)
+        if mac and mac not in macs and _WINDOWS_NIC_WORDS.search(adapter.description or ""):
+            out.append({**guest_only_nic(adapter.name, mac, adapter.description), "label": f"guest adapter "
+                        f"{adapter.name} ({adapter.description})"})
+    return out
+
+
+def unclaimed_interfaces(joiner, guest, macs: set[str | None]) -> list[dict[str, Any]]:
+    """Guest NICs (Linux: interfaces the capture ran ethtool on, with a NIC's driver; Windows: adapters whose
+    description is a NIC's or a VF's) whose MAC no listed vNIC has: an SR-IOV VF or DirectPath NIC vCenter
+    does not list with that MAC, or a guest the inventory is not of. Each is listed with its driver, never
+    dropped."""
+    if guest is not None and guest.kind == WINDOWS:
+        return _unclaimed_windows(joiner, guest, macs)
+    if guest is None or guest.kind != LINUX:
+        return []
+    r = joiner.r
+    out = []
+    for cap in joiner.bundle.find("ethtool_driver", guest.id):
+        iface = cap.params.get("iface")
+        reading = r.read(cap)
+        if not iface or reading is None or reading.record.driver in NOT_VSPHERE_NICS:
+            continue
+        perm = r.first("ethtool_permaddr", guest.id, iface=iface)
+        links = r.first("ip_link", guest.id)
+        link = next((x for x in links.record.links if x.name == iface), None) if links else None
+        mac = norm_mac(perm.record.mac if perm else (link.permaddr or link.mac) if link else None)
+        if mac in macs or (mac is None and reading.record.driver in _VMXNET3_DRIVERS):
+            continue
+        out.append(guest_only_nic(iface, mac, reading.record.driver))
     return out

@@ -11,10 +11,10 @@ from esxdiag.bundle import Bundle, slug
 from esxdiag.join.causes import port_packets_rx, port_tx, rx_reasons, uplinks
 from esxdiag.join.cpu import cpu_from_esxtop, cpu_from_perf
 from esxdiag.join.device import device_version, ring1_max, ring2_max
-from esxdiag.join.facts import CounterWindow, PoolFacts, VmFacts, VnicFacts
+from esxdiag.join.facts import WINDOWS_DISCARDS, CounterWindow, PoolFacts, VmFacts, VnicFacts
 from esxdiag.join.moves import (event_moves, port_segments, sampled_moves, since_move, with_later_ports,
                                 with_ports)
-from esxdiag.join.guest import guest_side, guest_vnics
+from esxdiag.join.guest import guest_side, guest_vnics, unclaimed_interfaces
 from esxdiag.join.host import esxcli_port_list, host_side, port_drop_symptoms, port_tx_symptoms
 from esxdiag.join.readings import Reading, Readings
 from esxdiag.specs import ESXI, LINUX, WINDOWS
@@ -197,14 +197,29 @@ class Joiner:
         return out or guest_vnics(self, guest)
 
     def vnic_facts(self, vm: str, inv: Any, guest, versions: tuple[str | None, str | None], events=()):
+        """Every vNIC the inventory (or host, or guest) lists, then every guest NIC none of them claims."""
         nics = self.vnic_list(vm, inv, guest)
-        for nic in nics:
-            yield self._one_vnic(vm, nic, guest, len(nics), versions, events)
+        built = [self._one_vnic(vm, nic, guest, len(nics), versions, events) for nic in nics]
+        used = {n.guest_interface for n in built} - {None}
+        extras = [x for x in unclaimed_interfaces(self, guest, {n.mac for n in built} - {None})
+                  if x["guest_interface"] not in used]
+        untied = [i for i, n in enumerate(built) if n.attachment == "passthrough" and n.guest_interface is None]
+        if len(untied) == 1 and len(extras) == 1:  # a DirectPath device has no MAC in vCenter to tie it by
+            extra = extras.pop()
+            nic = nics[untied[0]]
+            tied = {**nic, "mac": extra["mac"], "guest_interface": extra["guest_interface"],
+                    "tied_by": tie_words(nic, extra)}
+            built[untied[0]] = self._one_vnic(vm, tied, guest, len(nics), versions, events)
+        built += [self._one_vnic(vm, nic, guest, len(nics) + len(extras), versions, events) for nic in extras]
+        return built
 
     def _one_vnic(self, vm: str, nic: dict[str, Any], guest, vnic_count: int,
                   versions: tuple[str | None, str | None] = (None, None), events=()) -> VnicFacts:
         mac = nic["mac"]
         missing: list[str] = []
+        attachment = attachment_of(nic)
+        if attachment is not None:
+            return self._bypass_nic(vm, nic, attachment, guest, missing)
         segments = port_segments(self, mac)
         target_id, port = self._port_of(segments[-1]) if segments else (None, None)  # at the window's end
         moves = with_later_ports(with_ports(events, segments), segments) if events else sampled_moves(segments)
@@ -264,6 +279,37 @@ class Joiner:
             tx={**_counted_since(port_tx(self, target_id, port, notes), since), **guest_facts["tx"]},
             tx_symptoms=port_tx_symptoms(esxtop, port), segments=tuple(segments), moves=moves,
             guest_queue_oob=guest_facts["queue_oob"], device_version=version, device_version_why=version_why,
+            driver_counters=guest_facts["driver_counters"],
+        )
+
+    def _bypass_nic(self, vm: str, nic: dict[str, Any], attachment: str, guest, missing: list[str]) -> VnicFacts:
+        """An SR-IOV VF, a DirectPath NIC or a guest-only NIC (by its driver, a VF or DirectPath NIC vCenter does
+        not list with that MAC): its traffic bypasses the vSwitch, so no port counters and no vmxnet3 rings. What
+        the guest's driver counts is the evidence."""
+        mac, iface = nic["mac"], nic.get("guest_interface")
+        notes = [nic["tied_by"]] if nic.get("tied_by") else []
+        if attachment == "passthrough" and mac is None and iface is None:
+            missing.append("the guest interface of this DirectPath I/O device: vCenter gives it no MAC, and no single "
+                           "guest NIC is left unclaimed to tie it to (ethtool -P and ethtool -i of each guest NIC)")
+            guest_facts = guest_side(self, None, None, [], False)  # nothing of the guest is known to be its
+        else:
+            guest_facts = guest_side(self, guest, mac, missing, False, iface, False, bypass=True)
+        return VnicFacts(
+            vm=vm, mac=mac, label=nic.get("label"), type=nic.get("type"), portset=None, port=None,
+            guest_os=guest.kind if guest else None, guest_interface=guest_facts["interface"],
+            ring1_full=None, ring2_full=None, host_out_of_buffers=None, dropped_rx=None, guest_oob=None,
+            guest_discards=guest_facts["discards"], lro_packets=None, ring1_size=None, ring2_size=None,
+            ring_size_source=None, ring1_max=0, ring2_max=0, rx_queues=guest_facts["rx_queues"],
+            rx_queues_source=guest_facts["rx_queues_source"], mtu=guest_facts["mtu"],
+            rss_enabled=guest_facts["rss_enabled"],
+            windows_adapter=guest_facts["windows_adapter"], small_rx_buffers=None, ring_settings=None,
+            ethtool_current_rx=guest_facts["ethtool_current_rx"], driver=guest_facts["driver"],
+            driver_version=guest_facts["driver_version"], link_speed=guest_facts["link_speed"],
+            link_speed_source=guest_facts["link_speed_source"], network=nic.get("network"),
+            missing=tuple(missing), notes=tuple(notes + list(guest_facts["notes"])), attachment=attachment,
+            driver_counters=guest_facts["driver_counters"] or windows_counters(guest_facts["discards"]),
+            ring_rx_max=guest_facts["ring_rx_max"],
+            tied_by=nic.get("tied_by"),
         )
 
     def _port_of(self, segment):
@@ -308,6 +354,25 @@ def _counted_since(value, since: str | None):
     if isinstance(value, dict):
         return {k: _counted_since(v, since) for k, v in value.items()}
     return value
+
+
+def windows_counters(discards) -> dict[str, Any]:
+    """A Windows guest's adapter counts its receive discards (Get-NetAdapterStatistics), whatever the NIC."""
+    return {WINDOWS_DISCARDS: discards} if discards is not None else {}
+
+
+def attachment_of(nic: dict[str, Any]) -> str | None:
+    """How the NIC reaches the wire when it is not through a vSwitch port: "sriov", "passthrough", "guest-only"."""
+    if nic.get("attachment"):
+        return nic["attachment"]
+    return nic.get("type") if nic.get("type") in ("sriov", "passthrough") else None
+
+
+def tie_words(device: dict[str, Any], extra: dict[str, Any]) -> str:
+    return (f"{device.get('label') or 'the DirectPath device'} is tied to guest {extra['guest_interface']} "
+            f"({extra['label'].split('(')[-1].rstrip(')')}) because it is the VM's only DirectPath I/O device and "
+            f"{extra['guest_interface']} the only guest NIC no vNIC MAC claims (vCenter gives passthrough devices no "
+            "MAC)")
 
 
 def ring_sizes(side: dict[str, Any], notes: list[str]) -> tuple[int | None, int | None, str | None]:

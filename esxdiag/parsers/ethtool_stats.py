@@ -1,5 +1,6 @@
-"""``ethtool -S`` of a vmxnet3 interface: per-queue device and driver counters, every driver
-generation (formats.md 4.1)."""
+"""``ethtool -S``: a vmxnet3 interface's per-queue device and driver counters, every driver generation
+(docs/bundle-format.md); any other driver's counters (an SR-IOV VF's, a DirectPath NIC's) by their own names in
+``device_counters``."""
 
 from __future__ import annotations
 
@@ -128,7 +129,8 @@ def _sniff(head: str) -> bool:
         and any(_VMXNET3_COUNTER.match(line) for line in found)
 
 
-@parser("ethtool-stats", about="ethtool -S IFACE: vmxnet3 per-queue counters (pkts rx OOB, driver drops)",
+@parser("ethtool-stats", about="ethtool -S IFACE: vmxnet3 per-queue counters (pkts rx OOB, driver drops); any "
+                               "other driver's counters by name",
         sniff=_sniff, sample=_SAMPLE)
 def parse_stats(text: str) -> EthtoolStats:
     """``ethtool -S <if>``, whole or pasted/grep-filtered. Sub-item counters (drop reasons) are
@@ -141,9 +143,9 @@ def parse_stats(text: str) -> EthtoolStats:
     skipped.check(len(stats))
     labels = {m["label"].strip() for _, m in stats}
     if not stats or not (labels & (_TX_LABELS | _RX_LABELS | {"Tx Queue#", "Rx Queue#", _GLOBAL})
-                         or any(line.strip() == _HEADER for _, line in lines)):
-        raise ParseError("no 'NIC statistics:' header and no vmxnet3 counter lines: not ethtool -S output",
-                         line=lines[0][0])
+                         or any(line.strip() == _HEADER for _, line in lines) or _driver_counter_names(labels)):
+        raise ParseError("no 'NIC statistics:' header, no vmxnet3 counter lines and no driver counter names "
+                         "(rx_..., tx_...): not ethtool -S output", line=lines[0][0])
     base = min(len(m["lead"].expandtabs()) for _, m in stats)
     varied = len({len(m["lead"].expandtabs()) for _, m in stats}) > 1
     elided = bool(skipped.marks)
@@ -198,6 +200,15 @@ def parse_stats(text: str) -> EthtoolStats:
     marked = bool(seen_markers["tx"] or seen_markers["rx"])
     oob_lead = next((len(m["lead"].expandtabs()) for _, m in stats if m["label"].strip() == _OOB_OLD), None)
     return _assemble(queues, device, entries, warnings, _generation(labels, marked, oob_lead), marked)
+
+
+_DRIVER_COUNTER = re.compile(r"[\w.\-]*[rt]x[\w.\-]*")
+
+
+def _driver_counter_names(labels: set[str]) -> bool:
+    """Headerless lines of another driver (``ethtool -S ens224 | grep rx_``): every label one word with rx or
+    tx in it (rx_out_of_buffer, rx-0.packets), as drivers name their counters; "Packets received: N" is not."""
+    return bool(labels) and all(_DRIVER_COUNTER.fullmatch(label) for label in labels)
 
 
 def _stat_lines(lines: list[tuple[int, str]], skipped: Skipped) -> list[tuple[int, re.Match]]:

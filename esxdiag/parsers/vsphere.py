@@ -50,7 +50,7 @@ class GuestInfo:
 @dataclass(frozen=True)
 class VnicConfig:
     label: str | None
-    type: str  # vmxnet3, e1000, e1000e, vmxnet2, vmxnet, pcnet32, sriov, unknown
+    type: str  # vmxnet3, e1000, e1000e, vmxnet2, vmxnet, pcnet32, sriov, passthrough (DirectPath, no MAC), unknown
     mac: str | None
     device_key: int
     network: str | None

@@ -131,6 +131,8 @@ def link_speed(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
     match = _SPEED.match(nic.link_speed or "")
     if match is None or nic.type in ("e1000", "e1000e"):  # the emulated-adapter finding says it already
         return []
+    if nic.attachment is not None:  # a VF's or DirectPath NIC's speed is its physical port's: a real limit
+        return []
     gbps = float(match[1]) * {"K": 1e-6, "M": 1e-3, "G": 1.0, "T": 1e3}[match[2].upper()]
     if gbps >= t["nic.link_speed_fast_gbps"]:
         return [RuleCheck("link-speed", "pass", f"reports {nic.link_speed}", nic.mac)]

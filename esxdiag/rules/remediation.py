@@ -440,3 +440,71 @@ def raise_tx_ring(guest_os: str | None, iface: str | None, adapter: str | None) 
         persistence=(f"NetworkManager: nmcli connection modify \"$(nmcli -g GENERAL.CONNECTION device show {dev})\" "
                      "ethtool.ring-tx 4096", "ethtool -G alone is lost at the next reboot."),
         disruption=DISRUPTION_LINUX)
+
+
+# --- NICs outside the vSwitch (SR-IOV VF, DirectPath I/O): the driver's own remedies (esxdiag.rules.driver_nic)
+DISRUPTION_DRIVER = ("ethtool -G/-L re-initialise the NIC's queues: expect a brief traffic interruption. Use a "
+                     "change window on production VMs.")
+
+
+def driver_ring_raise(iface: str | None, current: int | None, maximum: int | None) -> tuple[Remediation | None,
+                                                                                           list[str]]:
+    """The NIC's own receive ring up to the maximum its driver reports (ethtool -g), only when it is below it;
+    (None, what to collect) when the sizes are unknown, (None, []) when the ring is at its maximum already."""
+    dev = sh_arg(iface, "iface")
+    if current is None or maximum is None:
+        return None, [f"ethtool -g {dev}: the ring size and the maximum its driver allows (the ring raise is shown "
+                      "only below that maximum)"]
+    if current >= maximum:
+        return None, []
+    return Remediation(
+        os="linux", title=f"Raise {iface or 'the NIC'}'s receive ring from {current:,} to its driver's maximum "
+                          f"{maximum:,}",
+        commands=(f"ethtool -G {dev} rx {maximum}", f"ethtool -g {dev}   # verify: Current hardware settings RX"),
+        persistence=(f"NetworkManager: nmcli connection modify \"$(nmcli -g GENERAL.CONNECTION device show {dev})\" "
+                     f"ethtool.ring-rx {maximum}", "ethtool -G alone is lost at the next reboot."),
+        disruption=DISRUPTION_DRIVER,
+        notes=("A bigger ring absorbs longer bursts; it costs guest memory (ring entries x buffer size).",)), []
+
+
+def driver_spread_receive(iface: str | None, vcpus: int | None, driver: str | None = None) -> Remediation:
+    """Read-only checks first: whether the NIC's channels and interrupts use every vCPU. Some drivers name
+    their IRQs after themselves (mlx5_comp0@pci:...), not the interface."""
+    dev = sh_arg(iface, "iface")
+    stem = driver.split("_")[0] if driver else None  # mlx5_core's IRQs are mlx5_comp<N>@pci:...
+    irq_names = "|".join(re.escape(n) for n in (iface, stem) if n) or "<iface>"
+    count = vcpus or "the VM's vCPU count"
+    return Remediation(
+        os="linux", title=f"Check that {iface or 'the NIC'}'s receive work is spread over the vCPUs",
+        commands=(f"ethtool -l {dev}   # combined channels: current and maximum",
+                  f"grep -E {shlex.quote(irq_names)} /proc/interrupts   # one IRQ per channel, on which vCPU"),
+        notes=(f"With fewer combined channels than vCPUs ({count}) and below the maximum "
+               f"ethtool -l shows: ethtool -L {dev} combined <N>. Channels whose IRQs share one vCPU: pin them "
+               "apart (irqbalance, or /proc/irq/<irq>/smp_affinity_list).",),
+        disruption="The checks change nothing; ethtool -L re-initialises the NIC's queues.")
+
+
+def guest_memory_for_receive(iface: str | None) -> Remediation:
+    return Remediation(
+        os="linux", title=f"The guest could not allocate receive buffers for {iface or 'the NIC'}: check its memory",
+        commands=("grep -E 'MemAvailable|MemFree' /proc/meminfo", "sysctl vm.min_free_kbytes"),
+        notes=("Buffer allocation fails when the guest is short of free (atomic) memory: more guest memory, or a "
+               "higher vm.min_free_kbytes, helps; a bigger ring would need more of the memory that is missing.",))
+
+
+def physical_port_drops(iface: str | None, attachment: str | None) -> Remediation:
+    """An SR-IOV VF's port belongs to its PF, which ESXi owns (a vmnic); a DirectPath NIC's port is the guest's."""
+    notes = ("The frames were dropped at the physical port before the guest saw them: nothing in the guest's "
+             "receive path changes it. Look at the port's congestion (its receive buffer, flow control / PFC with "
+             "the physical switch) and, for a VF, at the other VFs sharing the port.",)
+    if attachment == "sriov":
+        return Remediation(
+            os="vsphere", title=f"Receive drops at the physical port of {iface or 'the VF'}'s PF: on the host and "
+                                "the switch",
+            commands=("esxcli network sriovnic list", "esxcli network nic stats get -n <vmnic of the PF>"),
+            notes=notes)
+    dev = sh_arg(iface, "iface")
+    return Remediation(
+        os="linux", title=f"Receive drops at the physical port of {iface or 'the NIC'}: the port and the switch",
+        commands=(f"ethtool -a {dev}   # pause (flow control) settings", f"ethtool -S {dev} | grep -E 'prio|pause'"),
+        notes=notes)

@@ -16,6 +16,7 @@ from esxdiag.rules.causes import Cause, reason_counters, rx_causes, rx_fine_tx_d
 from esxdiag.rules.ledger import rx_ledger
 from esxdiag.rules.cpustats import CpuState, cpu_state
 from esxdiag.rules.limits import limit_place
+from esxdiag.rules.driver_nic import buffers_rising, decide_driver_nic, rising_drops
 from esxdiag.rules.ring_change import change_ring
 
 PER_MILLION = 1_000_000  # a unit, not a threshold
@@ -432,7 +433,16 @@ def _what_to_collect(vm: VmFacts, nic: VnicFacts, cpu_measured: bool) -> list[st
 
 
 def _not_vmxnet3(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> RingVerdict:
-    """No vmxnet3 rings, but the port still counts the adapter's drops (clientStats, esxtop, vCenter)."""
+    """No vmxnet3 rings, but the port still counts the adapter's drops (clientStats, esxtop, vCenter). A NIC
+    outside the vSwitch (SR-IOV VF, DirectPath, guest-only) has no port either: its driver's counters decide."""
+    if nic.attachment is not None or nic.type not in EMULATED:
+        verdict = decide_driver_nic(vm, nic, t)
+        if verdict.verdict != "driver-drops" or not buffers_rising(nic, t):
+            return verdict
+        # the guest did not post buffers fast enough: a throttled or waiting vCPU first, as for a vmxnet3 ring
+        first = _cpu_first(vm, cpu_state(vm.cpu, vm.cpu_limit_mhz, t), verdict.evidence, list(verdict.missing), t,
+                           verdict.summary.split(":")[0] + " runs out of receive buffers")
+        return first or verdict
     emulated = nic.type in EMULATED
     port = nic.dropped_rx
     rising = port is not None and port.delta is not None and port.delta > t["ring.drops"]
@@ -446,7 +456,11 @@ def _not_vmxnet3(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> RingVerdic
             s.what.split(" (")[0] for s in symptoms) + ")."
     elif port is not None and port.delta is not None:
         drops = " Its port dropped no received frames in the window."
+    guest = rising_drops(nic, t)  # the emulated device's guest driver counts its own (e1000 rx_no_buffer_count...)
+    if guest:
+        drops += f" In the guest, its {nic.driver} driver counts " + "; ".join(d.words() for d in guest) + "."
     evidence = ((port.evidence(t["ring.drops"]),) if port is not None else ()) + tuple(s.evidence() for s in symptoms)
+    evidence += tuple(d.window.evidence(t["ring.drops"]) for d in guest)
     return RingVerdict(
         "insufficient-evidence",
         f"{nic.type} is not a vmxnet3 adapter: vmxnet3 ring counters do not exist for it.{drops}"

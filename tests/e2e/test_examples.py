@@ -65,8 +65,11 @@ def test_lab_examples_name_vnics_as_vcenter_does():
     inventories = sorted(EXAMPLES.rglob("vsphere_vm@*.json")) + sorted(situations.rglob("vsphere_vm@*.json"))
     assert len(inventories) >= len(EXPECTED) - 2  # every lab example (the two seed-by-hand ones have none)
     for inventory in inventories:
-        labels = [vnic["label"] for vnic in json.loads(inventory.read_text())["vnics"]]
-        assert labels and all(re.fullmatch(r"Network adapter \d+", label) for label in labels), (inventory, labels)
+        vnics = json.loads(inventory.read_text())["vnics"]
+        labels = [vnic["label"] for vnic in vnics]
+        assert labels and all(re.fullmatch(r"PCI device \d+( \(.+\))?" if vnic["type"] == "passthrough"  # DirectPath
+                                           else r"Network adapter \d+", vnic["label"]) for vnic in vnics), \
+            (inventory, labels)
     quoting = [p for root in (EXAMPLES, situations) for p in root.rglob("*") if p.is_file()
                and "ethernet--" in p.read_text(errors="replace")]
     assert quoting == []
