@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from esxdiag.bundle import Bundle, slug
+from esxdiag.join.clocks import Clocks
 from esxdiag.join.causes import port_packets_rx, port_tx, rx_reasons, uplinks
 from esxdiag.join.cpu import cpu_from_esxtop, cpu_from_perf
 from esxdiag.join.device import device_version, ring1_max, ring2_max
@@ -25,6 +26,7 @@ class Joiner:
         self.bundle = bundle
         self.r = readings
         self.window = bundle.window_s
+        self.clocks = Clocks.of(bundle)  # the window's length per target, and the clock steps counters meet
         self.guests: dict[str, Any] = {}  # VM name -> guest target, for guests the manifest does not tie to a VM
 
     # --- which VMs, which targets -------------------------------------------------------
@@ -102,6 +104,12 @@ class Joiner:
 
     # --- per VM -------------------------------------------------------------------------
     def vm_facts(self, name: str, inventory: Reading | None) -> VmFacts:
+        noticed = len(self.clocks.noticed)
+        facts = self._vm_facts(name, inventory)
+        steps = {(s.target, s.what): s for s in self.clocks.noticed[noticed:]}  # a capture read twice, once
+        return replace(facts, clock_steps=tuple(steps.values()))
+
+    def _vm_facts(self, name: str, inventory: Reading | None) -> VmFacts:
         inv = inventory.record if inventory else None
         missing: list[str] = []
         notes: list[str] = []
@@ -141,7 +149,7 @@ class Joiner:
         retrans = segs = None
         if guest is not None and guest.kind == LINUX:
             samples = self.r.samples("netstat_s", guest.id) or self.r.samples("nstat", guest.id)
-            secs = window_seconds(samples, self.window)
+            secs = window_seconds(samples, self.clocks)
             retrans = counter("TCP segments retransmitted", samples, lambda r: r.retransmitted_segments, secs,
                               "retransmitted segments", notes)
             segs = counter("TCP segments sent", samples, lambda r: r.segments_sent, secs, "segments sent", notes)

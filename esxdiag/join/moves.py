@@ -30,7 +30,7 @@ def event_moves(joiner, vm: str) -> tuple[Move, ...]:
 
 def port_segments(joiner, mac: str | None) -> list[tuple[str, object]]:
     """The (ESXi target, port) holding the MAC whose counters were read, in the order they were read
-    (first reading's time; the sample numbers when a bundle does not say when): more than one means the vNIC moved between the window's samples. A port
+    (first sample number read, then its time): more than one means the vNIC moved between the window's samples. A port
     list naming the MAC on a host where nothing of it was read is no segment; when no port was read,
     the first port found stands alone."""
     if not mac:
@@ -42,8 +42,8 @@ def port_segments(joiner, mac: str | None) -> list[tuple[str, object]]:
                 found.append((target_id, port))
                 break
     read = [(first, pair) for pair in found if (first := _first_read(joiner, *pair)) is not None]
-    timed = all(first[0] is not None for first, _ in read)  # the clock when every port has one, else sample order
-    read.sort(key=lambda item: (item[0][0] if timed else "", item[0][1]))
+    timed = all(first[0] is not None for first, _ in read)  # sample order first; the clock among equal samples
+    read.sort(key=lambda item: (item[0][1], item[0][0] if timed else ""))
     return [pair for _, pair in read] or found[:1]
 
 
