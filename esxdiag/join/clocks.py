@@ -31,19 +31,23 @@ def agree(span: float, other: float) -> bool:
 
 
 def fits_window(span: float, window_s: float) -> bool:
-    """Stamps that fit the bundle's window: not past it by more than the slack. Shorter is no step: a
-    window ended early (Ctrl-C) is shorter than the window_s asked for."""
+    """Stamps that fit the bundle's window: no longer than it and the slack, whatever the other targets
+    say (one clock stamping every capture, the collector's, can step for all of them at once). Shorter is
+    no step: a window ended early (Ctrl-C) is shorter than the window_s asked for."""
     return 0 < span <= window_s + max(SLACK_S, SLACK_SHARE * window_s)
 
 
 def trusted(span: float, others: list[float], window_s: float | None) -> bool:
-    """A positive span that agrees with at least half of what else measured the window (the other
-    targets' spans, window_s); with nothing else to compare, any positive span."""
-    if span <= 0:
+    """A positive span within the bundle's window that agrees with at least half of what else measured the
+    window: the other targets' spans (those within the window) and window_s. With no other target, any
+    positive span within the window (a back step that leaves it positive cannot be told from Ctrl-C)."""
+    if span <= 0 or (window_s and not fits_window(span, window_s)):
         return False
-    votes = [agree(span, other) for other in others if other > 0]
-    votes += [fits_window(span, window_s)] if window_s else []
-    return not votes or 2 * sum(votes) >= len(votes)
+    peers = [other for other in others if other > 0 and (not window_s or fits_window(other, window_s))]
+    if not peers:
+        return True
+    votes = [agree(span, other) for other in peers] + ([agree(span, window_s)] if window_s else [])
+    return 2 * sum(votes) >= len(votes)
 
 
 def span_of(stamps: list[datetime | None]) -> float | None:
