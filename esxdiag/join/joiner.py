@@ -107,7 +107,9 @@ class Joiner:
         noticed = len(self.clocks.noticed)
         facts = self._vm_facts(name, inventory)
         steps = {(s.target, s.what): s for s in self.clocks.noticed[noticed:]}  # a capture read twice, once
-        return replace(facts, clock_steps=tuple(steps.values()))
+        stepped = {s.source for s in steps.values()}
+        vnics = tuple(replace(n, series=_untimed(n.series, stepped)) for n in facts.vnics) if stepped else facts.vnics
+        return replace(facts, clock_steps=tuple(steps.values()), vnics=vnics)
 
     def _vm_facts(self, name: str, inventory: Reading | None) -> VmFacts:
         inv = inventory.record if inventory else None
@@ -300,6 +302,13 @@ def ring_sizes(side: dict[str, Any], notes: list[str]) -> tuple[int | None, int 
             size = None
         sizes.append(size)
     return sizes[0], sizes[1], side["ring_size_source"] if sizes[0] is not None or sizes[1] is not None else None
+
+
+def _untimed(series: dict[str, Any], stepped: set[str | None]) -> dict[str, Any]:
+    """Chart series read by a stepped clock keep their values in sample order, without its stamps (a chart
+    would draw them an hour apart, or backwards)."""
+    return {key: ({**one, "times": [None] * len(one["times"])} if one.get("source") in stepped else one)
+            for key, one in series.items()}
 
 
 def _family(inv: Any) -> str | None:

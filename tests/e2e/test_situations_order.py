@@ -59,6 +59,9 @@ def test_a_stepped_clock_keeps_the_capture_order_and_the_true_window(name, targe
     both = [(stamps[(spec, 0)], stamps[(spec, 1)]) for spec, n in stamps if n == 0 and (spec, 1) in stamps]
     assert any(first in step["summary"] and last in step["summary"] for first, last in both)
     assert "Clock step: the clock of " + target in text
+    charts = {c["label"]: c["times"] for c in nic["charts"]}  # drawn in sample order, not an hour apart
+    stepped, steady = ("guest pkts rx OOB", "1st ring full") if target == GUEST else ("1st ring full", "guest pkts rx OOB")
+    assert charts[stepped] == [None, None] and all(charts[steady])
 
 
 def test_a_steady_clock_reads_the_wrap_and_names_no_step():
