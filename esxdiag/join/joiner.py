@@ -106,7 +106,7 @@ class Joiner:
     def vm_facts(self, name: str, inventory: Reading | None) -> VmFacts:
         noticed = len(self.clocks.noticed)
         facts = self._vm_facts(name, inventory)
-        steps = {(s.target, s.what): s for s in self.clocks.noticed[noticed:]}  # a capture read twice, once
+        steps = {(s.target, s.what): s for s in self.clocks.noticed[noticed:]}  # one per capture, however often read
         stepped = {s.source for s in steps.values()}
         vnics = tuple(replace(n, series=_untimed(n.series, stepped)) for n in facts.vnics) if stepped else facts.vnics
         return replace(facts, clock_steps=tuple(steps.values()), vnics=vnics)

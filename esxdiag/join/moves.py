@@ -30,9 +30,9 @@ def event_moves(joiner, vm: str) -> tuple[Move, ...]:
 
 def port_segments(joiner, mac: str | None) -> list[tuple[str, object]]:
     """The (ESXi target, port) holding the MAC whose counters were read, in the order they were read
-    (first sample number read, then its time): more than one means the vNIC moved between the window's samples. A port
-    list naming the MAC on a host where nothing of it was read is no segment; when no port was read,
-    the first port found stands alone."""
+    (the first sample number read, then its time: two hosts' clocks may disagree): more than one means
+    the vNIC moved between the window's samples. A port list naming the MAC on a host where nothing of
+    it was read is no segment; when no port was read, the first port found stands alone."""
     if not mac:
         return []
     found = []
