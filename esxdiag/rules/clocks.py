@@ -4,6 +4,8 @@ what measured the window instead."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from esxdiag.join.facts import ClockStep, VmFacts
 from esxdiag.result import Evidence, Finding
 
@@ -11,9 +13,8 @@ RULE = "data-quality"
 
 
 def _span(seconds: float) -> str:
-    size = abs(seconds)
-    words = f"{size / 3600:.1f} h" if size >= 5400 else f"{size / 60:.0f} min" if size >= 120 else f"{size:.0f} s"
-    return words
+    """A step's size as h:mm:ss ("1:00:02")."""
+    return f"{timedelta(seconds=round(abs(seconds)))} (h:mm:ss)"
 
 
 def _samples(step: ClockStep) -> str:
@@ -36,7 +37,7 @@ def clock_steps(vm: VmFacts, t: dict[str, float]):
     for target, steps in by_target.items():
         first = steps[0]
         moved = "stepped back" if first.direction == "back" else "jumped forward"
-        size = f" {_span(first.seconds - first.used_s)}" if first.used_s is not None else ""
+        size = f" by {_span(first.seconds - first.used_s)}" if first.used_s is not None else ""
         others = f" The same for {len(steps) - 1} more of its captures." if len(steps) > 1 else ""
         findings.append(Finding(
             RULE, "info", vm.name, None,
