@@ -60,7 +60,8 @@ def test_a_stepped_clock_keeps_the_capture_order_and_the_true_window(name, targe
     assert any(first in step["summary"] and last in step["summary"] for first, last in both)
     assert "Clock step: the clock of " + target in text
     charts = {c["label"]: c["times"] for c in nic["charts"]}  # drawn in sample order, not an hour apart
-    stepped, steady = ("guest pkts rx OOB", "1st ring full") if target == GUEST else ("1st ring full", "guest pkts rx OOB")
+    guest, host = "guest pkts rx OOB", "1st ring full"
+    stepped, steady = (guest, host) if target == GUEST else (host, guest)
     assert charts[stepped] == [None, None] and all(charts[steady])
 
 

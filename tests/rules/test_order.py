@@ -127,7 +127,7 @@ def test_a_stepped_host_clock_takes_the_window_from_the_guest():
 
 
 def test_stamps_against_the_sample_order_are_a_step_even_when_the_span_is_positive():
-    three = [reading("g", 0, T0), reading("g", 1, T0 + timedelta(seconds=50)), reading("g", 2, T0 + timedelta(seconds=40))]
+    three = [reading("g", n, T0 + timedelta(seconds=s)) for n, s in ((0, 0), (1, 50), (2, 40))]
     clocks = Clocks(60.0)
     assert clocks.seconds(three) == 60.0 and clocks.noticed[0].direction == "back"
 
