@@ -70,14 +70,14 @@ def rx_reasons(joiner, target_id: str | None, port, notes: list[str]) -> dict[st
     out: dict[str, CounterWindow] = {}
     summary = joiner.r.samples("vsish_rxsummary", target_id, **params)
     labels = [k for k in dict.fromkeys(k for s in summary for k in s.record.counters) if reason_family(k)]
-    secs = window_seconds(summary, joiner.window)
+    secs = window_seconds(summary, joiner.clocks)
     for label in labels:
         found = counter(f"{label} (rxSummary)", summary, lambda rec, k=label: rec.counters.get(k), secs, label, notes)
         if found is not None:
             out[label] = found
     client = joiner.r.samples("vsish_clientstats", target_id, **params)
     page = counter(f"port {PAGE_ABSENT_RX} (clientStats)", client, lambda rec: rec.counters.get(PAGE_ABSENT_RX),
-                   window_seconds(client, joiner.window), PAGE_ABSENT_RX, notes)
+                   window_seconds(client, joiner.clocks), PAGE_ABSENT_RX, notes)
     if page is not None:
         out[PAGE_ABSENT_RX] = page
     return out
@@ -89,14 +89,14 @@ def port_packets_rx(joiner, target_id: str | None, port, notes: list[str]) -> Co
         return None
     client = joiner.r.samples("vsish_clientstats", target_id, portset=port.switch, port=str(port.port))
     return counter("port pktsRxOK (clientStats)", client, lambda rec: rec.counters.get("pktsRxOK"),
-                   window_seconds(client, joiner.window), "pktsRxOK", notes)
+                   window_seconds(client, joiner.clocks), "pktsRxOK", notes)
 
 
 def port_tx(joiner, target_id: str | None, port, notes: list[str]) -> dict[str, CounterWindow]:
     if port is None or target_id is None:
         return {}
     client = joiner.r.samples("vsish_clientstats", target_id, portset=port.switch, port=str(port.port))
-    secs = window_seconds(client, joiner.window)
+    secs = window_seconds(client, joiner.clocks)
     out = {}
     for key, words in TX_PORT_KEYS:
         found = counter(words, client, lambda rec, k=key: rec.counters.get(k), secs, key, notes)
@@ -155,7 +155,7 @@ def uplinks(joiner, target_id: str | None, port, mac: str | None, host_name: str
 def _uplink(joiner, target_id: str, host_name: str | None, vmnic: str, mapping: str | None,
             notes: list[str]) -> UplinkFacts:
     samples = joiner.r.samples("esxcli_nic_stats", target_id, vmnic=vmnic)
-    secs = window_seconds(samples, joiner.window)
+    secs = window_seconds(samples, joiner.clocks)
     counters = tuple(c for key in UPLINK_RX_KEYS
                      if (c := counter(f"{vmnic} {key}", samples, lambda rec, k=key: rec.counters.get(k), secs,
                                       key, notes)) is not None)

@@ -10,6 +10,30 @@ from typing import Any
 from esxdiag.result import Evidence
 
 WINDOWS_DISCARDS = "ReceivedDiscardedPackets"  # a Windows NIC's one receive drop counter (Get-NetAdapterStatistics)
+COUNTER32 = 2**32
+# A reading within this of 2**32 followed by one that is at most this much past the wrap is a 32-bit
+# counter wrapping, not a reset: a quarter of the 32-bit range, so a 60 s window at 10 Gb/s line rate
+# (~50 million segments) is far inside it, and a reset is only misread when the counter stood in the top
+# quarter of the range (docs/diagnosis.md "Samples in capture order").
+WRAP_REACH = 2**30
+
+
+def step_kind(start: int, end: int, bits: int | None = None) -> str:
+    """One step between two readings of a counter: "rise", a 32-bit "wrap", or a "reset". A counter
+    known to be 64-bit (``bits`` 64) never wraps."""
+    if end >= start:
+        return "rise"
+    wrapped = end + COUNTER32 - start
+    if bits != 64 and COUNTER32 - WRAP_REACH <= start < COUNTER32 and wrapped <= WRAP_REACH:
+        return "wrap"
+    return "reset"
+
+
+def step_growth(start: int, end: int, bits: int | None = None) -> int:
+    """What a counter counted between two readings: after a wrap the rest of the 32-bit range plus the
+    end; after a reset what accumulated since (the end). Never negative."""
+    kind = step_kind(start, end, bits)
+    return end - start if kind == "rise" else end + COUNTER32 - start if kind == "wrap" else end
 
 
 @dataclass(frozen=True)
@@ -18,8 +42,9 @@ class CounterWindow:
 
     A counter that went backwards was reset (VM reboot, driver reload): what accumulated after the
     reset is the new value, so the delta adds it to the growth before the reset — never a negative
-    rate. The largest reading (``peak``) proves exhaustion happened even when a reset hides it at
-    the end (shared/domain.md section 6)."""
+    rate. A 32-bit counter that went from the top of its range to a small value wrapped (``wraps``):
+    the delta counts through 2**32. The largest reading (``peak``) proves exhaustion happened even
+    when a reset hides it at the end (docs/diagnosis.md)."""
 
     what: str
     start: int | None
@@ -27,7 +52,8 @@ class CounterWindow:
     seconds: float | None
     source: str | None = None  # file of the end reading
     locator: str | None = None
-    between: tuple[int, ...] = ()  # readings between start and end, in time order
+    between: tuple[int, ...] = ()  # readings between start and end, in capture (sample) order
+    bits: int | None = None  # 64: a counter known to be 64-bit (never wraps); None: width unknown
     since: str | None = None  # what a single reading counts from when not the vNIC's start (a port a move connected)
 
     @property
@@ -41,9 +67,21 @@ class CounterWindow:
         values = self._readings()
         return list(zip(values, values[1:]))
 
+    def _width(self) -> int | None:
+        """A reading at or past 2**32 shows a counter wider than 32 bits: it never wraps."""
+        return 64 if self.bits == 64 or any(v >= COUNTER32 for v in self._readings()) else self.bits
+
+    def _kinds(self) -> list[str]:
+        return [step_kind(a, b, self._width()) for a, b in self._steps()] if self.complete else []
+
     @property
     def resets(self) -> int:
-        return sum(1 for a, b in self._steps() if b < a) if self.complete else 0
+        return self._kinds().count("reset")
+
+    @property
+    def wraps(self) -> int:
+        """Times the counter wrapped past 2**32 between readings (a 32-bit counter, not a reset)."""
+        return self._kinds().count("wrap")
 
     @property
     def reset(self) -> bool:
@@ -52,13 +90,13 @@ class CounterWindow:
     @property
     def before_reset(self) -> int | None:
         """The reading just before the first reset: what had accumulated when the counter went back."""
-        return next((a for a, b in self._steps() if b < a), None) if self.complete else None
+        return next((a for (a, _), kind in zip(self._steps(), self._kinds()) if kind == "reset"), None)
 
     @property
     def delta(self) -> int | None:
         if not self.complete:
             return None
-        return sum(b if b < a else b - a for a, b in self._steps())
+        return sum(step_growth(a, b, self._width()) for a, b in self._steps())
 
     @property
     def rate_per_s(self) -> float | None:
@@ -86,10 +124,15 @@ class CounterWindow:
         return (f"counter reset during the window (VM reboot or driver reload): {self.before_reset:,} before "
                 f"the reset, {self.end:,} at the end") if self.reset else ""
 
+    def wrap_words(self) -> str:
+        return (f"wrapped past 2^32 ({COUNTER32:,}) {'once' if self.wraps == 1 else f'{self.wraps} times'}: a 32-bit "
+                f"counter, counted through the wrap, not a reset") if self.wraps else ""
+
     def evidence(self, threshold: float | None = None, comparison: str | None = ">") -> Evidence:
         observed = self.delta if self.complete else self.total
         unit = "events in window" if self.complete else f"{self.since_words} (single reading)"
-        what = self.what + (f" ({self.reset_words()})" if self.reset else "")
+        words = [w for w in (self.reset_words(), self.wrap_words()) if w]
+        what = self.what + (f" ({'; '.join(words)})" if words else "")
         if self.complete and self.rate_per_s is not None:
             unit = f"events in {self.seconds:.0f} s window ({self.rate_per_s:.2f}/s)"
         return Evidence(what, observed, unit, threshold, comparison if threshold is not None else None,
@@ -258,6 +301,25 @@ class RingSetting:
 
 
 @dataclass(frozen=True)
+class ClockStep:
+    """A target's time stamps that disagree with the capture order or with what else measured the window
+    (esxdiag.join.clocks): its clock stepped between the samples. The readings stay in sample order; the
+    window's length comes from ``used_s`` (``used_from`` says where)."""
+
+    target: str
+    what: str  # the capture whose stamps stepped (spec and params)
+    first_sample: int | None
+    last_sample: int | None
+    first_stamp: str  # ISO UTC, as the target stamped it
+    last_stamp: str
+    seconds: float  # last stamp minus first: negative when the clock went back past the start
+    direction: str  # "back" or "forward"
+    used_s: float | None
+    used_from: str
+    source: str | None = None  # file of the last sample
+
+
+@dataclass(frozen=True)
 class VnicFacts:
     vm: str
     mac: str | None
@@ -365,3 +427,4 @@ class VmFacts:
     #                                    (esxdiag.rules.cpustats.judged_on: used when esxtop covers part of it)
     # the VM's resource pool first, then its parents up to the root pool; None: not read (older bundles, no vCenter)
     resource_pools: tuple[PoolFacts, ...] | None = None
+    clock_steps: tuple[ClockStep, ...] = ()  # stamps a stepped clock made unusable for the window's length

@@ -110,7 +110,7 @@ def _linux(joiner, target: str, mac: str | None, out: dict[str, Any], missing: l
         start, end = (samples[0] if len(samples) > 1 else None), samples[-1]
         out["oob"] = queue_sum("guest pkts rx OOB (sum of rx queues)", samples,
                                lambda rec: {q.queue: q.pkts_rx_oob for q in rec.rx_queues},
-                               window_seconds(samples, joiner.window), "pkts rx OOB", out["notes"])
+                               window_seconds(samples, joiner.clocks), "pkts rx OOB", out["notes"])
         if end.record.rx_queues:
             out["rx_queues"], out["rx_queues_source"] = len(end.record.rx_queues), end.file
         if start is not None:
@@ -123,7 +123,7 @@ def _linux(joiner, target: str, mac: str | None, out: dict[str, Any], missing: l
                 "source": end.file}
         for warning in end.record.warnings:
             out["notes"].append(f"ethtool -S {iface}: {warning}")
-        out["tx"], out["queue_oob"] = guest_tx_and_queues(samples, window_seconds(samples, joiner.window),
+        out["tx"], out["queue_oob"] = guest_tx_and_queues(samples, window_seconds(samples, joiner.clocks),
                                                           out["notes"])
     elif driver is not None and driver.record.driver != "vmxnet3":
         missing.append(f"ethtool -S {iface} at the start and the end of the window: the {driver.record.driver} "
@@ -248,7 +248,7 @@ def _windows(joiner, target: str, mac: str | None, out: dict[str, Any], missing:
             return stats.received_discarded_packets if stats else None
 
         out["discards"] = counter("guest ReceivedDiscardedPackets", samples, discards,
-                                  window_seconds(samples, joiner.window), "ReceivedDiscardedPackets", out["notes"])
+                                  window_seconds(samples, joiner.clocks), "ReceivedDiscardedPackets", out["notes"])
 
 
 _VMWARE_OUIS = ("00:50:56", "00:0c:29", "00:05:69", "00:1c:14")

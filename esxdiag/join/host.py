@@ -25,12 +25,12 @@ def host_side(joiner, target_id: str | None, port, missing: list[str], vmxnet3: 
     notes = out["notes"]
     client = r.samples("vsish_clientstats", target_id, **params)  # every adapter type's port counts its drops
     out["dropped_rx"] = counter("port droppedRx (clientStats)", client, lambda rec: rec.dropped_rx,
-                                window_seconds(client, joiner.window), "droppedRx", notes)
+                                window_seconds(client, joiner.clocks), "droppedRx", notes)
     if not vmxnet3:
         return out
     samples = r.samples("vsish_rxsummary", target_id, **params)
     start, end = (samples[0], samples[-1]) if len(samples) > 1 else (None, samples[-1] if samples else None)
-    secs = window_seconds(samples, joiner.window)
+    secs = window_seconds(samples, joiner.clocks)
     if not samples:
         missing.append(f"vsish rxSummary for port {port.port}: ring-full and out-of-buffer counters")
     elif start is None:

@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from esxdiag.bundle import Bundle, slug
+from esxdiag.join.clocks import Clocks
 from esxdiag.join.causes import port_packets_rx, port_tx, rx_reasons, uplinks
 from esxdiag.join.cpu import cpu_from_esxtop, cpu_from_perf
 from esxdiag.join.device import device_version, ring1_max, ring2_max
@@ -26,6 +27,7 @@ class Joiner:
         self.bundle = bundle
         self.r = readings
         self.window = bundle.window_s
+        self.clocks = Clocks.of(bundle)  # the window's length per target, and the clock steps counters meet
         self.guests: dict[str, Any] = {}  # VM name -> guest target, for guests the manifest does not tie to a VM
 
     # --- which VMs, which targets -------------------------------------------------------
@@ -103,6 +105,14 @@ class Joiner:
 
     # --- per VM -------------------------------------------------------------------------
     def vm_facts(self, name: str, inventory: Reading | None) -> VmFacts:
+        noticed = len(self.clocks.noticed)
+        facts = self._vm_facts(name, inventory)
+        steps = {(s.target, s.what): s for s in self.clocks.noticed[noticed:]}  # one per capture, however often read
+        stepped = {s.source for s in steps.values()}
+        vnics = tuple(replace(n, series=_untimed(n.series, stepped)) for n in facts.vnics) if stepped else facts.vnics
+        return replace(facts, clock_steps=tuple(steps.values()), vnics=vnics)
+
+    def _vm_facts(self, name: str, inventory: Reading | None) -> VmFacts:
         inv = inventory.record if inventory else None
         missing: list[str] = []
         notes: list[str] = []
@@ -145,7 +155,7 @@ class Joiner:
         retrans = segs = None
         if guest is not None and guest.kind == LINUX:
             samples = self.r.samples("netstat_s", guest.id) or self.r.samples("nstat", guest.id)
-            secs = window_seconds(samples, self.window)
+            secs = window_seconds(samples, self.clocks)
             retrans = counter("TCP segments retransmitted", samples, lambda r: r.retransmitted_segments, secs,
                               "retransmitted segments", notes)
             segs = counter("TCP segments sent", samples, lambda r: r.segments_sent, secs, "segments sent", notes)
@@ -394,6 +404,13 @@ def _pools(inv: Any) -> tuple[PoolFacts, ...] | None:
     if inv is None or inv.resource_pools is None:
         return None
     return tuple(PoolFacts(p.name, p.moid, p.path, p.kind, p.cpu_limit_mhz, p.root) for p in inv.resource_pools)
+
+
+def _untimed(series: dict[str, Any], stepped: set[str | None]) -> dict[str, Any]:
+    """Chart series read by a stepped clock keep their values in sample order, without its stamps (a chart
+    would draw them an hour apart, or backwards)."""
+    return {key: ({**one, "times": [None] * len(one["times"])} if one.get("source") in stepped else one)
+            for key, one in series.items()}
 
 
 def _family(inv: Any) -> str | None:

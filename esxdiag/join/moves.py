@@ -34,7 +34,7 @@ def event_moves(joiner, vm: str) -> tuple[Move, ...]:
 
 def port_segments(joiner, mac: str | None) -> list[PortSegment]:
     """The ports holding the MAC whose counters were read, one per host, in the order they were read
-    (first reading's time; the sample numbers when a bundle does not say when): more than one means the
+    (the first sample number read, then its time: two hosts' clocks may disagree): more than one means the
     vNIC moved between the window's samples. A port list naming the MAC on a host where nothing of it was
     read is no segment; when no port was read, the first port found stands alone."""
     if not mac:
@@ -46,8 +46,8 @@ def port_segments(joiner, mac: str | None) -> list[PortSegment]:
                 found.append((target_id, port))
                 break
     read = [(span, pair) for pair in found if (span := _read_span(joiner, *pair)) is not None]
-    timed = all(span[0] is not None for span, _ in read)  # the clock when every port has one, else sample order
-    read.sort(key=lambda item: (item[0][0] if timed else "", item[0][2]))
+    timed = all(span[0] is not None for span, _ in read)  # sample order first; the clock among equal samples
+    read.sort(key=lambda item: (item[0][2], item[0][0] if timed else ""))
     chosen = [(span, pair) for span, pair in read] or [((None, None, 0), pair) for pair in found[:1]]
     return [PortSegment(target, joiner.host_name(target), port.port, port.switch, span[0], span[1])
             for span, (target, port) in chosen]

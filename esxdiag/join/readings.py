@@ -94,11 +94,11 @@ class Readings:
         return None
 
     def samples(self, spec: str, target: str | None = None, **params: str) -> list[Reading]:
-        """Every usable sample of a sampled spec in time order (the window's start ... end)."""
+        """Every usable sample of a sampled spec in capture order: the manifest's sample numbers, 0 the
+        window's start (docs/bundle-format.md). Never the order of the stamps: a clock can step between
+        two samples (esxdiag.join.clocks judges what the stamps are still good for)."""
         readings = [r for r in (self.read(c) for c in self.bundle.find(spec, target, **params)) if r]
-        readings.sort(key=lambda r: (r.capture.sample if r.capture.sample is not None else 0))
-        if all(r.capture.time for r in readings):  # the clock wins over the sample numbers' order
-            readings.sort(key=lambda r: r.capture.time)
+        readings.sort(key=lambda r: r.capture.sample if r.capture.sample is not None else 0)
         return readings
 
     def coverage(self) -> list[CoverageItem]:

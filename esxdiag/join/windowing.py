@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
+from esxdiag.join.clocks import Clocks
 from esxdiag.join.facts import CounterWindow
 from esxdiag.join.readings import Reading
 
@@ -19,28 +20,33 @@ RX_SUMMARY_OOB = "running out of buffers"
 RX_SUMMARY_LRO = "LRO pkts rx ok"
 
 
-def window_seconds(readings: list[Reading], fallback: float | None) -> float | None:
-    """Real time between the first and the last reading (their `ended` stamps), else the bundle's window."""
-    if len(readings) < 2:
-        return None
-    ta, tb = readings[0].capture.time, readings[-1].capture.time
-    if ta and tb and tb > ta:
-        return (tb - ta).total_seconds()
-    return fallback
+# captures whose counters are 64-bit (vsish's uint64 port and vmxnet3 statistics, Windows' UInt64 adapter
+# statistics): they never wrap. Others (netstat -s / nstat, ethtool -S, esxcli nic stats) may be 32-bit.
+COUNTERS_64_BIT = ("vsish_rxsummary", "vsish_clientstats", "win_stats")
+
+
+def window_seconds(readings: list[Reading], clocks: Clocks | float | None) -> float | None:
+    """Real time between the first and the last reading (in sample order): their stamps when a stepped
+    clock did not make them, else what the other targets' stamps or the bundle's window say
+    (esxdiag.join.clocks). ``clocks`` may be the bundle's window_s alone."""
+    if not isinstance(clocks, Clocks):
+        clocks = Clocks(clocks)
+    return clocks.seconds(readings)
 
 
 def counter(what: str, readings: Iterable[Reading | None], get: Callable, seconds: float | None,
             locator: str | None, notes: list[str] | None = None) -> CounterWindow | None:
-    """A CounterWindow from the readings in time order and an accessor; None when no reading has the
+    """A CounterWindow from the readings in capture order and an accessor; None when no reading has the
     value. One reading is the end (since-init total only)."""
     pairs = [(r, v) for r in readings if r is not None for v in (get(r.record),) if v is not None]
     if not pairs:
         return None
     values = _drop_dips([v for _, v in pairs], what, notes)
     source = pairs[-1][0].file
+    bits = 64 if all(r.capture.spec in COUNTERS_64_BIT for r, _ in pairs) else None
     if len(values) == 1:
-        return CounterWindow(what, None, values[0], None, source, locator)
-    return CounterWindow(what, values[0], values[-1], seconds, source, locator, tuple(values[1:-1]))
+        return CounterWindow(what, None, values[0], None, source, locator, bits=bits)
+    return CounterWindow(what, values[0], values[-1], seconds, source, locator, tuple(values[1:-1]), bits)
 
 
 def _drop_dips(values: list[int], what: str, notes: list[str] | None) -> list[int]:

@@ -17,17 +17,20 @@ def guest_retransmits(vm: VmFacts, t: dict[str, float]):
         pct = 100.0 * retrans.delta / sent.delta
     rate, rate_limit = retrans.rate_per_s, t["tcp.retransmits_per_s"]
     high_rate = rate is not None and rate > rate_limit
+    # a 32-bit TCP counter past 2^32 is counted through the wrap, and the report says so
+    wraps = "; ".join(f"{c.what} {c.wrap_words()}" for c in (retrans, sent) if c is not None and c.wraps)
     if retrans.delta == 0 or (not high_rate and (pct is None or pct <= limit)):
         return [RuleCheck("guest-retransmits", "pass",
-                          f"{retrans.delta:,} retransmitted segments" + (f" ({pct:.2f}% of sent)" if pct is not None else ""))]
+                          f"{retrans.delta:,} retransmitted segments" + (f" ({pct:.2f}% of sent)" if pct is not None else "")
+                          + (f" ({wraps})" if wraps else ""))]
     evidence = [retrans.evidence(rate_limit if high_rate else None)]
     if pct is not None:
-        evidence.append(Evidence("retransmitted / sent segments", round(pct, 2), "%", limit, ">", sent.source,
-                                 "segments sent"))
+        evidence.append(Evidence("retransmitted / sent segments" + (f" ({wraps})" if wraps else ""), round(pct, 2),
+                                 "%", limit, ">", sent.source, "segments sent"))
     return [Finding(
         "guest-retransmits", "warning", vm.name, None, f"{vm.name} is retransmitting TCP segments",
         f"{retrans.delta:,} segments retransmitted in the window"
-        + (f" ({pct:.2f}% of {sent.delta:,} sent)" if pct is not None else "")
+        + (f" ({pct:.2f}% of {sent.delta:,} sent{'; ' + wraps if wraps else ''})" if pct is not None else "")
         + ". A sender retransmits when the receiver drops: check the ring verdict of the VMs it sends to.",
         evidence=tuple(evidence),
     )]

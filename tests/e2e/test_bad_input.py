@@ -126,7 +126,10 @@ def test_malformed_manifest_fields_are_named(tmp_path, edit, words):
     assert_one_line_error(run_cli("analyze", _damaged(tmp_path, edit)), words)
 
 
-def test_samples_are_ordered_by_their_times_not_their_numbers(tmp_path):
+def test_samples_are_ordered_by_their_numbers_and_stamps_against_them_are_named(tmp_path):
+    """docs/bundle-format.md: sample 0 is the window's start. Swapped numbers are read as given (a clock can
+    step back between two samples, so stamps never reorder them), and the report says every target's stamps
+    run against them and how to fix the manifest; no rate rests on a negative span."""
     def swap(manifest):
         for cap in manifest["captures"]:
             if cap["sample"] in (0, 1):
@@ -134,8 +137,11 @@ def test_samples_are_ordered_by_their_times_not_their_numbers(tmp_path):
 
     proc = run_cli("analyze", _damaged(tmp_path, swap), "--format", "json")
     assert proc.returncode == 0, proc.stderr
-    metrics = json.loads(proc.stdout)["vms"][0]["vnics"][0]["metrics"]
-    assert metrics["ring1_full"]["delta"] == 1417 and metrics["ring1_full"]["reset"] is False
+    vm = json.loads(proc.stdout)["vms"][0]
+    ring1 = vm["vnics"][0]["metrics"]["ring1_full"]
+    assert ring1["reset"] is True and ring1["seconds"] == 60
+    steps = [f for f in vm["findings"] if f["title"].startswith("Clock step")]
+    assert steps and all("sample numbers are swapped" in f["summary"] for f in steps)
 
 
 def test_config_errors_never_echo_the_line(tmp_path):
