@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import codecs
 import io
+import os
 from pathlib import Path
 
 from esxdiag.errors import ParseError
@@ -31,13 +32,32 @@ def decode(data: bytes, name: str = "<input>") -> str:
         return data.decode("latin-1")
 
 
-def read_text(path: str | Path) -> str:
+# a capture parsed whole (every kind but esxtop's batch CSV, which is streamed) is read into memory
+# whole: a vsish / esxcli / ethtool / guest capture is KBs, a vsphere_perf JSON of a long window a few
+# MB; vm-support's archive members are capped at 32 MiB (esxdiag.intake.archive). Past this a file is
+# not read, so memory stays bounded whatever the folder holds (a 1 GiB sparse file cost 1 GB).
+MAX_WHOLE_FILE_BYTES = 64 * 2**20
+
+
+def read_capped(path: str | Path, cap: int | None = None) -> bytes:
+    """The file's bytes, at most ``cap`` (MAX_WHOLE_FILE_BYTES): a larger file is a ParseError
+    naming it and the cap, found without reading it (and bounded even if it grows while read)."""
     path = Path(path)
+    cap = MAX_WHOLE_FILE_BYTES if cap is None else cap
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            data = fh.read(cap + 1) if size <= cap else b""
     except OSError as exc:
         raise ParseError(f"cannot read: {exc.strerror or exc}", file=str(path)) from None
-    return decode(data, str(path))
+    if size > cap or len(data) > cap:
+        raise ParseError(f"{max(size, len(data)):,} bytes, over the {cap // 2**20} MiB cap for a file read whole; "
+                         "not read", file=str(path))
+    return data
+
+
+def read_text(path: str | Path) -> str:
+    return decode(read_capped(path), str(path))
 
 
 def open_text_stream(path: str | Path) -> io.TextIOBase:
