@@ -375,11 +375,17 @@ def _path(creds: Credentials) -> str:
     return urlsplit(creds.url).path or "/sdk"
 
 
+FAULT_TEXT_CHARS = 300  # a fault's message as shown: the server's text, one line, bounded
+
+
 def fault_text(fault: Any) -> str:
-    """'NoPermission: <msg>' for a vmodl fault."""
+    """'NoPermission: <msg>' for a vmodl fault, the message on one line and cut at FAULT_TEXT_CHARS."""
     name = type(fault).__name__.rsplit(".", 1)[-1]
     msg = getattr(fault, "msg", None)
-    return f"{name}: {msg}" if msg else name
+    if not msg:
+        return name
+    text = " ".join(str(msg)[:FAULT_TEXT_CHARS + 1].split())
+    return f"{name}: {text[:FAULT_TEXT_CHARS]}..." if len(text) > FAULT_TEXT_CHARS else f"{name}: {text}"
 
 
 def _http_status(exc: http.client.HTTPException) -> str | None:
