@@ -1,6 +1,7 @@
-"""analyze reads a capture whole only up to a cap: a huge capture (a 1 GiB sparse file in a bundle,
-a 100 MB text file in a loose folder) costs neither its size in memory nor the analysis; its
-capture fails with one line naming the file and the cap."""
+"""analyze reads a capture whole only up to a cap, and a streamed one a line at a time up to a line
+cap: a huge capture (a 1 GiB sparse file in a bundle, a 100 MB text file, an esxtop CSV whose row is
+300 MB) costs neither its size in memory nor the analysis; its capture fails with one line naming
+the file and the cap."""
 
 from __future__ import annotations
 
@@ -71,3 +72,29 @@ def test_read_capped_refuses_past_the_cap_and_reads_below_it(tmp_path):
     assert textio.read_capped(small, cap=100) == b"a" * 100
     with pytest.raises(ParseError, match=r"big.txt: 101 bytes, over the 0 MiB cap for a file read whole; not read"):
         textio.read_capped(big, cap=100)
+
+
+def test_an_esxtop_csv_with_a_row_past_the_line_cap_is_refused_in_bounded_memory(tmp_path):
+    folder = tmp_path / "loose"
+    folder.mkdir()
+    source = next((EXAMPLE / "esxi-esx0.lab.local").glob("esxtop_batch@*.txt")).read_bytes()
+    target = folder / "esxtop_batch.csv"
+    with open(target, "wb") as fh:
+        fh.write(source.split(b"\n", 1)[0] + b"\n")  # esxtop's header, then one 300 MB "row"
+        for _ in range(300):
+            fh.write(b"x" * 2**20)
+        fh.write(b"\n")
+    done, rss_kib = analyze(folder, tmp_path)
+    assert rss_kib < 400 * 1024, f"peak RSS {rss_kib // 1024} MiB"
+    said = done.stdout + done.stderr + ((tmp_path / "r.json").read_text() if (tmp_path / "r.json").exists() else "")
+    assert target.name in said and f"{textio.MAX_LINE_CHARS // 2**20} Mi-character cap for a line" in said
+
+
+def test_the_line_cap_reads_lines_below_it_and_refuses_a_longer_one(tmp_path, monkeypatch):
+    monkeypatch.setattr(textio, "MAX_LINE_CHARS", 10)
+    path = tmp_path / "lines.txt"
+    path.write_text("short\n012345678\n0123456789x\n")
+    with textio.open_text_stream(path) as stream:
+        assert next(stream) == "short\n" and stream.readline() == "012345678\n"
+        with pytest.raises(ParseError, match=r"lines.txt: a line longer than the 0 Mi-character cap"):
+            next(stream)
