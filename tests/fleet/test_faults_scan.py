@@ -82,7 +82,8 @@ def test_an_answer_cut_short_of_its_content_length_fails_the_vcenter(proxy, deco
 
 # --- 2. a 200 answer that is not SOAP is a failed call naming what came back ----------------------
 
-NOT_SOAP = {"html": "text/html", "html-as-xml": "XML <html>, not a SOAP envelope", "xhtml": "XML <html>, not a SOAP envelope",
+NOT_SOAP = {"html": "text/html", "html-as-xml": "XML <html>, not a SOAP envelope",
+            "xhtml": "XML <html>, not a SOAP envelope",
             "not-envelope": "XML <status>, not a SOAP envelope",
             "empty-envelope": "a SOAP envelope without an answer"}
 
