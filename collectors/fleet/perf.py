@@ -119,14 +119,14 @@ def _pass(session, entities, ids, names, start, end, interval, limits, in_flight
 
     def one(batch: list[Entity]) -> None:
         try:
-            got = _query_batch(session, batch, ids, names, start, end, interval)
+            got = _query_batch(session, batch, ids, names, start, end, interval, errors)
         except CollectionError as exc:
             if len(batch) == 1 or exc.kind in WHOLE_PASS_KINDS:
                 raise
             got = {}
             for entity in batch:  # one refused entity must not cost the others their figures
                 try:
-                    got.update(_query_batch(session, [entity], ids, names, start, end, interval))
+                    got.update(_query_batch(session, [entity], ids, names, start, end, interval, errors))
                 except CollectionError as single:
                     if single.kind in WHOLE_PASS_KINDS:
                         raise
@@ -142,7 +142,9 @@ def _pass(session, entities, ids, names, start, end, interval, limits, in_flight
     return records, errors
 
 
-def _query_batch(session, batch, ids, names, start, end, interval) -> dict[str, dict]:
+def _query_batch(session, batch, ids, names, start, end, interval, errors: dict[str, str]) -> dict[str, dict]:
+    """moid -> record of the batch's entities with samples; an entity whose answer cannot be read
+    (sample times that are no times) goes to ``errors``, the others stand."""
     specs = [vim.PerformanceManager.QuerySpec(entity=e.obj, startTime=start, endTime=end, intervalId=interval,
                                               format="csv", metricId=ids) for e in batch]
     what = f"QueryPerf of {len(batch)} entities ({batch[0].name}...)"
@@ -152,7 +154,13 @@ def _query_batch(session, batch, ids, names, start, end, interval) -> dict[str, 
     records = {}
     for entity_metric in results:
         key = entity_metric.entity.moid
-        record = perf_record(by_name.get(key, key), entity_metric, names, start, end, interval)
+        try:
+            record = perf_record(by_name.get(key, key), entity_metric, names, start, end, interval)
+        except ValueError as exc:  # one entity's bad sample times: its figures only
+            if key in by_name:
+                errors[key] = f"{session.where}: QueryPerf of {by_name[key]}: {exc}"
+                log.warning("%s", errors[key])
+            continue
         if record is not None and key in by_name:
             records[key] = record
     return records
@@ -163,7 +171,11 @@ def perf_record(name: str, entity_metric: EntityCsv, names: dict[int, tuple[str,
     """One entity's answer as a ``vsphere_perf`` capture (timestamps ascending); None without samples."""
     by_id: dict[tuple[int, str], list[int | None]] = {}
     unreadable: dict[tuple[int, str], list[str]] = {}
-    timestamps = decode_csv_series(entity_metric.sample_info, entity_metric.values, by_id, unreadable)
+    try:
+        timestamps = decode_csv_series(entity_metric.sample_info, entity_metric.values, by_id, unreadable)
+    except ValueError:
+        info = _printable(entity_metric.sample_info or "")
+        raise ValueError(f"sample times from vCenter that are no times ({info[:60]!r})") from None
     if not timestamps:
         return None
     order, stamps = _time_order(entity_metric.sample_info or "")

@@ -15,6 +15,7 @@ matches a fault rule gets the rule's answer instead:
   huge-fault     a SOAP fault (HTTP 500) whose faultstring is ``size`` characters
   fault          a SOAP fault (HTTP 500) of type ``text`` (e.g. "SystemError")
   perf-value     vcsim's QueryPerf answer with the first counter series' first value replaced by ``text``
+  sample-time    vcsim's QueryPerf answer with the first entity's first sample time replaced by ``text``
 
 A rule fires on its method's requests after ``skip`` of them passed, ``times`` times (None: always).
 ``proxy.seen`` lists every method forwarded, in order.
@@ -216,7 +217,9 @@ class FaultProxy:
         if action == "fault":
             return _send(conn, 500, "Internal Server Error", xml, soap_fault(rule.text, f"injected {rule.text}"))
         if action == "perf-value":
-            return _send(conn, status, reason, headers, _bad_perf_value(data, rule.text))
+            return _send(conn, status, reason, headers, _replace_first(_SERIES_VALUE, data, rule.text))
+        if action == "sample-time":
+            return _send(conn, status, reason, headers, _replace_first(_SAMPLE_TIME, data, rule.text))
         if action == "trickle":
             head = _head(status, reason, headers + [("Content-Length", str(len(data)))])
             conn.sendall(head)
@@ -228,13 +231,14 @@ class FaultProxy:
 
 
 _SERIES_VALUE = re.compile(rb"(<value>\s*<id>.*?</id>\s*<value>)([^,<]*)", re.S)
+_SAMPLE_TIME = re.compile(rb"(<sampleInfoCSV>[^,<]*,)([^,<]*)")
 
 
-def _bad_perf_value(data: bytes, text: str) -> bytes:
-    """The first series' first value replaced: one bad value of one entity and counter."""
-    replaced, count = _SERIES_VALUE.subn(lambda m: m.group(1) + text.encode(), data, count=1)
+def _replace_first(pattern: re.Pattern, data: bytes, text: str) -> bytes:
+    """The pattern's first match's second group replaced: one bad value of one entity."""
+    replaced, count = pattern.subn(lambda m: m.group(1) + text.encode(), data, count=1)
     if not count:
-        raise ValueError("no PerfMetricSeriesCSV value in the answer")
+        raise ValueError(f"nothing matches {pattern.pattern!r} in the answer")
     return replaced
 
 

@@ -175,6 +175,16 @@ def test_one_non_integer_perf_value_costs_one_sample_with_a_warning(proxy, decod
     assert all(vm["perf"] and vm["perf_error"] is None for vm in done["vms"])
 
 
+@pytest.mark.parametrize("value", ["yesterday", "2026-13-45T99:00:00Z", ""])
+def test_one_entitys_sample_times_that_are_no_times_cost_that_vm_its_figures_only(proxy, decoders, value):
+    proxy.add("QueryPerf", "sample-time", text=value)
+    status, done = scanned(proxy)
+    assert status["status"] == "scanned" and len(done["vms"]) == VMS
+    failed = [vm for vm in done["vms"] if vm["perf_error"]]
+    assert len(failed) == 1 and "sample times from vCenter that are no times" in failed[0]["perf_error"]
+    assert failed[0]["perf"] is None and all(vm["perf"] for vm in done["vms"] if vm is not failed[0])
+
+
 # --- as a user runs it: exit status and history -------------------------------------------------
 
 def _env(tmp_path: Path, password: str) -> dict[str, str]:
