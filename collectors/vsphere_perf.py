@@ -49,7 +49,11 @@ def _perf(session: VsphereSession, vm_ref: VmRef, inventory: dict, start: dateti
         metricId=[vim.PerformanceManager.MetricId(counterId=counters[n].key, instance=i) for n, i in wanted])
     results = perf.QueryPerf(querySpec=[spec]) or []
     unreadable: dict[tuple[int, str], list[str]] = {}
-    timestamps, by_id = decode_csv(results, unreadable)
+    try:
+        timestamps, by_id = decode_csv(results, unreadable)
+    except ValueError:  # sampleInfoCSV: the server's answer, not esxdiag's bug
+        raise CollectionError(f"{session.where}: QueryPerf of {vm_ref.name}: sample times from vCenter that are "
+                              "no times", kind="query") from None
     by_key = {counters[n].key: n for n, _ in wanted}
     note = "; ".join([note] * bool(note) + [
         f"{vm_ref.name}: {by_key.get(key, key)} instance {inst!r}: {len(cells)} value(s) not an integer: read as no "
