@@ -20,11 +20,15 @@ whatever pyVmomi would read differently or not at all.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import io
 import logging
 import os
+import re
 import threading
-from typing import Any, Callable, NamedTuple
+import time
+from typing import Any, Callable, Iterator, NamedTuple
 from xml.parsers import expat
 
 from pyVmomi import Iso8601, SoapAdapter, VmomiSupport
@@ -34,6 +38,9 @@ SWITCH = "ESXDIAG_FAST_DECODE"
 # one SOAP answer, fast path or pyVmomi's: a 1,000-VM inventory page with every VM's whole device
 # list is tens of MB; anything past this is refused before it is held in memory
 MAX_RESPONSE_BYTES = 256 * 1024**2
+# one text value of an answer: the longest the scans read are a few KB (a QueryPerf sampleInfoCSV of an
+# hour of 20 s samples is ~4 KB); a single value this long is no vSphere answer
+MAX_TEXT_CHARS = 16 * 1024**2
 XSI_TYPE = "http://www.w3.org/2001/XMLSchema-instance type"  # as expat names it with namespace_separator " "
 SOAPENV = "http://schemas.xmlsoap.org/soap/envelope/"
 _ENVELOPE, _BODY = SOAPENV + " Envelope", SOAPENV + " Body"
@@ -77,16 +84,73 @@ def fast_call(decode: Callable[[bytes, str | None], Any], call: Callable[[], Any
 
 
 class ResponseTooLarge(OSError):
-    """A SOAP answer longer than MAX_RESPONSE_BYTES: refused, never read into memory whole."""
+    """A SOAP answer longer than MAX_RESPONSE_BYTES, or one text value longer than MAX_TEXT_CHARS:
+    refused, never read into memory whole."""
+
+
+class BadAnswer(OSError):
+    """The server's answer is not a whole SOAP answer: the call failed, whatever part of it arrived.
+    ``kind`` is ``unreachable`` for an answer cut off in transit (the connection ended before the
+    document did), ``bad-answer`` for one that is not SOAP at all (an HTML page from a proxy, an
+    envelope without an answer), ``query`` for a SOAP answer holding a value pyVmomi cannot read
+    (the server's answer to this query, like a fault)."""
+
+    def __init__(self, message: str, kind: str = "bad-answer"):
+        super().__init__(message)
+        self.kind = kind
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+class AnswerTimeout(TimeoutError):
+    """The call's deadline passed before its answer was read and decoded whole."""
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+# --- a deadline for the whole of one call: sending, every read of its answer, and its decoding -----
+# per thread: the fleet scan sends QueryPerf from several threads on one session
+_deadline = threading.local()
+
+
+@contextlib.contextmanager
+def answer_deadline(seconds: float | None) -> Iterator[None]:
+    """The SOAP calls this thread makes inside the block must be answered (read and decoded) within
+    ``seconds`` of its start: per-read timeouts alone let a server that trickles bytes hold a call
+    forever. A tighter deadline already set stays; None sets none."""
+    outer = getattr(_deadline, "at", None)
+    if seconds is None or (outer is not None and outer[0] <= time.monotonic() + seconds):
+        yield
+        return
+    _deadline.at = (time.monotonic() + seconds, seconds)
+    try:
+        yield
+    finally:
+        _deadline.at = outer
+
+
+def seconds_left() -> float | None:
+    """Seconds until this thread's deadline (None: no deadline); AnswerTimeout once it has passed."""
+    at = getattr(_deadline, "at", None)
+    if at is None:
+        return None
+    left = at[0] - time.monotonic()
+    if left <= 0:
+        raise AnswerTimeout(f"no complete answer within {at[1]:g} s; gave up")
+    return left
 
 
 class _Capped:
-    """The response body pyVmomi reads, cut off past ``cap`` bytes (every answer, fast or not)."""
+    """The response body pyVmomi reads, cut off past ``cap`` bytes (every answer, fast or not), and
+    read within the call's deadline."""
 
     def __init__(self, raw: Any, cap: int):
         self.raw, self.cap, self.seen = raw, cap, 0
 
     def read(self, n: int | None = -1) -> bytes:
+        seconds_left()
         room = self.cap + 1 - self.seen
         data = self.raw.read(room if n is None or n < 0 or n > room else n)
         self.seen += len(data)
@@ -95,25 +159,174 @@ class _Capped:
         return data
 
 
+# pyVmomi's handlers grow an element's text with ``self.data += chunk`` for every chunk expat hands
+# over (8 KiB at most): quadratic in the node's size, minutes of CPU for one 48 MB node. Both readers
+# below keep the chunks and join them once when the element ends (``data`` as pyVmomi would have it),
+# and refuse a node past MAX_TEXT_CHARS.
+
+def _text_start(reader: Any) -> None:
+    reader._chunks, reader._chars = [], 0
+
+
+def _text_add(reader: Any, data: str) -> None:
+    reader._chars += len(data)
+    if reader._chars > MAX_TEXT_CHARS:
+        raise ResponseTooLarge(f"the server's answer holds a text value longer than {MAX_TEXT_CHARS:,} "
+                               "characters; refused")
+    reader._chunks.append(data)
+
+
+def _text_end(reader: Any) -> None:
+    if reader._chunks:
+        reader.data = "".join(reader._chunks)
+        reader._chunks = [reader.data]
+
+
+class _DataDeserializer(SoapAdapter.SoapDeserializer):
+    """pyVmomi's reader of the objects in an answer, its text kept linearly."""
+
+    def Deserialize(self, *args: Any, **kwargs: Any) -> Any:
+        _text_start(self)
+        return super().Deserialize(*args, **kwargs)
+
+    def StartElementHandler(self, tag: str, attr: dict) -> None:
+        _text_start(self)
+        super().StartElementHandler(tag, attr)
+
+    def CharacterDataHandler(self, data: str) -> None:
+        _text_add(self, data)
+
+    def EndElementHandler(self, tag: str) -> None:
+        _text_end(self)
+        super().EndElementHandler(tag)
+
+
+_SOAP_TAG = SoapAdapter.XMLNS_SOAPENV + SoapAdapter.NS_SEP
+_SOAP_TYPES = ("text/xml", "application/soap+xml", "application/xml")
+# the expat errors of a document that stops before its end: a body cut off in transit
+_CUT = {expat.errors.codes[m] for m in (expat.errors.XML_ERROR_NO_ELEMENTS, expat.errors.XML_ERROR_UNCLOSED_TOKEN,
+                                        expat.errors.XML_ERROR_PARTIAL_CHAR,
+                                        expat.errors.XML_ERROR_UNCLOSED_CDATA_SECTION)}
+_DECODE_ERRORS = (TypeError, ValueError, KeyError, AttributeError, IndexError, LookupError)
+
+
 class _Deserializer(SoapAdapter.SoapResponseDeserializer):
+    """pyVmomi's response reader, and: the size cap, the fast path (``fast_call``), and the rule that
+    only a whole SOAP answer is an answer. A body of another content type, a document that does not
+    end (no Content-Length, cut off), one that is not a SOAP envelope whose Body holds the method's
+    response or a fault, one pyVmomi cannot read: each is BadAnswer, never a result (pyVmomi
+    itself parses a cut-off body without error and returns None or the objects so far)."""
+
+    def __init__(self, stub: Any):
+        super().__init__(stub)
+        self.deser = _DataDeserializer(stub)
+
     def Deserialize(self, response: Any, resultType: Any, nsMap: Any = None) -> Any:
+        self._answer = _answer_of(response)
         if isinstance(response, (bytes, str)):
             if len(response) > MAX_RESPONSE_BYTES:
                 raise ResponseTooLarge(f"the server's answer is larger than {MAX_RESPONSE_BYTES:,} bytes; refused")
+            response = io.BytesIO(response.encode() if isinstance(response, str) else response)
         else:
-            response = _Capped(response, MAX_RESPONSE_BYTES)
+            _check_content_type(response, self._answer)
+        stream = _Capped(response, MAX_RESPONSE_BYTES)
         decode = getattr(_pending, "decode", None)
         if decode is None or nsMap:
-            return super().Deserialize(response, resultType, nsMap)
+            return self._whole(stream, resultType, nsMap)
         _pending.decode = None  # this request's response only: a retry or a nested call is pyVmomi's
-        body = response if isinstance(response, bytes) else response.read()
+        body = stream.read()
         try:
             return Decoded(decode(body, self.deser.version))
         except NotDecoded as exc:
             log.debug("fast decode refused (%s): pyVmomi decodes the response", exc)
+        except (ResponseTooLarge, BadAnswer, AnswerTimeout):
+            raise
         except Exception as exc:  # noqa: BLE001 - a decoder's own bug must cost speed, never the answer
             log.warning("fast decode failed (%s: %s): pyVmomi decodes the response", type(exc).__name__, exc)
-        return super().Deserialize(body, resultType, nsMap)
+        whole = _Capped(io.BytesIO(body), MAX_RESPONSE_BYTES)
+        return self._whole(whole, resultType, nsMap)
+
+    def _whole(self, stream: "_Capped", resultType: Any, nsMap: Any) -> Any:
+        """pyVmomi's decoding of the whole stream (ParseFile: a document that does not end is an
+        error), with the envelope checked on the way."""
+        _text_start(self)
+        self._depth, self._in, self._answered = 0, [], False
+        try:
+            result = super().Deserialize(stream, resultType, nsMap)
+        except expat.ExpatError as exc:
+            if exc.code in _CUT:
+                raise BadAnswer(f"{self._answer} ended after {stream.seen:,} bytes, before its SOAP document "
+                                "did (cut off in transit)", kind="unreachable") from None
+            raise BadAnswer(f"{self._answer} is not well-formed XML ({expat.errors.messages[exc.code]} at "
+                            f"line {exc.lineno}), not a SOAP answer") from None
+        except (ResponseTooLarge, BadAnswer, AnswerTimeout):
+            raise
+        except _DECODE_ERRORS as exc:
+            raise BadAnswer(f"{self._answer} holds a value pyVmomi cannot read ({type(exc).__name__}: "
+                            f"{_printable(str(exc))[:120]})", kind="query") from None
+        if not self._answered:
+            raise BadAnswer(f"{self._answer} is a SOAP envelope without an answer (no response, no fault)")
+        return result
+
+    def StartElementHandler(self, tag: str, attr: dict) -> None:
+        depth, self._depth = self._depth, self._depth + 1
+        if depth == 0 and tag != _SOAP_TAG + "Envelope":
+            raise BadAnswer(f"{self._answer} is XML <{_local(tag)}>, not a SOAP envelope")
+        if depth == 2 and self._in[-1] == _SOAP_TAG + "Body":
+            if not (tag == self.soapFaultTag or tag.endswith("Response")):
+                raise BadAnswer(f"{self._answer} holds <{_local(tag)}> in its SOAP body, not an answer")
+            self._answered = True
+        self._in.append(tag)
+        _text_start(self)
+        super().StartElementHandler(tag, attr)
+
+    def CharacterDataHandler(self, data: str) -> None:
+        _text_add(self, data)
+
+    def EndElementHandler(self, tag: str) -> None:
+        self._depth -= 1
+        self._in.pop()
+        _text_end(self)
+        super().EndElementHandler(tag)
+
+
+def _answer_of(response: Any) -> str:
+    """'the answer (HTTP 500, text/html)': how an error names what came back."""
+    http = getattr(response, "rfile", response)  # pyVmomi's GzipReader keeps the HTTP response as rfile
+    status = getattr(http, "status", None)
+    getheader = getattr(http, "getheader", None)
+    kind = getheader("Content-Type") if getheader else None
+    said = ", ".join(x for x in (f"HTTP {status}" if status else "", _printable(kind or "")) if x)
+    return f"the answer ({said})" if said else "the answer"
+
+
+def _check_content_type(response: Any, answer: str) -> None:
+    http = getattr(response, "rfile", response)
+    getheader = getattr(http, "getheader", None)
+    kind = getheader("Content-Type") if getheader else None
+    if kind is None or kind.split(";")[0].strip().lower() in _SOAP_TYPES:
+        return
+    try:
+        start = response.read(4096)
+    except (OSError, ValueError):
+        start = b""
+    raise BadAnswer(f"{answer} is not SOAP{_gist(start)}")
+
+
+def _gist(start: bytes) -> str:
+    """': "503 Service Unavailable"', the page's title or first words, for the error line."""
+    text = start.decode("utf-8", "replace")
+    found = re.search(r"<title[^>]*>(.*?)</title>", text, re.S | re.I)
+    words = _printable(re.sub(r"<[^>]*>", " ", found.group(1) if found else text))[:80]
+    return f': "{words}"' if words else ""
+
+
+def _printable(text: str) -> str:
+    return " ".join("".join(c if c.isprintable() else " " for c in text).split())
+
+
+def _local(tag: str) -> str:
+    return _printable(tag.rsplit(SoapAdapter.NS_SEP, 1)[-1])[:40]
 
 
 if SoapAdapter.SoapResponseDeserializer.__name__ == "SoapResponseDeserializer":  # once per process
@@ -233,11 +446,19 @@ def walk(body: bytes, response: str, record_depth: int, on_node: Callable[[int, 
     def end(_tag: str) -> None:
         node = pop()
         if node is not None and len(stack) <= record_depth:
+            seconds_left()  # decoding is inside the call's deadline too
             on_node(len(stack), node)
 
+    text_of = [None, 0]  # the node receiving text, and how much it received
+
     def on_text(data: str) -> None:
-        if stack and stack[-1] is not None:
-            stack[-1][3].append(data)
+        if stack and (node := stack[-1]) is not None:
+            node[3].append(data)
+            if text_of[0] is not node:
+                text_of[0], text_of[1] = node, 0
+            text_of[1] += len(data)
+            if text_of[1] > MAX_TEXT_CHARS:
+                raise NotDecoded("a text value past MAX_TEXT_CHARS")  # pyVmomi refuses it, saying why
 
     p = parser(start, end, on_text)
     resolve = Namespaces(p).resolve
@@ -245,6 +466,8 @@ def walk(body: bytes, response: str, record_depth: int, on_node: Callable[[int, 
         p.Parse(body, True)
     except expat.ExpatError as exc:
         raise NotDecoded(str(exc)) from None
+    if not answered:
+        raise NotDecoded(f"no {response}")  # an envelope without an answer is no answer: pyVmomi says why
 
 
 # --- readers of walk()'s nodes: each refuses what pyVmomi would not decode the same way -----------

@@ -48,7 +48,16 @@ def _perf(session: VsphereSession, vm_ref: VmRef, inventory: dict, start: dateti
         entity=vm_ref.obj, startTime=start, endTime=end, intervalId=interval, format="csv",
         metricId=[vim.PerformanceManager.MetricId(counterId=counters[n].key, instance=i) for n, i in wanted])
     results = perf.QueryPerf(querySpec=[spec]) or []
-    timestamps, by_id = decode_csv(results)
+    unreadable: dict[tuple[int, str], list[str]] = {}
+    try:
+        timestamps, by_id = decode_csv(results, unreadable)
+    except ValueError:  # sampleInfoCSV: the server's answer, not esxdiag's bug
+        raise CollectionError(f"{session.where}: QueryPerf of {vm_ref.name}: sample times from vCenter that are "
+                              "no times", kind="query") from None
+    by_key = {counters[n].key: n for n, _ in wanted}
+    note = "; ".join([note] * bool(note) + [
+        f"{vm_ref.name}: {by_key.get(key, key)} instance {inst!r}: {len(cells)} value(s) not an integer: read as no "
+        "sample" for (key, inst), cells in sorted(unreadable.items())]) or None
     order = sorted(range(len(timestamps)), key=lambda i: timestamps[i])  # vcsim answers newest first
     series = []
     for name, inst in wanted:
@@ -95,23 +104,28 @@ def choose_interval(vm_name: str, current_supported: bool, realtime_metrics: int
     return REALTIME_S, None
 
 
-def decode_csv(results: list) -> tuple[list[datetime], dict[tuple[int, str], list[int | None]]]:
+def decode_csv(results: list, unreadable: dict | None = None) -> tuple[list[datetime], dict[tuple[int, str],
+                                                                                         list[int | None]]]:
     """PerfEntityMetricCSV -> (timestamps, (counterId, instance) -> values), in server order."""
     timestamps: list[datetime] = []
     by_id: dict[tuple[int, str], list[int | None]] = {}
     for entity in results:
         timestamps = decode_csv_series(entity.sampleInfoCSV, [(v.id.counterId, v.id.instance, v.value)
-                                                              for v in entity.value or []], by_id)
+                                                              for v in entity.value or []], by_id, unreadable)
     return timestamps, by_id
 
 
 def decode_csv_series(sample_info: str | None, series: list[tuple[int, str, str | None]],
-                      by_id: dict[tuple[int, str], list[int | None]]) -> list[datetime]:
+                      by_id: dict[tuple[int, str], list[int | None]],
+                      unreadable: dict[tuple[int, str], list[str]] | None = None) -> list[datetime]:
     """One entity's sampleInfoCSV and (counterId, instance, csv values) series: its timestamps;
-    the values, one per timestamp, go into ``by_id``."""
+    the values, one per timestamp, go into ``by_id``. A value that is not an integer is read as no
+    sample (None): one bad value costs that sample only; its text goes to ``unreadable``."""
     timestamps = sample_times(sample_info or "")
     for counter_id, instance, values in series:
-        parsed = _csv_values(values or "")
+        parsed, bad = _csv_values(values or "")
+        if bad and unreadable is not None:
+            unreadable[(counter_id, instance)] = bad
         parsed += [None] * (len(timestamps) - len(parsed))
         by_id[(counter_id, instance)] = parsed[: len(timestamps)]
     return list(timestamps)
@@ -126,15 +140,31 @@ def sample_times(sample_info: str) -> tuple[datetime, ...]:
 _DIGITS_COMMA_MINUS = str.maketrans("", "", "0123456789,-")
 
 
-def _csv_values(text: str) -> list[int | None]:
-    """One series' csv cells as ints, "" and -1 (no sample) as None."""
+def _csv_values(text: str) -> tuple[list[int | None], list[str]]:
+    """One series' csv cells as ints, "" and -1 (no sample) as None; and the cells that are no
+    integer (read as None too)."""
     if not text.translate(_DIGITS_COMMA_MINUS):  # plain numbers: no quoting, no spaces to strip
         cells = text.split(",") if text else []
         if "" not in cells and "-1" not in cells:
-            return list(map(int, cells))
+            try:
+                return list(map(int, cells)), []
+            except ValueError:  # "1-2", "--": digits and minus signs that make no number
+                pass
     else:
         cells = next(csv.reader([text]), [])
-    return [int(c) if c.strip() not in ("", "-1") else None for c in cells]
+    values: list[int | None] = []
+    bad: list[str] = []
+    for cell in cells:
+        value = cell.strip()
+        if value in ("", "-1"):
+            values.append(None)
+            continue
+        try:
+            values.append(int(value))
+        except ValueError:
+            values.append(None)
+            bad.append(value)
+    return values, bad
 
 
 @functools.lru_cache(maxsize=4096)  # a fleet batch repeats the same sample times for every entity

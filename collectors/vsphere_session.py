@@ -11,6 +11,7 @@ import contextlib
 import hashlib
 import http.client
 import logging
+import re
 import socket
 import ssl
 import threading
@@ -23,11 +24,15 @@ from pyVim import connect as pyvim_connect
 from pyVmomi import Security, vim, vmodl
 
 from esxdiag.collectors.credentials import Credentials
-from esxdiag.collectors.soap_stream import ResponseTooLarge  # and every answer's size cap with it
+from esxdiag.collectors import soap_stream
+from esxdiag.collectors.soap_stream import (AnswerTimeout, BadAnswer,  # and every answer's checks with them
+                                            ResponseTooLarge)
 from esxdiag.errors import CollectionError
 
 log = logging.getLogger(__name__)
 LOGOUT_DEADLINE_S = 10.0  # a server that stalls the logout does not hold the run's end
+# the faults that say the credentials were refused; any other fault during login is the server's failure
+LOGIN_REFUSALS = (vim.fault.InvalidLogin, vim.fault.NoPermission, vim.fault.NotAuthenticated)
 
 
 @dataclass
@@ -55,6 +60,12 @@ class VsphereSession:
         return self._content
 
     @property
+    def call_timeout_s(self) -> float | None:
+        """Each call's deadline: the session's timeout (--timeout) bounds the whole answer, its
+        reading and its decoding, not only each read."""
+        return self.context.timeout_s if self.context is not None else None
+
+    @property
     def host(self) -> str:
         return self.creds.host
 
@@ -75,7 +86,8 @@ class VsphereSession:
         def counted(mo: Any, info: Any, args: Any, *rest: Any) -> Any:
             with self._count_lock:
                 self.request_count += 1
-            return invoke(mo, info, args, *rest)
+            with soap_stream.answer_deadline(self.call_timeout_s):
+                return invoke(mo, info, args, *rest)
 
         stub.InvokeMethod = counted  # property reads (Fetch) go through InvokeMethod too
         self._content = self.si.RetrieveContent()
@@ -142,13 +154,23 @@ def _login(creds: Credentials, timeout_s: float, context: "_SessionContext", whe
         raise CollectionError(f"{where}: TLS handshake failed ({exc.reason})", kind="tls") from None
     except ResponseTooLarge as exc:
         raise CollectionError(f"{where}: logging in: {exc}", kind="query") from None
+    except BadAnswer as exc:
+        raise CollectionError(f"{where}: logging in: {exc}", kind=exc.kind) from None
+    except AnswerTimeout as exc:
+        raise CollectionError(f"{where}: logging in: {exc}", kind="timeout") from None
     except (socket.timeout, TimeoutError):
         raise CollectionError(f"{where}: no answer within {timeout_s:g} s", kind="timeout") from None
-    except (OSError, http.client.HTTPException) as exc:
+    except http.client.HTTPException as exc:
+        if _http_status(exc):
+            raise CollectionError(f"{where}: logging in: {_http_status(exc)}", kind="bad-answer") from None
         raise CollectionError(f"{where}: unreachable ({_reason(exc)})", kind="unreachable") from None
-    except vmodl.MethodFault as exc:
-        raise CollectionError(f"{where}: login refused: {type(exc).__name__}: {exc.msg}",
-                              kind="auth") from None
+    except OSError as exc:
+        raise CollectionError(f"{where}: unreachable ({_reason(exc)})", kind="unreachable") from None
+    except LOGIN_REFUSALS as exc:
+        raise CollectionError(f"{where}: login refused: {fault_text(exc)}", kind="auth") from None
+    except vmodl.MethodFault as exc:  # the server failed the login (SystemError, ...): not the credentials
+        raise CollectionError(f"{where}: logging in: the server answered {fault_text(exc)}",
+                              kind="query") from None
     except Exception as exc:  # pyVim raises a bare Exception when no vSphere API answers
         raise CollectionError(f"{where}: not a vSphere API endpoint ({_reason(exc)})",
                               kind="unreachable") from None
@@ -188,9 +210,17 @@ def api_errors(session: VsphereSession, what: str) -> Iterator[None]:
         raise CollectionError(f"{where}: {what}: {fault_text(exc)}", kind="query") from None
     except ResponseTooLarge as exc:
         raise CollectionError(f"{where}: {what}: {exc}", kind="query") from None
+    except BadAnswer as exc:
+        raise CollectionError(f"{where}: {what}: {exc}", kind=exc.kind) from None
+    except AnswerTimeout as exc:
+        raise CollectionError(f"{where}: {what}: {exc}", kind="timeout") from None
     except (socket.timeout, TimeoutError):
         raise CollectionError(f"{where}: {what}: no answer in time", kind="timeout") from None
-    except (OSError, http.client.HTTPException) as exc:
+    except http.client.HTTPException as exc:
+        if _http_status(exc):
+            raise CollectionError(f"{where}: {what}: {_http_status(exc)}", kind="bad-answer") from None
+        raise CollectionError(f"{where}: {what}: connection lost ({_reason(exc)})", kind="unreachable") from None
+    except OSError as exc:
         raise CollectionError(f"{where}: {what}: connection lost ({_reason(exc)})", kind="unreachable") from None
 
 
@@ -217,6 +247,44 @@ def props_of(content: Any) -> dict[str, Any]:
     return {prop.name: prop.val for prop in content.propSet}
 
 
+class _DeadlineSocket(ssl.SSLSocket):
+    """A TLS socket whose every send and read waits at most until the calling thread's call
+    deadline (soap_stream.answer_deadline), never longer than the session timeout: a server that
+    trickles its answer a byte at a time is cut off when the deadline passes, in the thread that
+    waits for it, whichever pooled connection it uses."""
+
+    def _bound(self) -> None:
+        base = getattr(self.context, "timeout_s", None)
+        left = soap_stream.seconds_left()  # AnswerTimeout once it has passed
+        wanted = base if left is None else left if base is None else min(base, left)
+        if wanted is not None and self.gettimeout() != wanted:
+            self.settimeout(wanted)
+
+    def recv_into(self, buffer: Any, nbytes: int = 0, flags: int = 0) -> int:
+        self._bound()
+        try:
+            return super().recv_into(buffer, nbytes, flags)
+        except TimeoutError:
+            soap_stream.seconds_left()  # the deadline's timeout says so
+            raise
+
+    def recv(self, buflen: int = 1024, flags: int = 0) -> bytes:
+        self._bound()
+        try:
+            return super().recv(buflen, flags)
+        except TimeoutError:
+            soap_stream.seconds_left()
+            raise
+
+    def sendall(self, data: Any, flags: int = 0) -> None:
+        self._bound()
+        try:
+            return super().sendall(data, flags)
+        except TimeoutError:
+            soap_stream.seconds_left()
+            raise
+
+
 class _SessionContext(ssl.SSLContext):
     """Puts the session timeout on every socket pyvmomi opens and, when pinned, accepts exactly
     the certificate whose SHA-1/SHA-256 digest is pinned, CA-signed or not.
@@ -228,6 +296,7 @@ class _SessionContext(ssl.SSLContext):
 
     timeout_s: float = 30.0
     pin: str | None = None
+    sslsocket_class = _DeadlineSocket
 
     def wrap_socket(self, sock: socket.socket, *args: Any, **kwargs: Any) -> ssl.SSLSocket:
         sock.settimeout(self.timeout_s)
@@ -306,11 +375,26 @@ def _path(creds: Credentials) -> str:
     return urlsplit(creds.url).path or "/sdk"
 
 
+FAULT_TEXT_CHARS = 300  # a fault's message as shown: the server's text, one line, bounded
+
+
 def fault_text(fault: Any) -> str:
-    """'NoPermission: <msg>' for a vmodl fault."""
+    """'NoPermission: <msg>' for a vmodl fault, the message on one line and cut at FAULT_TEXT_CHARS."""
     name = type(fault).__name__.rsplit(".", 1)[-1]
     msg = getattr(fault, "msg", None)
-    return f"{name}: {msg}" if msg else name
+    if not msg:
+        return name
+    text = " ".join(str(msg)[:FAULT_TEXT_CHARS + 1].split())
+    return f"{name}: {text[:FAULT_TEXT_CHARS]}..." if len(text) > FAULT_TEXT_CHARS else f"{name}: {text}"
+
+
+def _http_status(exc: http.client.HTTPException) -> str | None:
+    """'the server answered HTTP 503 Service Unavailable' for the bare HTTPException pyVmomi raises
+    for a status other than 200 and 500 (the server is there; it answered no SOAP); else None."""
+    text = str(exc)
+    if type(exc) is http.client.HTTPException and re.fullmatch(r"[1-5]\d\d( .*)?", text):
+        return f"the server answered HTTP {_reason(exc)[:80]}, not SOAP"
+    return None
 
 
 def _reason(exc: BaseException) -> str:

@@ -16,6 +16,7 @@ costs only its own figures.
 from __future__ import annotations
 
 import functools
+import logging
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -29,6 +30,7 @@ from esxdiag.collectors.vsphere_perf import (HISTORICAL_S, REALTIME_S, SCHEMA_PE
 from esxdiag.collectors.vsphere_session import VsphereSession, api_errors, fault_text
 from esxdiag.errors import CollectionError
 
+log = logging.getLogger(__name__)
 VM_COUNTERS = ("cpu.ready.summation", "cpu.costop.summation", "cpu.maxlimited.summation",
                "net.droppedRx.summation", "net.packetsRx.summation")
 # per host: CPU usage, and the uplinks' receive losses (instance vmnicN on a real vCenter; vcsim: the aggregate)
@@ -37,6 +39,9 @@ DEFAULT_MAX_QUERY_METRICS = 64
 UNLIMITED_METRICS_CAP = 1024  # the server said -1 (no limit): still keep each answer a sane size
 REALTIME_ENTITIES = 256
 OPTION = "config.vpxd.stats.maxQueryMetrics"
+# a failed QueryPerf of these kinds is the server's or the path's, not one entity's: no retry one by one,
+# the vCenter fails (an HTML page from a proxy in front of vCenter would answer every retry alike)
+WHOLE_PASS_KINDS = ("unreachable", "timeout", "auth", "bad-answer")
 
 
 @dataclass(frozen=True)
@@ -114,16 +119,16 @@ def _pass(session, entities, ids, names, start, end, interval, limits, in_flight
 
     def one(batch: list[Entity]) -> None:
         try:
-            got = _query_batch(session, batch, ids, names, start, end, interval)
+            got = _query_batch(session, batch, ids, names, start, end, interval, errors)
         except CollectionError as exc:
-            if len(batch) == 1 or exc.kind in ("unreachable", "timeout", "auth"):
+            if len(batch) == 1 or exc.kind in WHOLE_PASS_KINDS:
                 raise
             got = {}
             for entity in batch:  # one refused entity must not cost the others their figures
                 try:
-                    got.update(_query_batch(session, [entity], ids, names, start, end, interval))
+                    got.update(_query_batch(session, [entity], ids, names, start, end, interval, errors))
                 except CollectionError as single:
-                    if single.kind in ("unreachable", "timeout", "auth"):
+                    if single.kind in WHOLE_PASS_KINDS:
                         raise
                     errors[entity.key] = single.one_line()
         records.update(got)
@@ -137,7 +142,9 @@ def _pass(session, entities, ids, names, start, end, interval, limits, in_flight
     return records, errors
 
 
-def _query_batch(session, batch, ids, names, start, end, interval) -> dict[str, dict]:
+def _query_batch(session, batch, ids, names, start, end, interval, errors: dict[str, str]) -> dict[str, dict]:
+    """moid -> record of the batch's entities with samples; an entity whose answer cannot be read
+    (sample times that are no times) goes to ``errors``, the others stand."""
     specs = [vim.PerformanceManager.QuerySpec(entity=e.obj, startTime=start, endTime=end, intervalId=interval,
                                               format="csv", metricId=ids) for e in batch]
     what = f"QueryPerf of {len(batch)} entities ({batch[0].name}...)"
@@ -147,7 +154,13 @@ def _query_batch(session, batch, ids, names, start, end, interval) -> dict[str, 
     records = {}
     for entity_metric in results:
         key = entity_metric.entity.moid
-        record = perf_record(by_name.get(key, key), entity_metric, names, start, end, interval)
+        try:
+            record = perf_record(by_name.get(key, key), entity_metric, names, start, end, interval)
+        except ValueError as exc:  # one entity's bad sample times: its figures only
+            if key in by_name:
+                errors[key] = f"{session.where}: QueryPerf of {by_name[key]}: {exc}"
+                log.warning("%s", errors[key])
+            continue
         if record is not None and key in by_name:
             records[key] = record
     return records
@@ -157,7 +170,12 @@ def perf_record(name: str, entity_metric: EntityCsv, names: dict[int, tuple[str,
                 end: datetime, interval: int) -> dict | None:
     """One entity's answer as a ``vsphere_perf`` capture (timestamps ascending); None without samples."""
     by_id: dict[tuple[int, str], list[int | None]] = {}
-    timestamps = decode_csv_series(entity_metric.sample_info, entity_metric.values, by_id)
+    unreadable: dict[tuple[int, str], list[str]] = {}
+    try:
+        timestamps = decode_csv_series(entity_metric.sample_info, entity_metric.values, by_id, unreadable)
+    except ValueError:
+        info = _printable(entity_metric.sample_info or "")
+        raise ValueError(f"sample times from vCenter that are no times ({info[:60]!r})") from None
     if not timestamps:
         return None
     order, stamps = _time_order(entity_metric.sample_info or "")
@@ -178,10 +196,32 @@ def perf_record(name: str, entity_metric: EntityCsv, names: dict[int, tuple[str,
     if wildcard:
         notes.append("the server answered instance '*' with one series (no per-vCPU / per-vNIC expansion): "
                      "read as the aggregate")
+    notes += unreadable_notes(name, unreadable, names)
     return {"schema": SCHEMA_PERF, "vm": name, "interval_s": interval,
             "rollup": "realtime" if interval == REALTIME_S else "historical", "note": "; ".join(notes) or None,
             "start": iso_utc(start), "end": iso_utc(end), "timestamps": list(stamps),
             "series": series}
+
+
+def unreadable_notes(name: str, unreadable: dict[tuple[int, str], list[str]],
+                     names: dict[int, tuple[str, str]]) -> list[str]:
+    """One warning per series the server sent values in that are no integer (read as no sample),
+    naming the entity and the counter; logged too."""
+    notes = []
+    for (counter_id, instance), cells in sorted(unreadable.items()):
+        if counter_id not in names:
+            continue
+        counter = names[counter_id][0] + (f" instance {instance!r}" if instance not in ("", "*") else "")
+        shown = ", ".join(repr(_printable(c)[:20]) for c in cells[:3])
+        note = (f"{name}: {counter}: {len(cells)} value(s) from vCenter not an integer ({shown}): read as no "
+                "sample")
+        log.warning("%s", note)
+        notes.append(note)
+    return notes
+
+
+def _printable(text: str) -> str:
+    return "".join(c if c.isprintable() else "?" for c in text)
 
 
 @functools.lru_cache(maxsize=256)  # every entity of a batch shares its sampleInfoCSV

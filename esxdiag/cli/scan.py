@@ -107,7 +107,8 @@ def add_fleet_options(s: argparse.ArgumentParser) -> None:
                    help="all: read every VM's vNIC types (finds e1000s everywhere); drops: only those of VMs with "
                    "receive drops (about 5x less to parse on big fleets) (default: %(default)s)")
     s.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
-                   help="per-request timeout (default: %(default)g)")
+                   help="per-request timeout: each SOAP call's whole answer, read and decoded, within this "
+                        "(default: %(default)g)")
     add_deep_options(s)
     s.add_argument("--proof-max-age", type=float, metavar="SECONDS",
                    help="a VM proven ring-exhausted by a deep check keeps that class in later scans (read from the "

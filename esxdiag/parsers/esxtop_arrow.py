@@ -28,6 +28,7 @@ from typing import Any, TextIO
 from esxdiag.parsers.esxtop_columns import Layout
 from esxdiag.parsers.esxtop_rows import Rows, ends_mid_field, truncated_row_warning
 from esxdiag.parsers.pdh import Stamp, parse_stamp
+from esxdiag.textio import MAX_LINE_CHARS
 
 FAST_PATH_MIN_BYTES = 8 << 20
 MAX_STREAMS = 2
@@ -53,7 +54,7 @@ def fast_source(stream: TextIO, first_line: str, header_lines: int) -> tuple[str
         if not stat.S_ISREG(info.st_mode) or info.st_size < FAST_PATH_MIN_BYTES:
             return None
         with open(path, "rb") as handle:
-            header = handle.readline()
+            header = handle.readline(MAX_LINE_CHARS * 4 + 1)  # the text stream's line cap, in UTF-8 bytes
     except OSError:
         return None
     if header.decode(encoding, getattr(stream, "errors", None) or "strict") != first_line:
@@ -79,11 +80,14 @@ def read_arrow_rows(path: str, start: int, size: int, layout: Layout, header_end
         return None
     from concurrent.futures import ThreadPoolExecutor  # with pyarrow: only this path starts threads
 
+    block_size = _block_size(path, start)
+    if block_size is None:
+        return None  # a first row past the line cap: the csv path refuses the file, naming the cap
     columns = layout.wanted_columns()
     names = [f"c{index}" for index in range(layout.width)]
     wanted = [names[0]] + [names[index] for index in columns]
     options = dict(
-        read_options=pa_csv.ReadOptions(column_names=names, block_size=_block_size(path, start), use_threads=False),
+        read_options=pa_csv.ReadOptions(column_names=names, block_size=block_size, use_threads=False),
         convert_options=pa_csv.ConvertOptions(
             include_columns=wanted, column_types={name: pa.float64() for name in wanted[1:]} | {names[0]: pa.string()},
             null_values=[""], strings_can_be_null=False, quoted_strings_can_be_null=True),
@@ -154,12 +158,14 @@ def _memory_pool(pa):
         return pa.default_memory_pool()
 
 
-def _block_size(path: str, start: int) -> int:
+def _block_size(path: str, start: int) -> int | None:
     """A block must hold a whole row; rows differ only by their values' digits (< 2x), so 4x the
-    first data row is ample; a longer row makes pyarrow fail and the csv path take over."""
+    first data row is ample; a longer row makes pyarrow fail and the csv path take over. None when
+    the first row is longer than the text stream's line cap (read no further than the cap)."""
     with open(path, "rb") as handle:
         handle.seek(start)
-        return max(MIN_BLOCK, 4 * len(handle.readline()))
+        row = handle.readline(MAX_LINE_CHARS + 1)
+    return None if len(row) > MAX_LINE_CHARS else max(MIN_BLOCK, 4 * len(row))
 
 
 def _stream_count(width: int) -> int:
@@ -173,8 +179,8 @@ def _ranges(path: str, start: int, size: int, streams: int) -> list[tuple[int, i
     with open(path, "rb") as handle:
         for part in range(1, streams):
             handle.seek(start + (size - start) * part // streams)
-            handle.readline()
-            if cuts[-1] < handle.tell() < size:
+            rest = handle.readline(MAX_LINE_CHARS + 1)  # bounded: a cut inside a longer row is not made
+            if rest.endswith(b"\n") and cuts[-1] < handle.tell() < size:
                 cuts.append(handle.tell())
     cuts.append(size)
     return list(zip(cuts, cuts[1:]))

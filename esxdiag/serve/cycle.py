@@ -107,7 +107,8 @@ def settle(state: State, name: str, outcome: Outcome, ended_ts: float, seconds: 
     entry = state.get(name)
     document = outcome.document
     status = document["vcenters"][0]
-    common = dict(running=False, last_ts=ended_ts, last_seconds=round(seconds, 3), cycles=entry.cycles + 1,
+    common = dict(running=False, running_since_ts=None, last_ts=ended_ts, last_seconds=round(seconds, 3),
+                  cycles=entry.cycles + 1,
                   last_scan_seconds=status["seconds"], last_requests=status["requests"],
                   requests=entry.requests + (status["requests"] or 0),
                   deep_checked=entry.deep_checked + len(outcome.checks),

@@ -14,6 +14,7 @@ every metric.
 from __future__ import annotations
 
 import threading
+import time
 
 from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily, Metric
 from prometheus_client.registry import Collector
@@ -25,7 +26,7 @@ from esxdiag.vocabulary import FLEET_CLASSES
 
 VM_LABELS = ("vcenter", "vm", "moid", "cluster", "host")
 SEVERITY_LEVELS = {None: 0, "info": 1, "warning": 2, "critical": 3}
-ERROR_KINDS = ("unreachable", "tls", "auth", "timeout", "permission", "query", "not-found", "internal")
+ERROR_KINDS = ("unreachable", "tls", "auth", "timeout", "permission", "query", "bad-answer", "not-found", "internal")
 # (name, help, report row key) per VM
 VM_GAUGES = (
     ("esxdiag_fleet_vm_rx_drops_per_second", "vCenter net.droppedRx over the scan window, per second", "drops_per_s"),
@@ -89,7 +90,9 @@ def vcenter_families(entries: list[VcenterState]) -> list[Metric]:
     """Per vCenter: how its cycles go."""
     g = {name: GaugeMetricFamily(name, text, labels=["vcenter"]) for name, text in (
         ("esxdiag_vcenter_last_scan_success", "1 when the vCenter's last cycle scanned it, 0 when it failed"),
-        ("esxdiag_vcenter_stale", "1 when its VM series are from an older cycle (the last one failed)"),
+        ("esxdiag_vcenter_stale", "1 when its VM series are from an older cycle (the last one failed, or the one "
+         "running has run past the interval)"),
+        ("esxdiag_vcenter_cycle_overdue_seconds", "how long the running cycle has run past the interval (0: none)"),
         ("esxdiag_vcenter_last_success_timestamp_seconds", "when the last good cycle ended"),
         ("esxdiag_vcenter_last_scan_timestamp_seconds", "when the last cycle ended, good or not"),
         ("esxdiag_vcenter_scan_duration_seconds", "the last cycle's wall time (scan, rules, deep check, history)"),
@@ -102,6 +105,7 @@ def vcenter_families(entries: list[VcenterState]) -> list[Metric]:
     c = {name: CounterMetricFamily(name, text, labels=["vcenter"]) for name, text in (
         ("esxdiag_vcenter_scans", "cycles finished, good or not"),
         ("esxdiag_vcenter_scans_skipped", "cycles not started because the one before still ran"),
+        ("esxdiag_vcenter_scans_overrun", "cycles that ran longer than the interval"),
         ("esxdiag_vcenter_requests", "SOAP requests sent"),
         ("esxdiag_vcenter_deep_checks", "VMs deep-checked"),
         ("esxdiag_vcenter_deep_host_errors", "deep-check hosts that could not be sampled"))}
@@ -109,10 +113,14 @@ def vcenter_families(entries: list[VcenterState]) -> list[Metric]:
                                  labels=["vcenter", "kind"])
     classes = GaugeMetricFamily("esxdiag_fleet_class_vms", "VMs per fleet class in the last good cycle",
                                 labels=["vcenter", "class"])
+    now = time.time()
     for e in entries:
         vc = [e.name]
+        overdue = e.overdue_s(now)
         for name, value in (("esxdiag_vcenter_last_scan_success", None if e.last_ok is None else int(e.last_ok)),
-                            ("esxdiag_vcenter_stale", int(e.stale)), ("esxdiag_vcenter_cycle_running", int(e.running)),
+                            ("esxdiag_vcenter_stale", int(e.stale or overdue > 0)),
+                            ("esxdiag_vcenter_cycle_overdue_seconds", round(overdue, 3)),
+                            ("esxdiag_vcenter_cycle_running", int(e.running)),
                             ("esxdiag_vcenter_last_success_timestamp_seconds", e.good_ts),
                             ("esxdiag_vcenter_last_scan_timestamp_seconds", e.last_ts),
                             ("esxdiag_vcenter_scan_duration_seconds", e.last_seconds),
@@ -123,6 +131,7 @@ def vcenter_families(entries: list[VcenterState]) -> list[Metric]:
             if value is not None:
                 g[name].add_metric(vc, value)
         for name, value in (("esxdiag_vcenter_scans", e.cycles), ("esxdiag_vcenter_scans_skipped", e.skipped),
+                            ("esxdiag_vcenter_scans_overrun", e.overran),
                             ("esxdiag_vcenter_requests", e.requests), ("esxdiag_vcenter_deep_checks", e.deep_checked),
                             ("esxdiag_vcenter_deep_host_errors", e.deep_host_errors)):
             c[name].add_metric(vc, value)

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from html import escape
@@ -29,11 +30,19 @@ def iso(ts: float | None) -> str | None:
     return None if ts is None else datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def vcenter_status(entry: VcenterState) -> str:
-    """starting (its first cycle has not ended), ok, stale (failed, older figures shown) or failed."""
+def vcenter_status(entry: VcenterState, now: float) -> str:
+    """starting (its first cycle has not ended), ok, overdue (the running cycle has run past the
+    interval: the figures shown are getting old), stale (failed, older figures shown) or failed."""
+    if entry.overdue_s(now) > 0:
+        return "overdue"
     if entry.last_ok is None:
         return "starting"
     return "ok" if entry.last_ok else "stale" if entry.stale else "failed"
+
+
+def overdue_text(entry: VcenterState, now: float) -> str:
+    return (f"{entry.name}: the cycle running since {iso(entry.running_since_ts)} has run "
+            f"{entry.overdue_s(now):.0f} s past the {entry.interval_s:g} s interval")
 
 
 def vm_href(row: dict) -> str:
@@ -126,12 +135,15 @@ class Pages:
         """Liveness (always answered) with an honest status: starting until every vCenter's first
         cycle ended, degraded naming each vCenter whose last cycle failed and a history not written."""
         entries = self.state.views()
+        now = time.time()
         degraded = [e.last_error or f"{e.name}: not scanned" for e in entries if e.last_ok is False]
+        degraded += [overdue_text(e, now) for e in entries if e.overdue_s(now) > 0]
         if self.state.history_error:
             degraded.append(f"history: {self.state.history_error}")
         status = "degraded" if degraded else "starting" if any(e.last_ok is None for e in entries) else "ok"
         return {"status": status, "degraded": degraded, "history_error": self.state.history_error, "vcenters": [
-            {"vcenter": e.name, "status": vcenter_status(e), "last_ok": e.last_ok, "stale": e.stale,
-             "running": e.running,
+            {"vcenter": e.name, "status": vcenter_status(e, now), "last_ok": e.last_ok,
+             "stale": e.stale or e.overdue_s(now) > 0, "running": e.running,
+             "overdue_s": round(e.overdue_s(now), 1),
              "last_cycle": iso(e.last_ts), "last_good_cycle": iso(e.good_ts), "error": e.last_error}
             for e in entries]}

@@ -96,7 +96,7 @@ class Scheduler:
 
     def run_one(self, creds, name: str) -> None:
         started = self.clock.monotonic()
-        self.state.update(name, running=True)
+        self.state.update(name, running=True, running_since_ts=self.clock.wall())
         try:
             outcome = self.cycle(creds, self.stop_event, self.state.get(name))
         except Exception as exc:  # a bug in one cycle must not end the watch: counted as kind internal
@@ -106,9 +106,12 @@ class Scheduler:
                 log.exception("%s: cycle failed", name)
                 outcome = _failed(name, creds.url, f"internal error: {type(exc).__name__}: {exc}", "internal")
         if outcome.document is None:  # abandoned at shutdown
-            self.state.update(name, running=False)
+            self.state.update(name, running=False, running_since_ts=None)
             return
         seconds = self.clock.monotonic() - started
+        if seconds > self.interval_s:
+            self.state.add(name, overran=1)
+            log.warning("%s: the cycle took %.0f s, longer than the %g s interval", name, seconds, self.interval_s)
         settle(self.state, name, outcome, self.clock.wall(), seconds, self.deep_max_age_s)
         entry = self.state.get(name)
         if entry.last_ok:

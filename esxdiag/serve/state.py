@@ -35,9 +35,11 @@ class VcenterState:
     last_requests: int | None = None
     last_vms: int | None = None
     running: bool = False
+    running_since_ts: float | None = None  # epoch: when the cycle now running started
     cycles: int = 0  # cycles finished, good or not
     failures: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))  # by error kind
     skipped: int = 0  # cycles not started because the one before was still running
+    overran: int = 0  # cycles that ran longer than the interval (each call is bounded; their sum is not)
     requests: int = 0  # SOAP requests since start
     deep_checked: int = 0  # VMs deep-checked since start
     deep_host_errors: int = 0  # deep-check hosts that could not be sampled since start
@@ -47,6 +49,13 @@ class VcenterState:
     def stale(self) -> bool:
         """The figures shown are from an older cycle: the last one failed."""
         return self.document is not None and self.last_ok is False
+
+    def overdue_s(self, now: float) -> float:
+        """How long the running cycle has run past its interval (its figures older than they should
+        be, its next cycle late), 0 when none is running or it is within its interval."""
+        if not self.running or self.running_since_ts is None:
+            return 0.0
+        return max(0.0, now - self.running_since_ts - self.interval_s)
 
 
 class State:

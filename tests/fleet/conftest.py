@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -144,3 +145,36 @@ def fake_perf(monkeypatch):
         monkeypatch.setattr(scan_module, "connect", connect)
         return holder
     return install
+
+
+# --- the fault tests (test_faults_*.py): a small vcsim behind faultproxy.py ----------------------------
+FAULT_FLAGS = ("-cluster", "1", "-host", "2", "-vm", "6", "-standalone-host", "0")  # 6 VMs on 2 hosts
+
+
+def _faultproxy_module():
+    spec = importlib.util.spec_from_file_location("faultproxy", Path(__file__).with_name("faultproxy.py"))
+    module = sys.modules.setdefault("faultproxy", importlib.util.module_from_spec(spec))
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def faults(lab_module, tmp_path_factory):
+    """A FaultProxy (its .lab the vcsim behind it), shared by the fault tests."""
+    lab = lab_module.start_vcsim(tmp_path_factory.mktemp("faults-vcsim"), FAULT_FLAGS, timeout_s=120)
+    proxy = _faultproxy_module().FaultProxy(lab.port, tmp_path_factory.mktemp("faults-proxy"))
+    proxy.lab = lab
+    proxy.creds = lambda: resolve_credentials(proxy.url, lab.username, env={"ESXDIAG_PASSWORD": lab.password},
+                                              config_path=os.devnull, insecure=True)
+    yield proxy
+    proxy.stop()
+    lab.stop()
+
+
+@pytest.fixture
+def proxy(faults):
+    """The fault proxy with no rule, cleared again after the test."""
+    faults.clear()
+    yield faults
+    faults.clear()
+

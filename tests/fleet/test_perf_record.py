@@ -1,5 +1,6 @@
 """QueryPerf csv answers as vsphere_perf records: the plain-number shortcut reads cells exactly as
-the csv module does, and samples come out in time order whatever order the server sent them in."""
+the csv module does (a cell that is no integer is no sample, and said), and samples come out in time
+order whatever order the server sent them in."""
 
 from __future__ import annotations
 
@@ -20,8 +21,17 @@ NAMES = {6: ("cpu.ready.summation", "millisecond"), 9: ("net.droppedRx.summation
 
 
 def _csv_module_cells(text: str) -> list[int | None]:
-    cells = next(csv.reader([text]), [])
-    return [int(c) if c.strip() not in ("", "-1") else None for c in cells]
+    """The csv module's cells as ints; "", -1 and a cell that is no integer as no sample (None)."""
+    return [_int_or_none(c) for c in next(csv.reader([text]), [])]
+
+
+def _int_or_none(cell: str) -> int | None:
+    if cell.strip() in ("", "-1"):
+        return None
+    try:
+        return int(cell)
+    except ValueError:
+        return None
 
 
 def _outcome(read, text):
@@ -37,7 +47,11 @@ def test_cells_read_as_the_csv_module_reads_them(text):
 
     def fleet_cells(values):
         by_id: dict = {}
-        decode_csv_series(",".join([info] * 40), [(6, "", values)], by_id)
+        unreadable: dict = {}
+        decode_csv_series(",".join([info] * 40), [(6, "", values)], by_id, unreadable)
+        cells = next(csv.reader([values]), [])
+        assert unreadable.get((6, ""), []) == [c.strip() for c in cells
+                                              if c.strip() not in ("", "-1") and _int_or_none(c) is None]
         return [v for v in by_id[(6, "")] if v is not None] + [by_id[(6, "")].count(None)]
 
     def reference(values):

@@ -52,7 +52,8 @@ def test_every_option_with_a_default_shows_it_in_help():
 
 @pytest.mark.parametrize("command, expected", [
     ("scan", ("--in-flight N QueryPerf requests in flight per vCenter (default: 4)",
-              "--page-size N objects per inventory page (default: 1000)", "per-request timeout (default: 60)",
+              "--page-size N objects per inventory page (default: 1000)",
+              "each SOAP call's whole answer, read and decoded, within this (default: 60)",
               "(default: html)", "$ESXDIAG_INSECURE=1", "$GOVC_INSECURE=1", "$ESXDIAG_THUMBPRINT",
               "(default: ~/.config/esxdiag/config.ini)", "fleet-report.html in the scan's own new folder",
               "snapshot.json in the scan's own new folder", "$ESXDIAG_HOST_PASSWORD", "$ESXDIAG_GUEST_PASSWORD",
