@@ -251,7 +251,8 @@ def cmd_scan(args: argparse.Namespace) -> int:
                     lambda: _deep_dir(args, place["folder"], report_dir())) if deep else None
     scanned = run_scan(targets, None if saved else scan_options(args), thresholds, snapshot_path, saved=saved,
                        progress=_progress(args.quiet), on_snapshot=on_snapshot, deep=plan, proofs=proofs,
-                       record=(lambda document: changes_and_record(history, document)) if history else None)
+                       record=(lambda document, retired: changes_and_record(history, document, retired))
+                       if history else None)
     if scanned.history_error:
         raise HistoryError(scanned.history_error)
     document = scanned.document
