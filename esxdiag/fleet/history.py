@@ -99,7 +99,8 @@ def _migrate(db: sqlite3.Connection) -> None:
                 if fill:
                     db.execute(fill)
             if old_deep:
-                db.execute(f"INSERT OR IGNORE INTO deep_checks ({', '.join(DEEP_KEYS)}) SELECT * FROM {_OLD_DEEP_TABLE}")
+                columns = ", ".join(DEEP_KEYS)
+                db.execute(f"INSERT OR IGNORE INTO deep_checks ({columns}) SELECT * FROM {_OLD_DEEP_TABLE}")
                 db.execute(f"DROP TABLE {_OLD_DEEP_TABLE}")
 
 

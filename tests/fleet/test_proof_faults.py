@@ -13,7 +13,9 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
+import sqlite3
 import time
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,7 +25,7 @@ from esxdiag.cli import main
 from esxdiag.config import load_thresholds
 from esxdiag.fleet.analysis import build_report
 from esxdiag.fleet.deep import fold
-from esxdiag.fleet.history import changes_and_record, vm_history
+from esxdiag.fleet.history import changes_and_record, held_proofs_since, vm_history
 from esxdiag.fleet.snapshot import snapshot_from_dict
 from esxdiag.serve.daemon import _restore_deep
 from esxdiag.serve.metrics import VERDICT, vm_samples
@@ -238,3 +240,30 @@ def test_a_proof_with_ring_counters_names_them(tmp_path):
     document, row = folded_row(tmp_path, bundle)
     assert "proven by host ring counters (vsish rxSummary: ring 1 full, ring 2 full, out of buffers)" in row["reason"]
     assert [(x["verdict"], x["counters"]) for x in verdict_labels(document)] == [("raise-ring1", "ring")]
+
+
+def test_a_history_from_before_proofs_were_records_keeps_what_its_rows_held(tmp_path):
+    """The first open of an older history fills retired_at: a check the VM's latest row rested on
+    (proven_at) stands, any other is retired."""
+    path = tmp_path / "old.sqlite"
+    with closing(sqlite3.connect(path)) as db, db:
+        db.executescript("""
+            CREATE TABLE scans (id INTEGER PRIMARY KEY, collected_at TEXT NOT NULL, scope TEXT NOT NULL,
+                vcenters TEXT NOT NULL, counts TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'unknown',
+                not_scanned TEXT NOT NULL DEFAULT '[]');
+            CREATE TABLE vm_results (scan_id INTEGER NOT NULL, vcenter TEXT NOT NULL, moid TEXT NOT NULL,
+                name TEXT NOT NULL, class TEXT NOT NULL, severity TEXT, score REAL, drops_per_s REAL,
+                drops_per_1000 REAL, ready_worst_pct REAL, proven_at TEXT, PRIMARY KEY (scan_id, vcenter, moid));
+            CREATE TABLE deep_checks (vcenter TEXT NOT NULL, moid TEXT NOT NULL, name TEXT NOT NULL,
+                checked_at TEXT NOT NULL, verdicts TEXT NOT NULL, worst_severity TEXT, report TEXT, error TEXT,
+                vnics TEXT NOT NULL, PRIMARY KEY (vcenter, moid, checked_at));
+            INSERT INTO scans (id, collected_at, scope, vcenters, counts, status)
+                VALUES (1, '2026-11-23T03:00:00Z', '{}', '["vc1:443"]', '{}', 'complete');
+            INSERT INTO vm_results (scan_id, vcenter, moid, name, class, proven_at) VALUES
+                (1, 'vc1:443', 'vm-1', 'held', 'ring-exhaustion', '2026-11-23T02:50:00Z'),
+                (1, 'vc1:443', 'vm-2', 'retired', 'healthy', NULL);
+            INSERT INTO deep_checks VALUES
+                ('vc1:443', 'vm-1', 'held', '2026-11-23T02:50:00Z', '["raise-ring1"]', 'critical', NULL, NULL, '[]'),
+                ('vc1:443', 'vm-2', 'retired', '2026-11-23T02:50:00Z', '["raise-ring1"]', 'critical', NULL, NULL, '[]');
+        """)
+    assert [row["name"] for row in held_proofs_since(path, "2026-11-23T00:00:00Z")] == ["held"]
