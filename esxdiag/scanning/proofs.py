@@ -16,11 +16,12 @@ The earlier checks come from serve's state, or from the history for `scan`.
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Mapping
 
-from esxdiag.fleet.analysis import build_report
+from esxdiag.fleet.analysis import build_report, with_rows
 from esxdiag.fleet.confirm import DECIDING, PROVEN
 from esxdiag.fleet.history import held_proofs_since
 from esxdiag.scanning.deep import DeepCheck
@@ -118,28 +119,33 @@ def shown_until(document: dict, max_age_s: float) -> float | None:
     return min(ended) + max_age_s if ended else None
 
 
-def expire(document: dict, snapshot, thresholds: dict, now: float, max_age_s: float) -> dict:
+def unproven_rows(document: dict, snapshot, thresholds: dict) -> dict[Key, dict]:
+    """Each row that shows a deep check, as its vCenter counters alone judge it: what the row becomes
+    once the check expires (judged now, from the few VMs concerned: the snapshot is not kept)."""
+    keys = {(r["vcenter"], r["moid"]) for r in document["vms"] if r.get("deep")}
+    if not keys:
+        return {}
+    concerned = dataclasses.replace(snapshot, vms=tuple(v for v in snapshot.vms if (v.vcenter, v.moid) in keys))
+    return {(r["vcenter"], r["moid"]): r for r in build_report(concerned, thresholds)["vms"]}
+
+
+def expire(document: dict, unproven: Mapping[Key, dict], now: float, max_age_s: float) -> dict:
     """``document`` as it may be shown at ``now``: each VM whose deep check is older than max_age_s
-    judged again on its vCenter counters alone, with a note (the same document when none is)."""
-    shown, gone = {}, {}
-    for row in document["vms"]:
-        deep = row.get("deep")
-        if deep and deep.get("checked_at"):
-            key = (row["vcenter"], row["moid"])
-            (gone if now - checked_ts(deep["checked_at"]) > max_age_s else shown)[key] = deep
+    takes its unproven row (``unproven_rows``), with a note; the same document when none is."""
+    gone = {(r["vcenter"], r["moid"]): r["deep"]["checked_at"] for r in document["vms"]
+            if (r.get("deep") or {}).get("checked_at") and now - checked_ts(r["deep"]["checked_at"]) > max_age_s}
     if not gone:
         return document
-    before = {(r["vcenter"], r["moid"]): r for r in document["vms"]}
-    fresh = build_report(snapshot, thresholds, document["snapshot"]["file"], deep=shown)
+    rows = []
+    for row in document["vms"]:
+        key = (row["vcenter"], row["moid"])
+        if key in gone:
+            row = dict(unproven[key], notes=[*unproven[key]["notes"], f"the deep check of {gone[key]} expired: older "
+                                             f"than {max_age_s:g} s (--proof-max-age), and no scan of the vCenter "
+                                             "since has checked the VM again"])
+        rows.append(row)
+    fresh = with_rows(document, rows)
     checks = document.get("deep")
     if checks is not None:
-        checks = dict(checks, vms=[v for v in checks["vms"] if (v["vcenter"], v["moid"]) not in gone])
-    fresh.update(deep=checks, changes=document.get("changes"), generated_at=document["generated_at"])
-    for row in fresh["vms"]:
-        key = (row["vcenter"], row["moid"])
-        if key in shown:
-            row["notes"] = list(before[key]["notes"])
-        elif key in gone:
-            row["notes"].append(f"the deep check of {gone[key]['checked_at']} expired: older than {max_age_s:g} s "
-                                "(--proof-max-age), and no scan of the vCenter since has checked the VM again")
+        fresh["deep"] = dict(checks, vms=[v for v in checks["vms"] if (v["vcenter"], v["moid"]) not in gone])
     return fresh

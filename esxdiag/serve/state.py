@@ -19,21 +19,21 @@ from types import MappingProxyType
 from typing import Mapping
 
 from esxdiag.scanning.deep import DeepCheck
-from esxdiag.scanning.proofs import expire, shown_until
+from esxdiag.scanning.proofs import expire, shown_until, unproven_rows
 
 
 @dataclass(frozen=True)
 class Expiry:
-    """What a good cycle's document needs to be judged again when a deep check in it expires."""
+    """What a good cycle's document needs to be shown without a deep check once it expires."""
 
-    snapshot: object  # the cycle's esxdiag.fleet.snapshot.Snapshot
-    thresholds: dict
+    unproven: Mapping[tuple[str, str], dict]  # each row showing a check, as its vCenter counters alone judge it
     max_age_s: float
     until: float | None  # epoch: when the oldest deep check shown passes max_age_s (None: none shown)
 
     @classmethod
     def of(cls, document: dict, snapshot, thresholds: dict, max_age_s: float) -> "Expiry":
-        return cls(snapshot, thresholds, max_age_s, shown_until(document, max_age_s))
+        return cls(MappingProxyType(unproven_rows(document, snapshot, thresholds)), max_age_s,
+                   shown_until(document, max_age_s))
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ def expired(entry: VcenterState, now: float) -> VcenterState:
     x = entry.expiry
     if x is None or x.until is None or now <= x.until or entry.document is None:
         return entry
-    document = expire(entry.document, x.snapshot, x.thresholds, now, x.max_age_s)
+    document = expire(entry.document, x.unproven, now, x.max_age_s)
     deep = MappingProxyType({m: c for m, c in entry.deep.items() if now - c.checked_ts <= x.max_age_s})
     return dataclasses.replace(entry, document=document, deep=deep,
                                expiry=dataclasses.replace(x, until=shown_until(document, x.max_age_s)))

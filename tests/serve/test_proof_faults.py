@@ -18,6 +18,8 @@ from prometheus_client import CollectorRegistry, generate_latest
 
 from esxdiag.cli import build_parser
 from esxdiag.config import load_thresholds
+from esxdiag.fleet.snapshot import snapshot_from_dict
+from esxdiag.scanning.proofs import expire, unproven_rows
 from esxdiag.serve.cycle import CycleRunner
 from esxdiag.serve.metrics import ServeCollector
 from esxdiag.serve.pages import Pages
@@ -83,6 +85,8 @@ def test_a_proof_expires_while_its_vcenter_fails(tmp_path, monkeypatch):
     row, deep, text = shown(registry, pages)
     assert row["class"] == "ring-suspect" and deep is None and not row["confirmed"]
     assert any("expired: older than 45 s (--proof-max-age)" in n for n in row["notes"])
+    counts = json.loads(pages.fleet("json"))["counts"]
+    assert (counts["ring-exhaustion"], counts["ring-suspect"]) == (0, 1)
     assert not any("kept while younger" in n for n in row["notes"])
     assert 'verdict="raise-ring1"' not in text and "esxdiag_deep_vm_last_check_timestamp_seconds{" not in text
     assert 'esxdiag_fleet_vm_class{class="ring-suspect"' in text
@@ -141,3 +145,23 @@ def test_a_check_the_row_does_not_show_is_not_exported(tmp_path, monkeypatch):
     row, deep, text = shown(registry, pages)
     assert row["class"] == "ring-suspect" and deep is None
     assert "esxdiag_deep_vm_last_check_timestamp_seconds{" not in text
+
+
+def test_an_expired_check_leaves_the_report_a_fresh_build_without_it_would_give(fleet_document):
+    """Ranks, counts and rollups follow: the same as a report built without the expired check."""
+    vms = [vm("old", "vm-1", drops=300), vm("young", "vm-2", drops=600, host="esx2"), vm("calm", "vm-3")]
+    now = time.time()
+    old = DeepCheck("vc1:443", "vm-1", "old", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now - 500)), now - 500,
+                    ("raise-ring1",), "critical", None, None, (VNIC,))
+    young = DeepCheck("vc1:443", "vm-2", "young", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now - 10)),
+                      now - 10, ("cpu-limit-first",), "critical", None, None, (dict(VNIC, verdict="cpu-limit-first"),))
+    shown = fleet_document("vc1:443", vms, deep={"vm-1": old, "vm-2": young})
+    unproven = unproven_rows(shown, snapshot_from_dict(snapshot("vc1:443", vms)), load_thresholds())
+    assert set(unproven) == {("vc1:443", "vm-1"), ("vc1:443", "vm-2")}
+    assert expire(shown, unproven, now, 600) is shown  # nothing older than 600 s
+    after = expire(shown, unproven, now, 300)
+    want = fleet_document("vc1:443", vms, deep={"vm-2": young})
+    strip = lambda rows: [{k: v for k, v in r.items() if k != "notes"} for r in rows]  # noqa: E731
+    assert strip(after["vms"]) == strip(want["vms"])
+    assert after["counts"] == want["counts"] and after["rollups"] == want["rollups"]
+    assert shown["vms"][0]["class"] == "ring-exhaustion"  # the shown document itself is never changed
