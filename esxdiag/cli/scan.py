@@ -110,9 +110,10 @@ def add_fleet_options(s: argparse.ArgumentParser) -> None:
                    help="per-request timeout (default: %(default)g)")
     add_deep_options(s)
     s.add_argument("--proof-max-age", type=float, metavar="SECONDS",
-                   help="a VM proven ring-exhausted by a deep check keeps that class in later scans (read from the "
-                   "history) while the check is younger than SECONDS and its vCenter drops go on (default: twice "
-                   f"serve's --deep-recheck, {proof_max_age(None):g})")
+                   help="a VM whose class a deep check proved (ring exhaustion, CPU first, drops elsewhere...) keeps "
+                   "it in later scans (read from the history) while the check is younger than SECONDS and its "
+                   "vCenter drops go on; a scan that cannot read its counters keeps it (default: twice serve's "
+                   f"--deep-recheck, {proof_max_age(None):g})")
 
 
 def _check(args: argparse.Namespace) -> None:
