@@ -111,9 +111,10 @@ def add_fleet_options(s: argparse.ArgumentParser) -> None:
                         "(default: %(default)g)")
     add_deep_options(s)
     s.add_argument("--proof-max-age", type=float, metavar="SECONDS",
-                   help="a VM proven ring-exhausted by a deep check keeps that class in later scans (read from the "
-                   "history) while the check is younger than SECONDS and its vCenter drops go on (default: twice "
-                   f"serve's --deep-recheck, {proof_max_age(None):g})")
+                   help="a VM whose class a deep check proved (ring exhaustion, CPU first, drops elsewhere...) keeps "
+                   "it in later scans (read from the history) while the check is younger than SECONDS and its "
+                   "vCenter drops go on; a scan that cannot read its counters keeps it (default: twice serve's "
+                   f"--deep-recheck, {proof_max_age(None):g})")
 
 
 def _check(args: argparse.Namespace) -> None:
@@ -252,7 +253,8 @@ def cmd_scan(args: argparse.Namespace) -> int:
                     lambda: _deep_dir(args, place["folder"], report_dir())) if deep else None
     scanned = run_scan(targets, None if saved else scan_options(args), thresholds, snapshot_path, saved=saved,
                        progress=_progress(args.quiet), on_snapshot=on_snapshot, deep=plan, proofs=proofs,
-                       record=(lambda document: changes_and_record(history, document)) if history else None)
+                       record=(lambda document, retired: changes_and_record(history, document, retired))
+                       if history else None)
     if scanned.history_error:
         raise HistoryError(scanned.history_error)
     document = scanned.document

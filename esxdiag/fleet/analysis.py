@@ -83,11 +83,14 @@ def rollup_order(group: dict) -> tuple:
             group["vcenter"], group["name"] or "")
 
 
+NO_HOST_CONTEXT = {"cpu_usage_avg_pct": None, "pnic_drops_per_s": None, "pnic_errors_per_s": None, "uplink_loss": [],
+                   "uplink": None, "uplink_loss_per_s": None, "source": None, "error": None}
+
+
 def host_context(host: FleetHost, t: dict[str, float]) -> dict:
     """Host CPU usage (cpu.usage.average, hundredths of a percent), pNIC receive drops and errors per
     second, and the uplink loss over the floor, stated once (esxdiag.fleet.uplink)."""
-    out = {"cpu_usage_avg_pct": None, "pnic_drops_per_s": None, "pnic_errors_per_s": None, "uplink_loss": [],
-           "uplink": None, "uplink_loss_per_s": None, "source": None, "error": host.perf_error}
+    out = dict(NO_HOST_CONTEXT, uplink_loss=[], error=host.perf_error)
     perf = host.perf
     if perf is None:
         return out
@@ -143,6 +146,15 @@ def _rollup(rows: list[dict], key) -> list[dict]:
     return sorted(out, key=rollup_order)
 
 
+def host_rollups(rows: list[dict], context: dict[tuple[str, str], dict]) -> list[dict]:
+    """The per-host rollups of ``rows``, each with its host's context (host_context) by (vCenter, name)."""
+    hosts = _rollup(rows, lambda r: (r["vcenter"], r["host"] or "(unknown host)"))
+    for h in hosts:
+        h.update(context.get((h["vcenter"], h["name"]), NO_HOST_CONTEXT))
+        h["concern"] += 1 if h["uplink"] else 0  # the host's own finding, once
+    return sorted(hosts, key=rollup_order)
+
+
 def build_report(snapshot: Snapshot, thresholds: dict[str, float], snapshot_file: str | None = None,
                  deep: dict[tuple[str, str], dict] | None = None) -> dict:
     """deep: each deep-checked VM's check by (vcenter, moid) (esxdiag.fleet.deep): folded into its class."""
@@ -155,14 +167,7 @@ def build_report(snapshot: Snapshot, thresholds: dict[str, float], snapshot_file
     rows = [vm_row(i, a, thresholds) for i, a in enumerate(ranked, 1)]
     for row in rows:
         row["deep"] = deep.get((row["vcenter"], row["moid"]))
-    hosts = _rollup(rows, lambda r: (r["vcenter"], r["host"] or "(unknown host)"))
-    context = {(h.vcenter, h.name): host_context(h, thresholds) for h in snapshot.hosts}
-    for h in hosts:
-        h.update(context.get((h["vcenter"], h["name"]), {"cpu_usage_avg_pct": None, "pnic_drops_per_s": None,
-                                                         "pnic_errors_per_s": None, "uplink_loss": [], "uplink": None,
-                                                         "uplink_loss_per_s": None, "source": None, "error": None}))
-        h["concern"] += 1 if h["uplink"] else 0  # the host's own finding, once
-    hosts.sort(key=rollup_order)
+    hosts = host_rollups(rows, {(h.vcenter, h.name): host_context(h, thresholds) for h in snapshot.hosts})
     return {
         "schema": SCHEMA_FLEET_REPORT, "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "esxdiag_version": __version__,
@@ -179,6 +184,17 @@ def build_report(snapshot: Snapshot, thresholds: dict[str, float], snapshot_file
         "changes": None,
         "deep": None,
     }
+
+
+def with_rows(document: dict, rows: list[dict]) -> dict:
+    """A new document with ``rows`` in place of the document's own (which is left as it was): ranked
+    again, its counts and rollups recomputed, each host's context kept from the document's rollups."""
+    rows = [dict(row, rank=i) for i, row in enumerate(sorted(rows, key=row_order), 1)]
+    context = {(h["vcenter"], h["name"]): {k: h[k] for k in NO_HOST_CONTEXT} for h in document["rollups"]["hosts"]}
+    hosts = host_rollups(rows, context)
+    return dict(document, vms=rows, counts={c: sum(r["class"] == c for r in rows) for c in FLEET_CLASSES},
+                rollups={"clusters": _rollup(rows, lambda r: (r["vcenter"], r["cluster"] or "(no cluster)")),
+                         "hosts": hosts})
 
 
 def worst_severity(document: dict) -> str | None:

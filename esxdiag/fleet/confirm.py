@@ -3,7 +3,9 @@
 A class from vCenter counters is a suspicion; the per-VM ring verdict from the host's counters (vsish
 over one window, esxdiag.rules.verdict) is proof, and decides, the first line that applies to any vNIC:
 
-  raise-ring1 / raise-ring2 / at-max / enable-rss   ring-exhaustion, critical, confirmed
+  raise-ring1 / raise-ring2 / at-max / enable-rss   ring-exhaustion, critical, confirmed; the reason names
+                                                     the counters read: the rxSummary ring counters, or the
+                                                     port's droppedRx alone when rxSummary was not read
   cpu-limit-first / cpu-contention-first             cpu-limit / cpu-contention, critical, confirmed
   memory-first / guest-saturated                     cpu-and-drops, critical, confirmed: the vCPUs cannot
                                                      refill the ring (the host swaps the VM / every vCPU
@@ -38,6 +40,9 @@ RESOURCE_FIRST = {"memory-first": "the host swaps the VM: its vCPUs wait for pag
 ELSEWHERE = "drops-elsewhere"  # the vNIC's ring counters are flat; its `causes` name where the drops are
 RULED_OUT = ("not-needed", "past-exhaustion-only")
 PASSING = ("vmotion",)  # causes that are the migration stun: a few frames, no finding of their own
+DECIDING = PROVEN + tuple(CPU_FIRST) + tuple(RESOURCE_FIRST) + (ELSEWHERE,) + RULED_OUT  # verdicts a class rests on
+RING_COUNTERS = (("ring1_full", "ring 1 full"), ("ring2_full", "ring 2 full"),
+                 ("host_out_of_buffers", "out of buffers"))  # vsish rxSummary, as esxdiag.fleet.deep records them
 
 Judgement = tuple[str, "str | None", str]  # class, severity, reason
 
@@ -55,6 +60,17 @@ def _causes(vnics: list[dict]) -> list[str]:
     return list(dict.fromkeys(str(c) for v in vnics for c in (v.get("causes") or ())))
 
 
+def proven_by(vnics: list[dict]) -> str:
+    """Which host counters the proof rests on, exactly: the rxSummary ring counters that were read,
+    else the vNIC port's droppedRx alone (rxSummary unreadable: the drops are taken to land on ring 1)."""
+    read = [words for key, words in RING_COUNTERS if any(v.get(key) is not None for v in vnics)]
+    if read:
+        return f"host ring counters (vsish rxSummary: {', '.join(read)})"
+    if any(v.get("dropped_rx") is not None for v in vnics):
+        return "host port drops alone (the vNIC port's droppedRx; its rxSummary ring counters were not read)"
+    return "counters other than the host's ring counters (the deep report names them)"
+
+
 def confirm(vm: FleetVm, suspicion: Judgement, deep: dict, without_drops: Callable[[], Judgement],
             cpu_text: str) -> tuple[str, str | None, str, bool]:
     """(class, severity, reason, confirmed) once the deep check's verdicts are known."""
@@ -63,7 +79,7 @@ def confirm(vm: FleetVm, suspicion: Judgement, deep: dict, without_drops: Callab
     proven = [v for v in vnics if v["verdict"] in PROVEN]
     if proven:
         verdicts = ", ".join(dict.fromkeys(v["verdict"] for v in proven))
-        return ("ring-exhaustion", "critical", f"rx ring exhaustion proven by host ring counters on "
+        return ("ring-exhaustion", "critical", f"rx ring exhaustion proven by {proven_by(proven)} on "
                 f"{_where(vm, proven)} ({verdicts}, the deep check); vCenter: {reason}", True)
     cpu = [v for v in vnics if v["verdict"] in CPU_FIRST]
     if cpu:

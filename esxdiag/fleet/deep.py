@@ -25,7 +25,8 @@ def _relative(path: Path, base: Path) -> str:
 
 
 RING_FIGURES = (("ring1_full", "per_s"), ("ring2_full", "per_s"), ("host_out_of_buffers", "per_s"),
-                ("ring1_size", None), ("ring2_size", None))  # (metric, part): per vNIC, beside its verdict
+                ("dropped_rx", "per_s"), ("ring1_size", None),
+                ("ring2_size", None))  # (metric, part): per vNIC, beside its verdict; dropped_rx: the port's
 
 
 def ring_figures(nic) -> dict:

@@ -2,9 +2,11 @@
 previous scan, and one VM's past. Default file: <user data dir>/esxdiag/history.sqlite (platformdirs).
 
 Each scan's deep checks (the fleet report's ``deep.vms``, each with when it ended) are kept in
-``deep_checks``, and each VM row says when the deep check its class rests on was made
-(``proven_at``): a later scan keeps a proof while it is valid (esxdiag.scanning.proofs), and
-`esxdiag history` shows when it was proven.
+``deep_checks``, each a record of its own: a later scan keeps a proof while it is valid
+(esxdiag.scanning.proofs), and only a scan that held it and read the VM's counters retires it
+(``retired_at``). A VM row written by a scan that never saw a proof (one that started before the
+check ended) neither holds nor retires it. Each VM row says when the deep check its class rests on
+was made (``proven_at``): `esxdiag history` shows when it was proven.
 
 Each scan is recorded with its status: ``complete`` (every vCenter asked for was scanned),
 ``partial`` (some were not: ``not_scanned`` lists them and why) or ``failed`` (none was). "Since
@@ -21,6 +23,7 @@ import json
 import sqlite3
 from contextlib import closing
 from pathlib import Path
+from typing import Iterable
 
 from esxdiag.errors import EsxdiagError
 from esxdiag.vocabulary import needs_attention
@@ -36,7 +39,7 @@ CREATE TABLE IF NOT EXISTS vm_results (
 CREATE INDEX IF NOT EXISTS vm_results_name ON vm_results(name);
 CREATE TABLE IF NOT EXISTS deep_checks (
     vcenter TEXT NOT NULL, moid TEXT NOT NULL, name TEXT NOT NULL, checked_at TEXT NOT NULL,
-    verdicts TEXT NOT NULL, worst_severity TEXT, report TEXT, error TEXT, vnics TEXT NOT NULL,
+    verdicts TEXT NOT NULL, worst_severity TEXT, report TEXT, error TEXT, vnics TEXT NOT NULL, retired_at TEXT,
     PRIMARY KEY (vcenter, moid, checked_at));
 CREATE INDEX IF NOT EXISTS deep_checks_checked ON deep_checks(checked_at);
 CREATE INDEX IF NOT EXISTS vm_results_vm ON vm_results(vcenter, moid, scan_id);
@@ -46,8 +49,13 @@ CREATE INDEX IF NOT EXISTS scans_collected ON scans(collected_at);
 _ADDED = (("scans", "status", "TEXT NOT NULL DEFAULT 'unknown'",
            "UPDATE scans SET status = 'failed' WHERE vcenters = '[]'"),
           ("scans", "not_scanned", "TEXT NOT NULL DEFAULT '[]'", None),
-          ("vm_results", "proven_at", "TEXT", None))
-# serve's deep checks, before scan kept them too (same columns)
+          ("vm_results", "proven_at", "TEXT", None),
+          # before proofs were records of their own, a check was held while the VM's latest row rested on it
+          ("deep_checks", "retired_at", "TEXT",
+           "UPDATE deep_checks SET retired_at = checked_at WHERE checked_at IS NOT (SELECT r.proven_at FROM "
+           "vm_results r WHERE r.vcenter = deep_checks.vcenter AND r.moid = deep_checks.moid "
+           "ORDER BY r.scan_id DESC LIMIT 1)"))
+# serve's deep checks, before scan kept them too (the first nine columns)
 _OLD_DEEP_TABLE = "serve_deep"
 
 
@@ -80,7 +88,7 @@ def _migrate(db: sqlite3.Connection) -> None:
     """Add the columns a database written by an older esxdiag lacks, and move serve's deep checks
     into deep_checks (in one transaction)."""
     present = {table: {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
-               for table in ("scans", "vm_results")}
+               for table in ("scans", "vm_results", "deep_checks")}
     missing = [added for added in _ADDED if added[1] not in present[added[0]]]
     old_deep = db.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?",
                           (_OLD_DEEP_TABLE,)).fetchone()[0]
@@ -91,7 +99,8 @@ def _migrate(db: sqlite3.Connection) -> None:
                 if fill:
                     db.execute(fill)
             if old_deep:
-                db.execute(f"INSERT OR IGNORE INTO deep_checks SELECT * FROM {_OLD_DEEP_TABLE}")
+                columns = ", ".join(DEEP_KEYS)
+                db.execute(f"INSERT OR IGNORE INTO deep_checks ({columns}) SELECT * FROM {_OLD_DEEP_TABLE}")
                 db.execute(f"DROP TABLE {_OLD_DEEP_TABLE}")
 
 
@@ -111,10 +120,10 @@ def proven_at(row: dict) -> str | None:
     return (row.get("deep") or {}).get("checked_at") if row.get("confirmed") else None
 
 
-def changes_and_record(path: str | Path, document: dict) -> dict | None:
+def changes_and_record(path: str | Path, document: dict, retired: Iterable[tuple[str, str, str]] = ()) -> dict | None:
     """What changed since the previous comparable scan (None when there is none, or nothing was
     scanned now), then append this scan with its status, and its deep checks (those that say when
-    they ended)."""
+    they ended); ``retired``: the (vCenter, MOID, checked_at) of the proofs this scan retired."""
     scanned = sorted(v["name"] for v in document["vcenters"] if v["status"] == "scanned")
     scope = json.dumps(document["snapshot"]["filters"], sort_keys=True)  # only like scans are compared
     not_scanned = [{k: m[k] for k in ("vcenter", "error_kind", "error")} for m in document["not_scanned"]]
@@ -134,10 +143,13 @@ def changes_and_record(path: str | Path, document: dict) -> dict | None:
                       r["drops_per_s"], r["drops_per_1000"], r["ready_worst_pct"], proven_at(r))
                      for r in document["vms"] if r["vcenter"] in scanned])
                 db.executemany(
-                    "INSERT OR REPLACE INTO deep_checks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    f"INSERT OR IGNORE INTO deep_checks ({', '.join(DEEP_KEYS)}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [(c["vcenter"], c["moid"], c["name"], c["checked_at"], json.dumps(c["verdicts"]),
                       c["worst_severity"], c["report"], c["error"], json.dumps(c["vnics"]))
                      for c in (document.get("deep") or {}).get("vms", []) if c.get("checked_at")])
+                db.executemany(
+                    "UPDATE deep_checks SET retired_at = ? WHERE vcenter = ? AND moid = ? AND checked_at = ? "
+                    "AND retired_at IS NULL", [(document["snapshot"]["collected_at"], *key) for key in retired])
         except sqlite3.Error as exc:
             raise HistoryError(f"{path}: cannot use as scan history ({exc})") from None
     return changes
@@ -217,14 +229,13 @@ def deep_row(row: tuple) -> dict:
     return out
 
 
-# the VM's latest recorded class still rests on this check: a proof retired since is not held
-HELD = (" AND d.checked_at = (SELECT r.proven_at FROM vm_results r WHERE r.vcenter = d.vcenter AND "
-        "r.moid = d.moid ORDER BY r.scan_id DESC LIMIT 1)")
+# a proof no scan that held it has retired
+HELD = " AND d.retired_at IS NULL"
 
 
 def held_proofs_since(path: str | Path, since: str) -> list[dict]:
-    """Each VM's newest deep check that ended at or after ``since`` (ISO UTC) and on which its
-    latest recorded class still rests (proven_at); none without a history."""
+    """Each VM's newest deep check that ended at or after ``since`` (ISO UTC), when no scan that
+    held it has retired it; none without a history."""
     if not Path(path).exists():
         return []
     with closing(_open(path, create=False)) as db:

@@ -89,9 +89,13 @@ def assess(vm: FleetVm, t: dict[str, float], deep: dict | None = None,
                   and u.lossy(t))
     context = dict(moves=moves, uplinks=lossy)
     if vm.perf is None:
-        klass, severity, reason = uplink.fold(("no-data", "info", f"no performance data: "
-                                               f"{vm.perf_error or 'none returned'}{_damaged(vm)}"), False, lossy, t)
-        return Assessment(vm, klass, severity, _moved(reason, klass, moves), **base, **context)
+        unread = ("no-data", "info", f"no performance data: {vm.perf_error or 'none returned'}{_damaged(vm)}")
+        confirmed = False
+        if deep is not None:  # a kept proof: this scan read nothing that could retire it (esxdiag.scanning.proofs)
+            *unread, confirmed = confirm(vm, unread, deep, lambda: unread, "CPU figures not read in this scan")
+        klass, severity, reason = uplink.fold(tuple(unread), False, lossy, t)
+        return Assessment(vm, klass, severity, _moved(reason, klass, moves), **base,
+                          confirmed=confirmed and klass == unread[0], **context)
     f = measure(vm, t)
     notes = _notes(vm, f)
     klass, severity, reason = _classify(vm, f, notes, t)

@@ -40,7 +40,7 @@ class Scanned:
     path: Path | None = None  # the snapshot file
     checks: list[DeepCheck] = field(default_factory=list)  # this scan's deep checks
     unreached_hosts: int = 0  # deep-check hosts not sampled
-    retired: frozenset = frozenset()  # (vCenter, MOID) whose kept proof the drops' end retired
+    retired: frozenset = frozenset()  # (vCenter, MOID, checked_at) of the kept proofs this scan's counters retired
     history_error: str | None = None  # the history could not be written: its own fault, the scan stands
     history_written: bool = False
 
@@ -64,12 +64,12 @@ def run_scan(targets: list, options, thresholds: dict, snapshot_path: Callable[[
              saved: tuple[Snapshot, Path] | None = None, progress=None, stop: threading.Event | None = None,
              on_snapshot: Callable[[Snapshot, Path], None] | None = None, deep: DeepPlan | None = None,
              on_deep_error: Callable[[Exception], None] | None = None, proofs: Proofs | None = None,
-             record: Callable[[dict], dict | None] | None = None) -> Scanned:
+             record: Callable[[dict, frozenset], dict | None] | None = None) -> Scanned:
     """Scan ``targets`` (Credentials) with ``options`` (ScanOptions), or judge a ``saved`` (snapshot,
     path) instead. ``snapshot_path(data)`` says where the new snapshot goes; ``on_snapshot`` sees it
     before any analysis (and may refuse it by raising); ``on_deep_error``: the scan stands without
-    its deep check (else the error propagates); ``record(document)`` appends to the history and
-    returns what changed (its errors name the file)."""
+    its deep check (else the error propagates); ``record(document, retired)`` appends to the history
+    with the proofs this scan retired, and returns what changed (its errors name the file)."""
     with cyclic_gc_paused():
         if saved is None:
             from esxdiag.collectors.fleet import scan  # pyvmomi: only when a scan goes to the network
@@ -94,15 +94,16 @@ def run_scan(targets: list, options, thresholds: dict, snapshot_path: Callable[[
                 raise
             on_deep_error(exc)  # counted as a host not reached
             document["deep"], unreached = None, 1
-    retired = set()
+    retired = frozenset()
     if proofs is not None and scanned:
-        retired = keep_proofs(document, snapshot, thresholds, proofs.kept, time.time(), proofs.max_age_s)
+        retired = frozenset((*key, c.checked_at) for key, c in keep_proofs(
+            document, snapshot, thresholds, proofs.kept, time.time(), proofs.max_age_s).items())
     history_error = None
     if record is not None:
         try:
-            document["changes"] = record(document)
+            document["changes"] = record(document, retired)
         except (HistoryError, sqlite3.Error, OSError) as exc:
             document["changes"] = None
             history_error = str(exc)
-    return Scanned(document, snapshot, path, checks, unreached, frozenset(retired), history_error,
+    return Scanned(document, snapshot, path, checks, unreached, retired, history_error,
                    history_written=record is not None and history_error is None)

@@ -24,7 +24,7 @@ from esxdiag.scanning.deep import DeepCheck, DeepPlan
 from esxdiag.scanning.options import proof_max_age, scan_options
 from esxdiag.scanning.run import Proofs, run_scan
 from esxdiag.serve.deep import pick
-from esxdiag.serve.state import State, VcenterState, keep_deep
+from esxdiag.serve.state import Expiry, State, VcenterState, keep_deep
 from esxdiag.serve.store import Store
 
 log = logging.getLogger("esxdiag.serve")
@@ -36,8 +36,9 @@ class Outcome:
     checks: list[DeepCheck] = field(default_factory=list)
     unreached_hosts: int = 0
     history_error: str | None = None  # the history could not be written: its own fault, the scan stands
-    retired: frozenset = frozenset()  # MOIDs whose kept proof the drops' end retired (esxdiag.scanning.proofs)
+    retired: frozenset = frozenset()  # MOIDs whose kept proof this cycle's counters retired (esxdiag.scanning.proofs)
     history_written: bool = False
+    expiry: Expiry | None = None  # how the document's deep checks expire while it is shown
 
 
 class CycleRunner:
@@ -73,12 +74,13 @@ class CycleRunner:
         if scanned.history_error:
             log.error("history %s not written: %s", self.store.path, scanned.history_error)
         return Outcome(scanned.document, scanned.checks, scanned.unreached_hosts, scanned.history_error,
-                       frozenset(moid for _, moid in scanned.retired), scanned.history_written)
+                       frozenset(moid for _, moid, _ in scanned.retired), scanned.history_written,
+                       Expiry.of(scanned.document, scanned.snapshot, self.thresholds, self.proof_max_age_s))
 
-    def record(self, document: dict) -> dict | None:
-        """Record the cycle and its deep checks in the history, then apply retention."""
+    def record(self, document: dict, retired: frozenset = frozenset()) -> dict | None:
+        """Record the cycle, its deep checks and the proofs it retired in the history, then apply retention."""
         try:
-            changes = self.store.record(document)
+            changes = self.store.record(document, retired)
             now = datetime.now(timezone.utc)
             self.store.prune(now)
         except (sqlite3.Error, OSError) as exc:
@@ -116,7 +118,8 @@ def settle(state: State, name: str, outcome: Outcome, ended_ts: float, seconds: 
     if status["status"] == "scanned":
         state.update(name, document=document, good_ts=ended_ts, last_ok=True, last_error=None, last_error_kind=None,
                      last_vms=status["vms"], deep=keep_deep(entry.deep, outcome.checks, document, ended_ts,
-                                                            deep_max_age_s, outcome.retired), **common)
+                                                            deep_max_age_s, outcome.retired),
+                     expiry=outcome.expiry, **common)
     else:
         state.count_failure(name, status["error_kind"] or "unknown", last_ok=False, last_error=status["error"],
                             last_error_kind=status["error_kind"], last_vms=None, **common)

@@ -21,7 +21,6 @@ from esxdiag.errors import EsxdiagError
 from esxdiag.fleet.history import default_path
 from esxdiag.scanning.deep import DeepCheck
 from esxdiag.scanning.options import check_fleet_options, fleet_credentials, proof_max_age, tls_warnings
-from esxdiag.scanning.proofs import proves_exhaustion
 from esxdiag.serve.cycle import CycleRunner
 from esxdiag.serve.metrics import ServeCollector
 from esxdiag.serve.pages import Pages
@@ -64,16 +63,13 @@ def limit_malloc_arenas(arenas: int = 2) -> bool:
 
 
 def _restore_deep(store: Store, names: list[str], max_age_s: float) -> dict[str, dict]:
-    """The deep checks younger than max_age_s, from before a restart: exported again until their
-    VMs' first good cycle says whether they are still there; a proof retired before the restart
-    (the VM's latest recorded class no longer rests on it) is not, as `scan` holds it no more."""
+    """The deep checks younger than max_age_s, from before a restart, that no scan has retired: kept
+    by the first cycles as `scan` keeps them from the history (esxdiag.scanning.proofs)."""
     out: dict[str, dict] = {name: {} for name in names}
     since = datetime.now(timezone.utc) - timedelta(seconds=max_age_s)
-    held = store.held_proofs_since(since)
-    for row in store.deep_since(since):
-        check = DeepCheck.of(row)
-        if row["vcenter"] in out and ((check.vcenter, check.moid) in held or not proves_exhaustion(check)):
-            out[row["vcenter"]][row["moid"]] = check
+    for row in store.held_since(since):
+        if row["vcenter"] in out:
+            out[row["vcenter"]][row["moid"]] = DeepCheck.of(row)
     return out
 
 

@@ -6,9 +6,10 @@ only. A VM gone from the vCenter is gone from its next report, so its series end
 whose last cycle failed keeps its last good series; ``esxdiag_vcenter_stale`` says so.
 
 Series per VM: at most 7 (class, severity, two drop rates, three CPU figures; a figure that was not
-measured has no series, never 0), plus for a deep-checked VM 1 (its check's time) and 6 per vNIC
-(ring-1-full/s, ring-2-full/s, out-of-buffer/s, two ring sizes, the verdict). docs/serve.md lists
-every metric.
+measured has no series, never 0), plus for a VM whose row shows a deep check 1 (its check's time)
+and 6 per vNIC (ring-1-full/s, ring-2-full/s, out-of-buffer/s, two ring sizes, the verdict). The
+deep series are the row's own deep check, the one its class rests on: /metrics, the fleet page
+and the VM's page agree for the same VM in the same cycle. docs/serve.md lists every metric.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from prometheus_client.registry import Collector
 from prometheus_client.samples import Sample
 
 from esxdiag import __version__
+from esxdiag.fleet.confirm import RING_COUNTERS
+from esxdiag.scanning.proofs import checked_ts
 from esxdiag.serve.state import State, VcenterState
 from esxdiag.vocabulary import FLEET_CLASSES
 
@@ -49,7 +52,8 @@ VNIC_GAUGES = (
 )
 CLASS = ("esxdiag_fleet_vm_class", "the VM's fleet class (value 1, label class)")
 SEVERITY = ("esxdiag_fleet_vm_severity", "the class's severity: 0 none, 1 info, 2 warning, 3 critical")
-VERDICT = ("esxdiag_deep_vnic_verdict", "the deep check's ring verdict for the vNIC (value 1, label verdict)")
+VERDICT = ("esxdiag_deep_vnic_verdict", "the deep check's ring verdict for the vNIC (value 1, label verdict; label "
+           "counters: what it rests on, ring = vsish rxSummary, port-drops = the port's droppedRx alone)")
 DEEP_TIME = ("esxdiag_deep_vm_last_check_timestamp_seconds", "when the VM's shown deep check ended")
 VNIC_LABELS = VM_LABELS + ("vnic",)
 FLEET_FAMILIES = (  # (name, help, labels)
@@ -58,8 +62,16 @@ FLEET_FAMILIES = (  # (name, help, labels)
     *((name, text, VM_LABELS) for name, text, _ in VM_GAUGES),
     (DEEP_TIME[0], DEEP_TIME[1], VM_LABELS),
     *((name, text, VNIC_LABELS) for name, text, _ in VNIC_GAUGES),
-    (VERDICT[0], VERDICT[1], VNIC_LABELS + ("verdict",)),
+    (VERDICT[0], VERDICT[1], VNIC_LABELS + ("verdict", "counters")),
 )
+
+
+def counters_read(nic) -> str:
+    """Which host counters a vNIC's verdict rests on (esxdiag.fleet.confirm.proven_by): ring, port-drops
+    or other."""
+    if any(nic.get(key) is not None for key, _ in RING_COUNTERS):
+        return "ring"
+    return "port-drops" if nic.get("dropped_rx") is not None else "other"
 
 
 def vm_samples(entry: VcenterState) -> dict[str, list[Sample]]:
@@ -73,16 +85,18 @@ def vm_samples(entry: VcenterState) -> dict[str, list[Sample]]:
         for name, _, key in VM_GAUGES:
             if row.get(key) is not None:
                 out[name].append(Sample(name, labels, float(row[key])))
-        check = entry.deep.get(row["moid"])
+        check = row.get("deep")
         if check is None:
             continue
-        out[DEEP_TIME[0]].append(Sample(DEEP_TIME[0], labels, check.checked_ts))
-        for index, nic in enumerate(check.vnics):
+        if check.get("checked_at"):
+            out[DEEP_TIME[0]].append(Sample(DEEP_TIME[0], labels, checked_ts(check["checked_at"])))
+        for index, nic in enumerate(check["vnics"]):
             nic_labels = {**labels, "vnic": nic.get("label") or nic.get("mac") or f"vnic{index}"}
             for name, _, key in VNIC_GAUGES:
                 if nic.get(key) is not None:
                     out[name].append(Sample(name, nic_labels, float(nic[key])))
-            out[VERDICT[0]].append(Sample(VERDICT[0], {**nic_labels, "verdict": nic["verdict"]}, 1.0))
+            out[VERDICT[0]].append(Sample(VERDICT[0], {**nic_labels, "verdict": nic["verdict"],
+                                                      "counters": counters_read(nic)}, 1.0))
     return out
 
 

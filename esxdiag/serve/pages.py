@@ -118,10 +118,9 @@ class Pages:
         rows = self.store.vm_past(vcenter, moid, VM_PAGE_RESULTS)
         if current is None and not rows:
             return None
-        check = entry.deep.get(moid)
-        deep = ({"checked_at": check.checked_at, "verdicts": list(check.verdicts), "report": check.report,
-                 "error": check.error, "vnics": [dict(v) for v in check.vnics]} if check
-                else self.store.last_deep(vcenter, moid))
+        shown = (current or {}).get("deep")  # the check its class rests on, as /metrics exports it
+        deep = ({k: shown.get(k) for k in ("checked_at", "verdicts", "report", "error")} | {
+                 "vnics": [dict(v) for v in shown["vnics"]]} if shown else self.store.last_deep(vcenter, moid))
         if deep is not None:
             deep["href"] = f"../../{quote(deep['report'])}" if deep.get("report") else None
         stale = (f"the last cycle of {vcenter} failed ({entry.last_error}); these figures are from its last good "

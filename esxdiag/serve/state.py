@@ -4,18 +4,36 @@ cycle threads write it.
 
 Entries are immutable: a cycle builds a new entry and swaps it in under the lock, so a reader
 holds a consistent view (one document, its deep checks, its status) without locking while it
-renders. A failed cycle keeps the last good document: its figures stay, marked stale.
+renders. A failed cycle keeps the last good document: its figures stay, marked stale, but no deep
+check in it is shown past --proof-max-age: an entry read after its oldest shown check expired is
+judged again without it (esxdiag.scanning.proofs.expire) and swapped in, whatever the vCenter's state.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import threading
+import time
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 
 from esxdiag.scanning.deep import DeepCheck
+from esxdiag.scanning.proofs import expire, shown_until, unproven_rows
+
+
+@dataclass(frozen=True)
+class Expiry:
+    """What a good cycle's document needs to be shown without a deep check once it expires."""
+
+    unproven: Mapping[tuple[str, str], dict]  # each row showing a check, as its vCenter counters alone judge it
+    max_age_s: float
+    until: float | None  # epoch: when the oldest deep check shown passes max_age_s (None: none shown)
+
+    @classmethod
+    def of(cls, document: dict, snapshot, thresholds: dict, max_age_s: float) -> "Expiry":
+        return cls(MappingProxyType(unproven_rows(document, snapshot, thresholds)), max_age_s,
+                   shown_until(document, max_age_s))
 
 
 @dataclass(frozen=True)
@@ -44,6 +62,7 @@ class VcenterState:
     deep_checked: int = 0  # VMs deep-checked since start
     deep_host_errors: int = 0  # deep-check hosts that could not be sampled since start
     deep: Mapping[str, DeepCheck] = field(default_factory=lambda: MappingProxyType({}))  # by MOID
+    expiry: Expiry | None = None  # the document's deep checks' age limit (None: none to check)
 
     @property
     def stale(self) -> bool:
@@ -58,9 +77,22 @@ class VcenterState:
         return max(0.0, now - self.running_since_ts - self.interval_s)
 
 
+def expired(entry: VcenterState, now: float) -> VcenterState:
+    """The entry as it may be shown at ``now``: no deep check older than --proof-max-age, in its
+    document (the VM judged on its vCenter counters again) nor in its deep checks."""
+    x = entry.expiry
+    if x is None or x.until is None or now <= x.until or entry.document is None:
+        return entry
+    document = expire(entry.document, x.unproven, now, x.max_age_s)
+    deep = MappingProxyType({m: c for m, c in entry.deep.items() if now - c.checked_ts <= x.max_age_s})
+    return dataclasses.replace(entry, document=document, deep=deep,
+                               expiry=dataclasses.replace(x, until=shown_until(document, x.max_age_s)))
+
+
 class State:
-    def __init__(self, entries: list[VcenterState]):
+    def __init__(self, entries: list[VcenterState], clock=time.time):
         self._lock = threading.Lock()
+        self.clock = clock  # wall time: when a shown deep check expires
         self._entries = {e.name: e for e in entries}
         self.started_ts: float | None = None
         self.history_error: str | None = None  # the last history write failed: why
@@ -78,23 +110,31 @@ class State:
     def names(self) -> list[str]:
         return list(self._entries)
 
+    def _current(self, name: str) -> VcenterState:
+        """The entry, its expired deep checks taken out first (under the lock)."""
+        entry = self._entries[name]
+        shown = expired(entry, self.clock())
+        if shown is not entry:
+            self._entries[name] = shown
+        return shown
+
     def get(self, name: str) -> VcenterState:
         with self._lock:
-            return self._entries[name]
+            return self._current(name)
 
     def views(self) -> list[VcenterState]:
         with self._lock:
-            return list(self._entries.values())
+            return [self._current(name) for name in list(self._entries)]
 
     def update(self, name: str, **changes) -> VcenterState:
         with self._lock:
-            entry = dataclasses.replace(self._entries[name], **changes)
+            entry = dataclasses.replace(self._current(name), **changes)
             self._entries[name] = entry
             return entry
 
     def count_failure(self, name: str, kind: str, **changes) -> None:
         with self._lock:
-            entry = self._entries[name]
+            entry = self._current(name)
             failures = dict(entry.failures)
             failures[kind] = failures.get(kind, 0) + 1
             self._entries[name] = dataclasses.replace(entry, failures=MappingProxyType(failures), **changes)
@@ -102,7 +142,7 @@ class State:
     def add(self, name: str, **increments: int) -> None:
         """Add to counters (skipped, requests, deep_checked, deep_host_errors)."""
         with self._lock:
-            entry = self._entries[name]
+            entry = self._current(name)
             self._entries[name] = dataclasses.replace(
                 entry, **{k: getattr(entry, k) + v for k, v in increments.items()})
 

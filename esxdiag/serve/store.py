@@ -56,9 +56,10 @@ class Store:
             raise HistoryError(f"{self.path}: cannot use as scan history ({exc})") from None
         return db
 
-    def record(self, document: dict) -> dict | None:
-        """Append one cycle and its deep checks (esxdiag.fleet.history); what changed since the previous one."""
-        return changes_and_record(self.path, document)
+    def record(self, document: dict, retired: frozenset = frozenset()) -> dict | None:
+        """Append one cycle, its deep checks and the proofs it retired (esxdiag.fleet.history); what
+        changed since the previous one."""
+        return changes_and_record(self.path, document, retired)
 
     def prune(self, now: datetime) -> int:
         """Delete up to PRUNE_BATCH scans collected before now - retention, with their rows; the deep
@@ -98,7 +99,7 @@ class Store:
         """Every VM's newest deep check at or after ``since`` (to export again after a restart)."""
         return [deep_row(row) for row in self._read(DEEP_SQL + DEEP_SINCE, (iso(since),))]
 
-    def held_proofs_since(self, since: datetime) -> set[tuple[str, str]]:
-        """(vCenter, MOID) of each VM whose newest deep check at or after ``since`` its latest
-        recorded class still rests on (esxdiag.fleet.history.held_proofs_since)."""
-        return {(row[0], row[1]) for row in self._read(DEEP_SQL + DEEP_SINCE + HELD, (iso(since),))}
+    def held_since(self, since: datetime) -> list[dict]:
+        """Every VM's newest deep check at or after ``since`` that no cycle or scan has retired
+        (esxdiag.fleet.history.held_proofs_since): kept again after a restart."""
+        return [deep_row(row) for row in self._read(DEEP_SQL + DEEP_SINCE + HELD, (iso(since),))]

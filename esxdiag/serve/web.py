@@ -32,7 +32,7 @@ from prometheus_client.exposition import choose_encoder
 
 from esxdiag.reports.formats import FLEET
 from esxdiag.serve.pages import FLEET_FILES, Pages
-from esxdiag.serve.webconfig import WebConfig, authorized
+from esxdiag.serve.webconfig import WebConfig
 
 log = logging.getLogger("esxdiag.serve.web")
 IDLE_TIMEOUT_S = 10.0
@@ -212,7 +212,7 @@ class Handler(BaseHTTPRequestHandler):
     do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _refuse
 
     def _answer(self, head: bool) -> None:
-        if not authorized(self.headers.get("Authorization"), self.server.web.users):
+        if not self.server.web.checks(self.headers.get("Authorization")):
             self._send(HTTPStatus.UNAUTHORIZED, b"unauthorized\n", "text/plain", head,
                        {"WWW-Authenticate": 'Basic realm="esxdiag"'})
             return

@@ -14,15 +14,28 @@ password is. Passwords are
 checked with bcrypt.checkpw (constant-time); an unknown user is checked against a dummy hash of the
 configured hashes' highest cost, so the time taken does not tell which users exist. A password over
 bcrypt's 72 bytes is refused (401) after the same check of its first 72 bytes. Neither passwords nor hashes are ever logged.
+
+Wrong passwords cannot multiply the cost of a check (PasswordChecks, as the Prometheus exporter
+toolkit does): one bcrypt check runs at a time in the process, so clients sending wrong passwords
+use at most one core however many they are; and the outcome of each (user, password) checked is
+remembered under a keyed hash (HMAC-SHA256 with a per-process random key; never the password), so a
+scraper sending the right password again costs no check at all, and one wrong password sent again
+costs none either. What a remembered answer shows in its time (the same credentials were checked
+before) is what the client sent itself; a known and an unknown user are remembered alike.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
+import hmac
 import ipaddress
 import re
+import secrets
 import ssl
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,16 +50,68 @@ TLS_KEYS = {"cert_file", "key_file", "min_version"}
 TLS_VERSIONS = {"TLS12": ssl.TLSVersion.TLSv1_2, "TLS13": ssl.TLSVersion.TLSv1_3}
 BCRYPT_MAX_BYTES = 72  # bcrypt reads no further (bcrypt 5 raises beyond it)
 _DUMMIES: dict[int, bytes] = {}  # by cost: a hash to check unknown users against, made on first use
+CHECKS_AT_ONCE = 1  # bcrypt checks running at once in the process (the exporter toolkit's bcrypt mutex)
+REMEMBERED_PASSED = 64  # (user, password) pairs that passed, kept: the scrapers' own
+REMEMBERED_FAILED = 4096  # pairs that failed, kept apart: failures never evict a scraper's pair
 
 
 class WebConfigError(EsxdiagError):
     """The web configuration file is unreadable or asks for what esxdiag does not do (exit 2)."""
 
 
+class PasswordChecks:
+    """Callable: an Authorization header -> whether it carries a configured user's password, at a
+    bounded cost (the module's docstring)."""
+
+    def __init__(self, users: dict[str, bytes]):
+        self.users = users
+        self._key = secrets.token_bytes(32)
+        self._gate = threading.Semaphore(CHECKS_AT_ONCE)
+        self._lock = threading.Lock()
+        self._passed: OrderedDict[bytes, None] = OrderedDict()
+        self._failed: OrderedDict[bytes, None] = OrderedDict()
+
+    def _remembered(self, key: bytes) -> bool | None:
+        with self._lock:
+            for known, answer in ((self._passed, True), (self._failed, False)):
+                if key in known:
+                    known.move_to_end(key)
+                    return answer
+        return None
+
+    def _remember(self, key: bytes, ok: bool) -> None:
+        known, size = (self._passed, REMEMBERED_PASSED) if ok else (self._failed, REMEMBERED_FAILED)
+        with self._lock:
+            known[key] = None
+            while len(known) > size:
+                known.popitem(last=False)
+
+    def __call__(self, header: str | None) -> bool:
+        if not self.users:
+            return True
+        sent = credentials(header)
+        if sent is None:
+            return False
+        key = hmac.new(self._key, sent[0].encode("utf-8") + b"\0" + sent[1], hashlib.sha256).digest()
+        answer = self._remembered(key)
+        if answer is not None:
+            return answer
+        with self._gate:
+            answer = self._remembered(key)  # checked by another client while this one waited
+            if answer is None:
+                answer = password_ok(*sent, self.users)
+                self._remember(key, answer)
+        return answer
+
+
 @dataclass(frozen=True)
 class WebConfig:
     tls: ssl.SSLContext | None = None
     users: dict[str, bytes] = field(default_factory=dict, repr=False)  # name -> bcrypt hash
+    checks: PasswordChecks = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "checks", PasswordChecks(self.users))
 
     @property
     def secure(self) -> bool:
@@ -113,14 +178,24 @@ def authorized(header: str | None, users: dict[str, bytes]) -> bool:
     """Whether an Authorization header carries a configured user's password (always, with no users)."""
     if not users:
         return True
+    sent = credentials(header)
+    return sent is not None and password_ok(*sent, users)
+
+
+def credentials(header: str | None) -> tuple[str, bytes] | None:
+    """(user, password) of a Basic Authorization header; None when it is not one."""
     scheme, _, token = (header or "").partition(" ")
     try:
         user, sep, password = base64.b64decode(token.strip(), validate=True).decode("utf-8").partition(":")
     except (binascii.Error, UnicodeDecodeError, ValueError):
-        return False
+        return None
     if scheme.lower() != "basic" or not sep:
-        return False
-    secret = password.encode("utf-8")
+        return None
+    return user, password.encode("utf-8")
+
+
+def password_ok(user: str, secret: bytes, users: dict[str, bytes]) -> bool:
+    """One bcrypt check: a known user's hash, else the dummy of the same cost."""
     ok = bcrypt.checkpw(secret[:BCRYPT_MAX_BYTES], users.get(user) or dummy_hash(users))
     return ok and user in users and len(secret) <= BCRYPT_MAX_BYTES
 

@@ -56,8 +56,8 @@ def test_a_proof_is_kept_across_scans_then_retired_for_good_when_the_drops_stop(
            "and the drops go on" in row["notes"]
     row = scan(tmp_path, monkeypatch, 0)
     assert row["class"] != "ring-exhaustion" and row["deep"] is None
-    assert f"ring exhaustion proven {proven_at} retired: vCenter counters show no receive drops in this window" \
-        in row["notes"]
+    assert f"ring exhaustion proven {proven_at} retired: vCenter counters show no receive drops over the noise " \
+           "floor in this window" in row["notes"]
     row = scan(tmp_path, monkeypatch, 300)  # retired for good: a suspicion again until checked
     assert row["class"] == "ring-suspect" and not [n for n in row["notes"] if "proven" in n]
     past = vm_history(tmp_path / "h.sqlite", "ring01")[::-1]

@@ -135,7 +135,7 @@ def test_consecutive_scans_keep_a_proof_until_the_drops_stop_and_the_history_agr
     fourth = scan(4, stopped)  # vCenter counts no drops for it now
     assert fourth["class"] != "ring-exhaustion" and not fourth["confirmed"] and fourth["deep"] is None
     assert [n for n in fourth["notes"] if n == f"ring exhaustion proven {proven_at} retired: vCenter counters show "
-                                                "no receive drops in this window"]
+                                                "no receive drops over the noise floor in this window"]
     fifth = scan(5, dropping)  # the drops are back, the retired proof is not: a suspicion again
     assert fifth["class"] == "ring-suspect" and not [n for n in fifth["notes"] if "proven" in n]
 

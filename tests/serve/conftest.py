@@ -18,6 +18,7 @@ from prometheus_client import CollectorRegistry
 from esxdiag.config import load_thresholds
 from esxdiag.fleet.analysis import build_report
 from esxdiag.fleet.snapshot import snapshot_from_dict
+from esxdiag.scanning.proofs import as_deep
 from esxdiag.serve.metrics import ServeCollector
 from esxdiag.serve.pages import Pages
 from esxdiag.serve.state import DeepCheck, State, VcenterState
@@ -71,12 +72,13 @@ def snapshot(vcenter: str, vms: list[dict], failed: bool = False, collected_at: 
 
 def record_deep(store: Store, vcenter: str, checks: list[dict], checked_at: str, held: bool | None = None) -> None:
     """Deep checks in the history as a cycle records them (its report's deep.vms), at ``checked_at``;
-    with ``held`` given, a scan too whose rows rest on them (True), or no longer do (False: a proof
-    retired since)."""
+    with ``held`` given, a scan too whose rows rest on them (True), or that retired them (False: the
+    drops stopped since)."""
     rows = [(vcenter, c["moid"], c["name"], checked_at, json.dumps(c["verdicts"]), c["worst_severity"], c["report"],
-             c["error"], json.dumps(c["vnics"])) for c in checks]
+             c["error"], json.dumps(c["vnics"]), checked_at if held is False else None) for c in checks]
     with closing(sqlite3.connect(store.path)) as db, db:
-        db.executemany("INSERT INTO deep_checks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        db.executemany("INSERT INTO deep_checks (vcenter, moid, name, checked_at, verdicts, worst_severity, report, "
+                       "error, vnics, retired_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
         if held is None:
             return
         scan = db.execute("INSERT INTO scans (collected_at, scope, vcenters, counts, status) VALUES "
@@ -88,10 +90,13 @@ def record_deep(store: Store, vcenter: str, checks: list[dict], checked_at: str,
 
 @pytest.fixture
 def fleet_document():
-    """(vcenter, [vm(...)...], failed=False, collected_at=...) -> that vCenter's fleet report."""
-    def make(vcenter: str, vms: list[dict], failed: bool = False, collected_at: str = "2026-11-23T02:45:00Z"):
+    """(vcenter, [vm(...)...], failed=False, collected_at=..., deep={MOID: DeepCheck}) -> that vCenter's
+    fleet report, each deep check folded into its VM's row as a cycle folds it."""
+    def make(vcenter: str, vms: list[dict], failed: bool = False, collected_at: str = "2026-11-23T02:45:00Z",
+             deep: dict | None = None):
         data = snapshot(vcenter, [dict(v, vcenter=vcenter) for v in vms], failed, collected_at)
-        return build_report(snapshot_from_dict(data), load_thresholds(), "snap.json")
+        folded = {(vcenter, moid): as_deep(c) for moid, c in (deep or {}).items()}
+        return build_report(snapshot_from_dict(data), load_thresholds(), "snap.json", deep=folded)
     return make
 
 
@@ -140,7 +145,8 @@ def web_server(tmp_path, fleet_document, make_vm, start_web):
     (report.parent / "escape").symlink_to(tmp_path / "secret.txt")
     check = DeepCheck("vc1:443", "vm-1", "ring01", "2026-11-23T02:46:00Z", now.timestamp(), ("raise-ring1",),
                       "critical", "deep/vc1_443/20261123T024500Z/esx1/report.html", None, (VNIC,))
-    good = fleet_document("vc1:443", [make_vm("ring01", "vm-1", drops=300), make_vm(HOSTILE, "vm-2")])
+    good = fleet_document("vc1:443", [make_vm("ring01", "vm-1", drops=300), make_vm(HOSTILE, "vm-2")],
+                          deep={"vm-1": check})
     state = State([
         VcenterState("vc1:443", "https://vc1/sdk", 300, document=good, good_ts=now.timestamp(), last_ok=True,
                      deep=MappingProxyType({"vm-1": check})),

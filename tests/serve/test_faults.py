@@ -80,7 +80,7 @@ def test_a_corrupt_history_is_its_own_fault_and_the_scan_is_still_served(tmp_pat
 def test_a_read_only_history_is_its_own_fault_too(tmp_path, monkeypatch):
     scheduler, state, store = serve_parts(tmp_path, monkeypatch)
     scheduler.run_one(VC, "vc1:443")
-    def read_only(self, document):
+    def read_only(self, document, retired=frozenset()):
         raise sqlite3.OperationalError("attempt to write a readonly database")
 
     monkeypatch.setattr(Store, "record", read_only)

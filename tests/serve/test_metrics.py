@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from datetime import datetime, timezone
 from types import MappingProxyType
 
 import pytest
@@ -36,9 +37,9 @@ def state(fleet_document, make_vm):
     ring = make_vm("ring01", "vm-1", drops=300)
     fleet = [ring, make_vm(HOSTILE, "vm-2"), make_vm("off", "vm-3", power="poweredOff"),
              make_vm("slow", "vm-4", ready_ms=3000)]
-    good = fleet_document("vc1:443", fleet)
     check = DeepCheck("vc1:443", "vm-1", "ring01", "2026-11-23T02:46:00Z", 1795000000.0, ("raise-ring1",),
                       "critical", "deep/x/report.html", None, (VNIC,))
+    good = fleet_document("vc1:443", fleet, deep={"vm-1": check})
     return State([
         VcenterState("vc1:443", "https://vc1/sdk", 300, document=good, good_ts=1795000100.0, last_ts=1795000100.0,
                      last_ok=True, last_seconds=4.2, last_requests=12, cycles=3, requests=36,
@@ -55,7 +56,7 @@ def test_one_class_series_per_vm_with_severity_and_the_figures(state):
     families = scrape(state)
     classes = {(s.labels["vcenter"], s.labels["vm"]): s.labels["class"]
                for s in samples(families, "esxdiag_fleet_vm_class")}
-    assert classes == {("vc1:443", "ring01"): "ring-suspect", ("vc1:443", HOSTILE): "healthy",
+    assert classes == {("vc1:443", "ring01"): "ring-exhaustion", ("vc1:443", HOSTILE): "healthy",
                        ("vc1:443", "off"): "no-data", ("vc1:443", "slow"): "cpu-contention",
                        ("vc2:443", "db01"): "healthy"}
     assert "evil_metric" not in families  # a VM name is a label value, escaped, never a line of its own
@@ -65,17 +66,19 @@ def test_one_class_series_per_vm_with_severity_and_the_figures(state):
     assert drops["ring01"] == 15.0 and "off" not in drops  # not measured: absent, never 0
     ring = samples(families, "esxdiag_fleet_vm_ready_worst_vcpu_percent", vm="ring01")[0]
     assert ring.labels == {"vcenter": "vc1:443", "vm": "ring01", "moid": "vm-1", "cluster": "C1", "host": "esx1"}
-    assert samples(families, "esxdiag_fleet_class_vms", vcenter="vc1:443", **{"class": "ring-suspect"})[0].value == 1
+    assert samples(families, "esxdiag_fleet_class_vms", vcenter="vc1:443", **{"class": "ring-exhaustion"})[0].value == 1
 
 
 def test_deep_checked_vnics_export_ring_figures_and_the_verdict(state):
     families = scrape(state)
     (verdict,) = samples(families, "esxdiag_deep_vnic_verdict")
     assert verdict.labels["verdict"] == "raise-ring1" and verdict.labels["vnic"] == "Network adapter 1"
+    assert verdict.labels["counters"] == "ring"  # rxSummary was read: the proof rests on the ring counters
     assert samples(families, "esxdiag_deep_vnic_ring1_full_per_second")[0].value == 23.6
     assert samples(families, "esxdiag_deep_vnic_out_of_buffer_drops_per_second")[0].value == 34.614
     assert samples(families, "esxdiag_deep_vnic_ring1_size")[0].value == 256
-    assert samples(families, "esxdiag_deep_vm_last_check_timestamp_seconds")[0].value == 1795000000.0
+    ended = datetime(2026, 11, 23, 2, 46, tzinfo=timezone.utc).timestamp()  # the row's check: 2026-11-23T02:46:00Z
+    assert samples(families, "esxdiag_deep_vm_last_check_timestamp_seconds")[0].value == ended
 
 
 def test_vcenter_health_stale_kept_and_errors_by_kind(state):

@@ -54,7 +54,7 @@ def test_a_vm_page_has_its_class_its_past_as_charts_and_its_last_deep_report(web
     server = web_server
     status, _, body = get(server, "/vm/vc1%3A443/vm-1")
     html = body.decode()
-    assert status == 200 and ">ring-suspect</span>" in html and "Past scans (2)" in html
+    assert status == 200 and ">ring-exhaustion</span>" in html and "Past scans (2)" in html
     assert html.count("<svg") == 2 and "Receive drops per second" in html and "Worst-vCPU %RDY" in html
     assert 'href="../../deep/vc1_443/20261123T024500Z/esx1/report.html"' in html and "34.614" in html
     status, headers, body = get(server, "/deep/vc1_443/20261123T024500Z/esx1/report.html")
