@@ -176,7 +176,35 @@ CASES = {
                                      tx_ring_size=4096)]),
                       make.vm([_flat(make, tx={"guest tx ring full": make.counter("tx ring full", 0, 12)},
                                      tx_ring_size=4096, guest_os="windows")], guest_os="windows")]),
+    # NICs outside the vSwitch (SR-IOV VF, DirectPath): their driver's own counters decide (esxdiag.rules.driver_nic)
+    "driver_spread_receive": (
+        "commands", r"ethtool -l ens224",
+        lambda: fix.driver_spread_receive("ens224", 4, "mlx5_core"),
+        lambda make: [make.vm([_vf(make, rx_out_of_buffer=(0, 41_900))])],
+        lambda make: [make.vm([_vf(make, rx_out_of_buffer=(500, 500))]),  # flat: nothing to spread
+                      make.vm([_vf(make, rx_out_of_buffer=(500, 503))])]),  # under the noise floor
+    "guest_memory_for_receive": (
+        "commands", r"/proc/meminfo",
+        lambda: fix.guest_memory_for_receive("ens224"),
+        lambda make: [make.vm([_vf(make, "ixgbevf", alloc_rx_buff_failed=(0, 9_000))])],
+        lambda make: [make.vm([_vf(make, "ixgbevf", alloc_rx_buff_failed=(40, 40))]),
+                      make.vm([_vf(make, rx_out_of_buffer=(0, 41_900))])]),  # out of buffers: not allocation
+    "physical_port_drops": (
+        "title", r"physical port",
+        lambda: fix.physical_port_drops("ens224", "sriov"),
+        lambda make: [make.vm([_vf(make, rx_discards_phy=(0, 30_000))])],
+        lambda make: [make.vm([_vf(make, rx_discards_phy=(7, 7))]),
+                      make.vm([_vf(make, rx_out_of_buffer=(0, 41_900))])]),  # the guest's buffers, not the port
 }
+
+
+def _vf(make, driver: str = "mlx5_core", **counters):
+    """An SR-IOV VF in the guest: no port, no vmxnet3 rings, its driver's counters over 60 s."""
+    return make.vnic(ring1=None, ring2=None, oob=None, nic_type="sriov", attachment="sriov", driver=driver,
+                     guest_interface="ens224", size1=None, size2=None, ring1_max=0, ring2_max=0,
+                     ethtool_current_rx=1024, ring_rx_max=8192,
+                     driver_counters={name: make.counter(name, a, b) for name, (a, b) in
+                                      {**counters, "rx_packets": (0, 40_000_000)}.items()})
 
 
 def test_every_remediation_has_a_guard_case():
