@@ -113,3 +113,50 @@ def is_terminal_junk(line: str) -> bool:
 
 def junk_warning(number: int, line: str) -> str:
     return f"line {number}: terminal output skipped (not the command's): {line.strip()[:80]!r}"
+
+
+# ---------------------------------------------------------------- the prompts around a pasted output
+
+# A shell prompt, bare or with the command typed after it: ESXi's "[root@esx01:~]", an old ESXi
+# "~ #", a Linux "user@host:~$" or "root@host:/tmp#", PowerShell's "PS C:\Users\admin>". A user@host
+# is required in the bracketed form: "[Group:Number]" is a PowerShell value, not a prompt.
+_PROMPT = re.compile(
+    r"(?:\[[\w.-]{1,40}@[\w.-]{1,80}:[^\]\n]{0,120}\][#$]?|~ ?[#$]|[\w.-]{1,40}@[\w.-]{1,80}:[^\s#$]{0,120}[#$]|"
+    r"PS [A-Za-z]:\\[^>\n]{0,200}>)(?: .{0,400})?")
+
+
+def is_prompt(line: str) -> bool:
+    """A shell prompt line, with or without a command after it."""
+    stripped = line.strip()
+    return len(stripped) <= 600 and _PROMPT.fullmatch(stripped) is not None
+
+
+def unwrap_prompts(text: str) -> tuple[str, list[str]]:
+    """A paste copied from a terminal with the prompt and command line above the output and the
+    next prompt below it: (the text with those lines blanked, line numbers kept; a note for each).
+    Terminal lines before the output (prompt, banner, termcap complaint) are blanked; the first
+    prompt after the output began ends it, and what follows (the next command's output) is not
+    read. A text without such lines comes back unchanged."""
+    lines = text.splitlines(keepends=True)
+    notes: list[str] = []
+    started = False
+    for index, line in enumerate(lines):
+        if not line.strip():
+            continue
+        if not started and (is_terminal_junk(line) or is_prompt(line)):
+            notes.append(junk_warning(index + 1, line))
+            lines[index] = _blank(line)
+            continue
+        if started and is_prompt(line):
+            rest = sum(1 for later in lines[index + 1:] if later.strip())
+            notes.append(f"line {index + 1}: a shell prompt ({line.strip()[:60]!r}) ends the command's output: "
+                         + (f"it and the {rest} line(s) after it are not read" if rest else "not read"))
+            lines[index:] = [_blank(later) for later in lines[index:]]
+            break
+        started = True
+    return ("".join(lines), notes) if notes else (text, [])
+
+
+def _blank(line: str) -> str:
+    """An empty line with ``line``'s line end (line numbers stay as the user sees them)."""
+    return line[len(line.rstrip("\r\n")):]

@@ -33,8 +33,10 @@ class EthtoolRings:
     extra: dict[str, str]
     source: str  # ioctl | netlink | json
     warnings: tuple[str, ...] = ()
+    interface: str | None = None  # as printed in "Ring parameters for ens4:" (None in JSON, or not printed)
 
 
+_TITLE = re.compile(r"Ring parameters for (\S{1,64}):")
 _RING_KEYS = {"RX": "rx", "RX Mini": "rx_mini", "RX Jumbo": "rx_jumbo", "TX": "tx"}
 _JSON_KEYS = {"rx": "rx", "rx-mini": "rx_mini", "rx-jumbo": "rx_jumbo", "tx": "tx"}
 
@@ -70,9 +72,16 @@ def parse_rings(text: str) -> EthtoolRings:
     sections = {"max": Agreeing(warnings), "current": Agreeing(warnings)}
     extra: dict[str, str] = {}
     where = None
+    interface: str | None = None
     skipped, read = Skipped(warnings), 0
     for n, line in enumerate(text.splitlines(), 1):
         body = line.strip()
+        if title := _TITLE.fullmatch(body):
+            if interface not in (None, title.group(1)):
+                raise ParseError(f"a second 'Ring parameters for {title.group(1)}:' after {interface}: two ethtool -g "
+                                 "outputs in one capture? Save each interface's in its own file", line=n)
+            interface = title.group(1)
+            continue
         if not body or body.startswith("Ring parameters for") or skipped.cut_mark(n, line):
             continue
         if body.startswith(("Cannot get device ring settings", "netlink error")):
@@ -105,7 +114,7 @@ def parse_rings(text: str) -> EthtoolRings:
                         "one: the capture may be cut")
     netlink = bool(extra) or any(v is None for s in sections.values() for v in s.values())
     return EthtoolRings(RingSet(**_fill(sections["max"])), RingSet(**_fill(sections["current"])), extra,
-                        "netlink" if netlink else "ioctl", tuple(warnings))
+                        "netlink" if netlink else "ioctl", tuple(warnings), interface)
 
 
 def _ring_value(value: str, n: int) -> int | None:
@@ -202,6 +211,7 @@ def _version_tuple(version: str | None) -> tuple[int, ...] | None:
 @dataclass(frozen=True)
 class PermAddr:
     mac: str
+    warnings: tuple[str, ...] = ()  # the shell prompts around a pasted output, left out
 
 
 @parser("ethtool-permaddr", about="ethtool -P IFACE: the permanent MAC (joins the guest interface to its vNIC)",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from dataclasses import dataclass, field
 
 from esxdiag.errors import NoData, ParseError
@@ -29,6 +30,11 @@ class Records:
     items: list[dict[str, Value]]
     source: str  # csv | json | list | table
     warnings: list[str] = field(default_factory=list)
+    lines: list[int] = field(default_factory=list)  # each item's first line, when the form has lines (list)
+
+    def where(self, index: int) -> str:
+        """How a warning names item ``index`` (0-based): its line, or its place."""
+        return f"line {self.lines[index]}" if index < len(self.lines) else f"record {index + 1}"
 
 
 def read_records(text: str, command: str = "the command", optional: tuple[str, ...] = ()) -> Records:
@@ -66,7 +72,7 @@ def read_records(text: str, command: str = "the command", optional: tuple[str, .
         records.items = _csv_records(lines, records.warnings)
     else:
         skipped = Skipped(records.warnings)
-        records.items = _list_records(lines, skipped, _leading_lines(text))
+        records.items = _list_records(lines, skipped, _leading_lines(text), records.lines)
         skipped.check(sum(len(item) for item in records.items))
     return records
 
@@ -131,22 +137,39 @@ def _json_value(value) -> Value:
     return str(value)
 
 
-def _list_records(lines: list[str], skipped: Skipped, offset: int) -> list[dict[str, Value]]:
+_KEY = re.compile(r"[A-Za-z_][\w.-]{0,79}(?:: \[[^\]]{1,60}\])?")  # a property, or "RssProcessorArray: [Group:...]"
+
+
+def _list_records(lines: list[str], skipped: Skipped, offset: int, starts: list[int]) -> list[dict[str, Value]]:
+    """Format-List records. A record ends at a blank line, or where its first property is printed
+    again (records pasted with no blank line between them). A blank line inside one object (the
+    default Get-NetAdapterRss view puts one before IndirectionTable) does not end it: a block whose
+    first property is not the record's first one and that repeats none of the record's properties
+    continues the record. A value runs on over indented lines and over lines that start with no
+    property name (the rows of IndirectionTable). ``starts`` gets each record's first line number."""
     records: list[dict[str, Value]] = []
     warnings = skipped.warnings
     current = _Record(warnings, f"line {offset + 1}")
+    first_key: str | None = None  # the property every record starts with (Name in the default views)
     last: tuple[str, list[str]] | None = None  # property and its value's lines (a long value wraps)
+    start = offset + 1
+    blank = False
 
     def close_property() -> None:
         if last is not None:
             current.set(last[0], _list_value(" ".join(last[1])))
 
+    def close_record(n: int) -> None:
+        nonlocal current, start
+        if current:
+            records.append(dict(current))
+            starts.append(start)
+        current, start = _Record(warnings, f"line {n}"), n
+
     for n, line in enumerate(lines, offset + 1):
         if not line.strip():
             close_property()
-            if current:
-                records.append(dict(current))
-            current, last = _Record(warnings, f"line {n + 1}"), None
+            last, blank = None, True
             continue
         if skipped.cut_mark(n, line):
             close_property()
@@ -156,17 +179,26 @@ def _list_records(lines: list[str], skipped: Skipped, offset: int) -> list[dict[
             last[1].append(line.strip())
             continue
         key, sep, value = line.partition(" : ")
-        if not sep and line.rstrip().endswith(" :"):
-            key, sep, value = line.rstrip()[:-2], " :", ""
-        if not sep:
+        if not sep and line.rstrip().endswith(":"):  # "Prop :" (empty) or "IndirectionTable: [Group:Number]:"
+            key, sep, value = line.rstrip()[:-1], ":", ""
+        key = key.strip()
+        if sep and not _KEY.fullmatch(key) and last is not None:  # "0 : 4  0 : 20 ...": a table inside a value
+            last[1].append(line.strip())
+            continue
+        if not sep or not _KEY.fullmatch(key):
             skipped.line(ParseError(f"not a Format-List 'Property : value' line: {line.strip()[:80]!r}", line=n),
                          started=bool(records or current or last))
             continue
         close_property()
-        last = (key.strip(), [value.strip()] if value.strip() else [])
+        first_key = first_key or key
+        if current and (key == first_key and len(current) > 1 or blank and key in current):
+            close_record(n)  # the next object: its first property again, or a block that repeats one
+        elif blank and not current:
+            start = n
+        blank = False
+        last = (key, [value.strip()] if value.strip() else [])
     close_property()
-    if current:
-        records.append(dict(current))
+    close_record(len(lines) + offset + 1)
     return records
 
 
@@ -189,6 +221,22 @@ def need(records: list[dict[str, Value]], keys: tuple[str, ...], what: str) -> N
         if missing:
             raise ParseError(f"record {i} has no {', '.join(missing)}: not {what} output "
                              f"(properties seen: {', '.join(list(record)[:8])})")
+
+
+def named(found: Records, keys: tuple[str, ...], what: str) -> list[dict[str, Value]]:
+    """The records that have every one of ``keys``; each other one is left out with a warning naming
+    its line and the properties it has (a record cut in two by a paste). None at all: not ``what``."""
+    kept = []
+    for index, record in enumerate(found.items):
+        missing = [k for k in keys if not isinstance(record.get(k), str)]
+        if not missing:
+            kept.append(record)
+            continue
+        found.warnings.append(f"{found.where(index)}: a record with no {', '.join(missing)} skipped (properties "
+                              f"seen: {', '.join(list(record)[:8])}): its adapter is unknown")
+    if not kept:
+        need(found.items, keys, what)
+    return kept
 
 
 def unique(records: list[dict[str, Value]], keys: tuple[str, ...], warnings: list[str]) -> list[dict[str, Value]]:
