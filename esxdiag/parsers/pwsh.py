@@ -37,11 +37,13 @@ class Records:
         return f"line {self.lines[index]}" if index < len(self.lines) else f"record {index + 1}"
 
 
-def read_records(text: str, command: str = "the command", optional: tuple[str, ...] = ()) -> Records:
+def read_records(text: str, command: str = "the command", optional: tuple[str, ...] = (),
+                 rows_apart: bool = False) -> Records:
     """``command``: the cmdlet that printed ``text``, named in the re-capture advice. A last line
     without a line end (a capture cut short) is not read, with a warning; JSON shows a cut itself.
     ``optional``: columns of a default table view that may be cut to the console width (read as
-    empty, with a warning); a cut value in any other column refuses the capture."""
+    empty, with a warning); a cut value in any other column refuses the capture, or with
+    ``rows_apart`` (each row a record of its own) leaves that row out with a warning."""
     cut: list[str] = []
     if text.lstrip("\ufeff \t\r\n")[:1] not in ("[", "{"):
         text, cut = drop_cut_line(text)
@@ -54,7 +56,8 @@ def read_records(text: str, command: str = "the command", optional: tuple[str, .
     ruler = is_table(lines)
     if ruler is not None:  # the default table view: read by its ruler when no value was cut
         records = Records([], "table", cut)
-        rows = read_table(lines, ruler, _leading_lines(text), f"{command} | Format-List *", optional, records.warnings)
+        rows = read_table(lines, ruler, _leading_lines(text), f"{command} | Format-List *", optional, records.warnings,
+                          rows_apart)
         if not rows:
             raise NoData("PowerShell table with a header and no rows")
         for n, row in enumerate(rows, 1):

@@ -89,7 +89,9 @@ def parse_advprops(text: str) -> WinAdvProps:
     """Keyed by adapter ``Name`` and ``RegistryKeyword``; a capture of DisplayName/DisplayValue only
     (``Select-Object DisplayName, DisplayValue``) is keyed by the English display name's keyword,
     under adapter "" when no Name was printed (the analysis takes it for the one adapter)."""
-    found = read_records(text, "Get-NetAdapterAdvancedProperty")
+    # a narrow console cuts RegistryKeyword first (the default table's fourth column): such a row is keyed by
+    # its English DisplayName; a row with another cut value is left out on its own, with a warning
+    found = read_records(text, "Get-NetAdapterAdvancedProperty", optional=("RegistryKeyword",), rows_apart=True)
     if not any(isinstance(r.get("RegistryKeyword"), str) or isinstance(r.get("DisplayName"), str)
                for r in found.items):
         need(found.items, ("RegistryKeyword",), "Get-NetAdapterAdvancedProperty")
@@ -122,8 +124,8 @@ def _key_by_display_name(records: list[dict[str, Value]], warnings: list[str]) -
         record["RegistryKeyword"] = DISPLAY_KEYWORDS.get(name, name)
         guessed.append(name)
     if guessed:
-        warnings.append(f"no RegistryKeyword in the capture: {len(guessed)} properties keyed by their English "
-                        "DisplayName (a localised name is kept as printed and not recognised)")
+        warnings.append(f"{len(guessed)} properties without a RegistryKeyword keyed by their English DisplayName "
+                        "(a localised name is kept as printed and not recognised)")
     if records and not any(isinstance(r.get("Name"), str) for r in records):
         warnings.append("no adapter Name in the capture: the properties are taken as the one adapter's")
 
