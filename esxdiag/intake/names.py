@@ -58,3 +58,26 @@ def portset(rel: str) -> str | None:
 def mentions(rel: str, word: str) -> bool:
     """An interface name as a word of the file name: eth0 in ethtool-S-eth0.txt, not in eth01."""
     return re.search(r"(?:^|[^A-Za-z0-9])" + re.escape(word) + r"(?:[^A-Za-z0-9]|$)", stem(rel)) is not None
+
+
+# Linux interface names as they appear in file names: eth0, ens192, enp3s0f1, eno1, em1, p1p2, bond0, eth0.100
+_IFACE = re.compile(r"(?<![A-Za-z0-9])((?:eth|ens|enp|eno|enx|em|ib|bond|team|wlan|wlp|p[0-9]{1,3}p)[0-9][A-Za-z0-9]{0,12}"
+                    r"(?:\.[0-9]{1,4})?)(?![A-Za-z0-9])")
+
+
+def interfaces(rel: str) -> list[str]:
+    """The interface-like words of a file name, each once: ['eth0'] for ethtool-i-eth0.txt."""
+    return list(dict.fromkeys(_IFACE.findall(stem(rel))))
+
+
+def named_for(rel: str, word: str, drop: tuple[str, ...] = ()) -> str:
+    """``rel`` renamed so that the only interface it names is ``word``: the interface-like words and
+    ``drop`` taken out of its name, ``-word`` put before the extension (a name that then says one
+    interface, read as that one)."""
+    head, slash, name = rel.rpartition("/")
+    base = stem(rel)
+    ext = name[len(base):]
+    for other in sorted(set(interfaces(rel)) | set(drop), key=len, reverse=True):
+        base = re.sub(r"(?<![A-Za-z0-9])" + re.escape(other) + r"(?![A-Za-z0-9])", "", base)
+    base = re.sub(r"[-_. ]{2,}", "-", base).strip("-_. ")
+    return f"{head}{slash}{base + '-' if base else ''}{word}{ext}"

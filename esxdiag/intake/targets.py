@@ -12,7 +12,7 @@ from esxdiag.intake import names
 from esxdiag.intake.found import Found, IntakeError, kind, renamed
 from esxdiag.parsers import parse_file
 from esxdiag.parsers.netstats import NetStatsPort, norm_mac
-from esxdiag.specs import ESXI, LINUX, SPECS, VCENTER, WINDOWS
+from esxdiag.specs import ESXI, LINUX, PARAM_PATTERNS, SPECS, VCENTER, WINDOWS
 
 _IFACE_SPECS = {name for name, spec in SPECS.items() if "iface" in spec.params}
 _PORT_SPECS = {name for name, spec in SPECS.items() if "port" in spec.params}
@@ -200,25 +200,31 @@ def _guest_macs(items: list[Found]) -> dict[str, str]:
 
 
 def _ifaces(items: list[Found], macs: dict[str, str], asked: list[str]) -> None:
+    """The interface of each ethtool capture: the one its output prints (ethtool -g), else the one
+    known interface (ip -o link, ethtool -P) its file name says, else the only one known, else the
+    one interface-like word of its file name when nothing is known. The rename asked for otherwise
+    gives a name that says one interface only, so following it places the file."""
     known = set(macs)
-    for item in items:
-        if item.spec == "ethtool_rings" and item.head.startswith("Ring parameters for "):
-            known.add(item.head.split("\n", 1)[0][len("Ring parameters for "):].rstrip(": \r"))
+    printed = {id(item): rec.interface for item, rec in _record(items, "ethtool_rings") if rec.interface}
+    known |= set(printed.values())
     for item in items:
         if item.spec not in _IFACE_SPECS or item.params.get("iface"):
             continue
         named = [i for i in known if names.mentions(item.rel, i)]
-        if item.spec == "ethtool_rings" and item.head.startswith("Ring parameters for "):
-            named = [item.head.split("\n", 1)[0][len("Ring parameters for "):].rstrip(": \r")]
+        if id(item) in printed:
+            named = [printed[id(item)]]
         if len(named) != 1 and len(macs) == 1:
             named = list(macs)
         if len(named) != 1 and len(known) == 1:
             named = list(known)
-        if len(named) != 1:
-            rename = " or ".join(renamed(item.rel, i) for i in sorted(known)) or renamed(item.rel, "eth0")
+        if len(named) != 1 and not known and len(names.interfaces(item.rel)) == 1:
+            named = names.interfaces(item.rel)
+        if len(named) != 1 or not PARAM_PATTERNS["iface"].fullmatch(named[0]):
+            choices = sorted(known) or ["eth0"]
+            rename = " or ".join(names.named_for(item.rel, i, tuple(known)) for i in choices)
             asked.append(f"{item.rel}: which interface is this {kind(item.spec)} capture of? "
                          f"{'the guest has ' + ', '.join(sorted(known)) if known else 'no ip -o link in the folder'}: "
-                         f"rename it to {rename}")
+                         f"rename it to {rename}" + ("" if known else " (with its interface's name)"))
             continue
         item.params["iface"] = named[0]
 

@@ -22,7 +22,7 @@ from esxdiag.textio import open_text_stream, read_text
 # intake tries their sniffers. PARSERS is read from them on first use: importing this package
 # (or one parser module) does not import them all.
 MODULES = ("esxtop", "esxtop_panel", "vsish", "vsish_python", "netstats", "netdvs", "vswitch", "esxcli",
-           "ethtool_stats", "ethtool", "linux", "netstat", "windows", "vsphere", "text")
+           "ethtool_stats", "ethtool", "linux", "netstat", "windows", "vsphere", "events_text", "text")
 
 
 def __getattr__(name: str) -> Any:
