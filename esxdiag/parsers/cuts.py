@@ -137,24 +137,35 @@ def unwrap_prompts(text: str) -> tuple[str, list[str]]:
     Terminal lines before the output (prompt, banner, termcap complaint) are blanked; the first
     prompt after the output began ends it, and what follows (the next command's output) is not
     read. A text without such lines comes back unchanged."""
-    lines = text.splitlines(keepends=True)
     notes: list[str] = []
-    started = False
-    for index, line in enumerate(lines):
-        if not line.strip():
-            continue
-        if not started and (is_terminal_junk(line) or is_prompt(line)):
-            notes.append(junk_warning(index + 1, line))
-            lines[index] = _blank(line)
-            continue
-        if started and is_prompt(line):
-            rest = sum(1 for later in lines[index + 1:] if later.strip())
-            notes.append(f"line {index + 1}: a shell prompt ({line.strip()[:60]!r}) ends the command's output: "
-                         + (f"it and the {rest} line(s) after it are not read" if rest else "not read"))
-            lines[index:] = [_blank(later) for later in lines[index:]]
+    head: list[str] = []
+    at, number = 0, 0
+    while at < len(text):  # the lines before the output: a few at most
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end + 1
+        line, number = text[at:end], number + 1
+        if line.strip() and not (is_terminal_junk(line) or is_prompt(line)):
             break
-        started = True
-    return ("".join(lines), notes) if notes else (text, [])
+        if line.strip():
+            notes.append(junk_warning(number, line))
+        head.append(_blank(line))
+        at = end
+    body, tail = text[at:], ""
+    for candidate in _PROMPT_LINE.finditer(body):
+        if candidate.start() > 0 and is_prompt(candidate.group()):
+            later = body[candidate.start():]
+            number = len(head) + body.count("\n", 0, candidate.start()) + 1
+            rest = sum(1 for line in later.splitlines()[1:] if line.strip())
+            notes.append(f"line {number}: a shell prompt ({candidate.group().strip()[:60]!r}) ends the command's "
+                         "output: " + (f"it and the {rest} line(s) after it are not read" if rest else "not read"))
+            tail = "".join(_blank(line) for line in later.splitlines(keepends=True))
+            body = body[:candidate.start()]
+            break
+    return ("".join(head) + body + tail, notes) if notes else (text, [])
+
+
+# lines that may be a prompt (a user@host, a "~", a "PS "): found by one scan, then tested one by one
+_PROMPT_LINE = re.compile(r"(?m)^[^\S\n]*(?:[^\n@]{0,200}@|~|PS )[^\n]*")
 
 
 def _blank(line: str) -> str:

@@ -32,7 +32,6 @@ class TextEvent:
     source_host: str | None  # a migration's source host
     host: str | None  # a migration's destination host
     message: str
-    line: int  # where the event starts in the capture
 
 
 @dataclass(frozen=True)
@@ -77,11 +76,9 @@ def _govc(text: str) -> EventsText:
         m = _GOVC.fullmatch(line.rstrip())
         if m:
             events.append([m.group(1), m.group(4), [m.group(5).strip()], n])
-        elif events:  # a message that holds line ends goes on
-            events[-1][2].append(line.strip())
-        else:
+        else:  # a message with a line end in it is rare: its rest is named, not guessed into the message
             skipped.line(ParseError(f"not a govc events line ('[time] [category] message'): {line.strip()[:80]!r}",
-                                    line=n), started=False)
+                                    line=n), started=bool(events))
     skipped.check(len(events))
     if not events:
         raise NoData("no events")
@@ -116,13 +113,13 @@ def _event(time: str | None, kind: str | None, message: str, line: int, warnings
                     if kind in (None, name) and message.startswith(prefix) and len(message) <= _MAX_MESSAGE), None)
     readings = _readings(wording, message) if wording else set()
     if not readings:
-        return TextEvent(kind, time, None, None, None, message, line)
+        return TextEvent(kind, time, None, None, None, message)
     if len(readings) > 1:
         warnings.append(f"line {line}: the migration message can be read {len(readings)} ways ({message[:80]!r}): "
                         "its VM and hosts are not read")
-        return TextEvent(kind or wording, time, None, None, None, message, line)
+        return TextEvent(kind or wording, time, None, None, None, message)
     vm, source, host = readings.pop()
-    return TextEvent(kind or wording, time, vm, source, host, message, line)
+    return TextEvent(kind or wording, time, vm, source, host, message)
 
 
 def _readings(wording: str, message: str) -> set[tuple[str, str, str]]:
