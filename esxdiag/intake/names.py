@@ -74,10 +74,46 @@ def named_for(rel: str, word: str, drop: tuple[str, ...] = ()) -> str:
     """``rel`` renamed so that the only interface it names is ``word``: the interface-like words and
     ``drop`` taken out of its name, ``-word`` put before the extension (a name that then says one
     interface, read as that one)."""
+    return only(rel, word, [_IFACE] + [_word(w) for w in drop])
+
+
+_VMNIC = re.compile(r"vmnic[0-9]{1,4}")
+_NUMBER = re.compile(r"(?<![0-9])[0-9]{1,12}(?![0-9])")
+_ORDER = re.compile(r"(?<![A-Za-z0-9])(?:before|start|begin|pre|first|after|end|post|second|last|[st][0-9]{1,3})"
+                    r"(?![A-Za-z0-9])|(?<![A-Za-z0-9])[0-9]{1,3}$", re.I)
+
+
+def numbers(rel: str) -> list[str]:
+    """Every number of a file name's stem (a world ID of any length)."""
+    return _NUMBER.findall(stem(rel))
+
+
+def only(rel: str, word: str, patterns: list[re.Pattern]) -> str:
+    """``rel`` with every match of ``patterns`` taken out of its stem and ``-word`` put before its
+    extension: the advice "rename it to ..." gives a name that says ``word`` and nothing it competes
+    with, so the renamed file is placed."""
     head, slash, name = rel.rpartition("/")
     base = stem(rel)
     ext = name[len(base):]
-    for other in sorted(set(interfaces(rel)) | set(drop), key=len, reverse=True):
-        base = re.sub(r"(?<![A-Za-z0-9])" + re.escape(other) + r"(?![A-Za-z0-9])", "", base)
+    for pattern in patterns:
+        base = pattern.sub(" ", base)
     base = re.sub(r"[-_. ]{2,}", "-", base).strip("-_. ")
     return f"{head}{slash}{base + '-' if base else ''}{word}{ext}"
+
+
+def with_vmnic(rel: str, vmnic: str) -> str:
+    return only(rel, vmnic, [_VMNIC])
+
+
+def with_number(rel: str, number: str) -> str:
+    """A world ID or a port number as the file name's only number."""
+    return only(rel, number, [_NUMBER])
+
+
+def with_order(rel: str, word: str) -> str:
+    """A sample-order word (before, after, s2) as the file name's only one."""
+    return only(rel, word, [_ORDER])
+
+
+def _word(text: str) -> re.Pattern:
+    return re.compile(r"(?<![A-Za-z0-9])" + re.escape(text) + r"(?![A-Za-z0-9])")

@@ -106,13 +106,13 @@ def _worlds(found: list[Found], notes: list[str], asked: list[str]) -> None:
     for item in found:
         if item.spec != "esxcli_vm_ports" or item.params.get("world"):
             continue
-        numbers = [str(n) for n in names.port_numbers(item.rel)]
+        numbers = list(dict.fromkeys(names.numbers(item.rel)))
         listed = [n for n in numbers if n in worlds] if worlds else numbers
         if len(listed) != 1:
-            choices = " or ".join(f"{renamed(item.rel, w)} ({worlds[w]})" for w in sorted(worlds)[:3]) \
-                or renamed(item.rel, "WORLDID")
-            asked.append(f"{item.rel}: which VM's port list (esxcli-vm-ports) is this? rename it with its World ID "
-                         f"from esxcli network vm list: {choices}{' ...' if len(worlds) > 3 else ''}")
+            choices = " or ".join(f"{names.with_number(item.rel, w)} ({worlds[w]})" for w in sorted(worlds)[:3]) \
+                or f"{names.with_number(item.rel, 'WORLDID')} (WORLDID: the VM's World ID)"
+            asked.append(f"{item.rel}: which VM's port list (esxcli-vm-ports) is this? name its World ID (esxcli network "
+                         f"vm list): rename it to {choices}{' ...' if len(worlds) > 3 else ''}")
             continue
         item.params["world"] = listed[0]
         notes.append(f"{item.rel}: the ports of world {listed[0]}"
@@ -129,8 +129,8 @@ def _vmnics(found: list[Found], asked: list[str]) -> None:
         in_name = sorted(set(re.findall(r"vmnic\d+", item.rel)))
         vmnic = printed.get(id(item)) or (in_name[0] if len(in_name) == 1 else None)
         if vmnic is None:
-            asked.append(f"{item.rel}: which uplink's counters (esxcli-nic-stats) are these? rename it with the "
-                         f"vmnic it was run for: {renamed(item.rel, 'vmnic0')}")
+            asked.append(f"{item.rel}: which uplink's counters (esxcli-nic-stats) are these? name the vmnic it was run "
+                         f"for: rename it to {names.with_vmnic(item.rel, 'vmnicN')} (vmnicN: that uplink, e.g. vmnic0)")
             continue
         item.params["vmnic"] = vmnic
 
@@ -243,8 +243,9 @@ def _port(item: Found, ports: list, guest_macs: set[str]) -> str:
         fits = [p for p in vmxnet3 if p.mac in guest_macs] or vmxnet3  # a guest MAC the host does not know: all
         if len(fits) != 1:
             candidates = fits or vmxnet3
-            rename = " or ".join(f"{renamed(item.rel, str(p.port))} ({p.client})" for p in candidates[:4]) or \
-                f"{renamed(item.rel, 'PORT')} (the PortNum net-stats -l prints for the vNIC)"
+            rename = " or ".join(f"{names.with_number(item.rel, str(p.port))} ({p.client})" for p in candidates[:4]) or \
+                f"{names.with_number(item.rel, 'vSwitch0-PORT')} (PORT: the PortNum net-stats -l prints for the vNIC, " \
+                "vSwitch0: its portset)"
             raise IntakeError(f"{item.rel}: which vNIC port is this {kind(item.spec)} capture of? "
                               f"{'no net-stats -l in the folder' if not ports else 'more than one vmxnet3 port fits' if fits else 'no vmxnet3 port in net-stats -l'}: "
                               f"rename it to {rename}{' ...' if len(candidates) > 4 else ''}")
