@@ -50,7 +50,9 @@ class Sniffed:
 def sniff_text(head: str) -> Sniffed:
     """The kinds whose test claims ``head``, read as the parsers read it: without the shell prompts
     around a pasted output (esxdiag.parsers.cuts.unwrap_prompts)."""
-    head = unwrap_prompts(head)[0]
+    unwrapped, notes = unwrap_prompts(head)
+    if notes:  # the prompt's line is blank now: the output starts the head, as it would alone
+        head = unwrapped.lstrip("\r\n")
     return Sniffed(tuple(kind for kind, test in SNIFFERS.items() if test(head)))
 
 
