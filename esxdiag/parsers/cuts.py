@@ -165,7 +165,7 @@ def unwrap_prompts(text: str) -> tuple[str, list[str]]:
 
 
 # lines that may be a prompt (a user@host, a "~", a "PS "): found by one scan, then tested one by one
-_PROMPT_LINE = re.compile(r"(?m)^[^\S\n]*(?:[^\n@]{0,200}@|~|PS )[^\n]*")
+_PROMPT_LINE = re.compile(r"(?m)^[^\S\n]{0,40}(?:[^\n@]{0,200}@|~|PS )[^\n]*")  # bounded: no backtracking over a long line
 
 
 def _blank(line: str) -> str:

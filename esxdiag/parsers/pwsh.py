@@ -75,7 +75,8 @@ def read_records(text: str, command: str = "the command", optional: tuple[str, .
         records.items = _csv_records(lines, records.warnings)
     else:
         skipped = Skipped(records.warnings)
-        records.items = _list_records(lines, skipped, _leading_lines(text), records.lines)
+        closed = re.search(r"\n[ \t]*\r?\n\s*$", text) is not None  # Format-List ends with blank lines
+        records.items = _list_records(lines, skipped, _leading_lines(text), records.lines, closed)
         skipped.check(sum(len(item) for item in records.items))
     return records
 
@@ -143,13 +144,16 @@ def _json_value(value) -> Value:
 _KEY = re.compile(r"[A-Za-z_][\w.-]{0,79}(?:: \[[^\]]{1,60}\])?")  # a property, or "RssProcessorArray: [Group:...]"
 
 
-def _list_records(lines: list[str], skipped: Skipped, offset: int, starts: list[int]) -> list[dict[str, Value]]:
+def _list_records(lines: list[str], skipped: Skipped, offset: int, starts: list[int],
+                  closed: bool = True) -> list[dict[str, Value]]:
     """Format-List records. A record ends at a blank line, or where its first property is printed
     again (records pasted with no blank line between them). A blank line inside one object (the
     default Get-NetAdapterRss view puts one before IndirectionTable) does not end it: a block whose
     first property is not the record's first one and that repeats none of the record's properties
     continues the record. A value runs on over indented lines and over lines that start with no
-    property name (the rows of IndirectionTable). ``starts`` gets each record's first line number."""
+    property name (the rows of IndirectionTable). ``starts`` gets each record's first line number.
+    Not ``closed`` (no blank line after the last record, as Format-List prints one): a table value
+    at the very end may have lost rows, so it is left out with a warning."""
     records: list[dict[str, Value]] = []
     warnings = skipped.warnings
     current = _Record(warnings, f"line {offset + 1}")
@@ -200,6 +204,10 @@ def _list_records(lines: list[str], skipped: Skipped, offset: int, starts: list[
             start = n
         blank = False
         last = (key, [value.strip()] if value.strip() else [])
+    if last is not None and not closed and (len(last[1]) > 1 or "[" in last[0]):
+        warnings.append(f"line {len(lines) + offset}: the capture ends inside the value of {last[0]!r} (no blank line "
+                        "after the last record): its rows may be cut, it is not used")
+        last = None
     close_property()
     close_record(len(lines) + offset + 1)
     return records
