@@ -8,12 +8,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from esxdiag.bundle import FORMAT_VERSION, MANIFEST, inside, slug
+from esxdiag.errors import EsxdiagError
 from esxdiag.intake import names, sosreport, vmsupport
 from esxdiag.intake.found import Found, IntakeError, Questions, read_head
 from esxdiag.intake.order import order_samples
 from esxdiag.intake.sniff import netstat_spec, sniff_file, text_spec
 from esxdiag.intake.targets import assign_targets
-from esxdiag.errors import EsxdiagError
 from esxdiag.parsers import parse_file
 from esxdiag.specs import SPECS
 
