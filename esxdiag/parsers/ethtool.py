@@ -211,14 +211,17 @@ def _version_tuple(version: str | None) -> tuple[int, ...] | None:
 @dataclass(frozen=True)
 class PermAddr:
     mac: str
-    warnings: tuple[str, ...] = ()  # the shell prompts around a pasted output, left out
+    warnings: tuple[str, ...] = ()  # what was left out: the shell prompts around a pasted output, a cut mark
 
 
 @parser("ethtool-permaddr", about="ethtool -P IFACE: the permanent MAC (joins the guest interface to its vNIC)",
         sniff=first_line(r"^Permanent address: "), sample="Permanent address: 00:50:56:a6:55:f4\n")
 def parse_permaddr(text: str) -> PermAddr:
     """``ethtool -P``; an all-zero address means the driver does not report one."""
-    body = text.strip()
+    warnings: list[str] = []  # a last line without its line end is read: a cut MAC does not match below
+    skipped = Skipped(warnings)
+    body = "\n".join(line for n, line in enumerate(text.splitlines(), 1)
+                     if line.strip() and not skipped.cut_mark(n, line)).strip()
     if not body:
         raise NoData("empty ethtool -P output")
     m = re.fullmatch(r"Permanent address:\s*((?:[0-9A-Fa-f]{2}:){5}[0-9A-Fa-f]{2})", body)
@@ -229,4 +232,4 @@ def parse_permaddr(text: str) -> PermAddr:
     mac = m.group(1).lower()
     if mac == "00:00:00:00:00:00":
         raise NoData("driver reports an all-zero permanent address")
-    return PermAddr(mac)
+    return PermAddr(mac, tuple(warnings))

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 
 from esxdiag.errors import NoData, ParseError
-from esxdiag.parsers.cuts import Skipped, drop_cut_line
+from esxdiag.parsers.cuts import Skipped, drop_cut_line, is_cut_mark
 from esxdiag.parsers.jsontext import load_json
 from esxdiag.parsers.numbers import count
 from esxdiag.parsers.pwsh_table import is_table, read_table
@@ -111,6 +111,10 @@ def _csv_records(lines: list[str], warnings: list[str]) -> list[dict[str, Value]
     header = rows[0]
     records = []
     for n, row in enumerate(rows[1:], offset + 1):
+        if len(row) == 1 and is_cut_mark(row[0]):
+            warnings.append(f"line {n}: cut mark {row[0].strip()!r} skipped: what it hides is not in the capture "
+                            "(the lines around it are read)")
+            continue
         if len(row) != len(header):
             raise ParseError(f"CSV row has {len(row)} fields, header has {len(header)}", line=n)
         record = _Record(warnings, f"line {n}")
@@ -121,12 +125,42 @@ def _csv_records(lines: list[str], warnings: list[str]) -> list[dict[str, Value]
 
 
 def _json_records(body: str, warnings: list[str]) -> list[dict[str, Value]]:
-    data, repeats = load_json(body, "ConvertTo-Json")
+    try:
+        data, repeats = load_json(body, "ConvertTo-Json")
+    except ParseError:
+        data, repeats = _json_before_cut(body) or (None, [])
+        if data is None:
+            raise
     warnings.extend(repeats)
     items = data if isinstance(data, list) else [data]
     if not items or not all(isinstance(item, dict) for item in items):
         raise ParseError("JSON is not an object or an array of objects")
     return [{k: _json_value(v) for k, v in item.items()} for item in items]
+
+
+def _json_before_cut(body: str) -> tuple[list, list[str]] | None:
+    """A ConvertTo-Json array the author cut (a ``...`` line inside it): the objects whole before the
+    cut, with a warning naming it; None when there is no cut mark or nothing whole before it."""
+    lines = body.splitlines(keepends=True)
+    cut = next((n for n, line in enumerate(lines) if is_cut_mark(line)), None)
+    if cut is None or not body.startswith("["):
+        return None
+    head = "".join(lines[:cut])
+    decoder, at, items = json.JSONDecoder(), 1, []
+    while True:
+        while at < len(head) and head[at] in " \t\r\n,":
+            at += 1
+        try:
+            _, end = decoder.raw_decode(head, at)
+        except (json.JSONDecodeError, RecursionError):
+            break
+        items.append(head[at:end])
+        at = end
+    if not items:
+        return None
+    data, repeats = load_json("[" + ",".join(items) + "]", "ConvertTo-Json")
+    return data, [f"line {cut + 1}: cut mark {lines[cut].strip()!r}: the JSON array is read up to it ({len(items)} "
+                  "whole objects); what it hides is not in the capture", *repeats]
 
 
 def _json_value(value) -> Value:

@@ -221,3 +221,29 @@ def test_a_paste_with_the_authors_cut_is_read_up_to_the_cut_and_says_so():
 def test_a_bracketed_powershell_value_is_not_a_prompt():
     record = parse_file("win-rss", PASTES / "win_rss_x710_six_ports_no_blank_lines.txt")
     assert len(record.adapters) == 6  # "[Group:Number]" lines are values, never "the next prompt"
+
+
+def test_a_convertto_json_array_cut_by_its_author_is_read_up_to_the_cut():
+    text = (Path(__file__).resolve().parents[1] / "fixtures" / "guest" / "win_advprops_vmxnet3.json").read_text(
+        encoding="utf-8-sig")
+    objects = text.split("    {")
+    cut = "    {".join(objects[:3]) + "    {\n        \"Name\":  \"Ethernet0\",\n...\n"
+    record = parse_text("win-advprops", cut)
+    whole = parse_text("win-advprops", text)
+    assert len(record.adapters["Ethernet0"]) == 2 and \
+        record.adapters["Ethernet0"].items() <= whole.adapters["Ethernet0"].items()
+    assert any("cut mark '...': the JSON array is read up to it (2 whole objects)" in w for w in record.warnings)
+
+
+def test_a_csv_with_an_authors_cut_mark_reads_the_rows_around_it():
+    sample = PARSERS["win-netadapter"].sample
+    row = sample.splitlines()[1]
+    text = sample + "...\r\n" + row.replace("Ethernet0", "Ethernet1").replace("0E", "0F") + "\r\n"
+    record = parse_text("win-netadapter", text)
+    assert [a.name for a in record.adapters] == ["Ethernet0", "Ethernet1"]
+    assert record.warnings[0].startswith("line 3: cut mark '...' skipped")
+
+
+def test_ethtool_p_with_a_cut_mark_after_it():
+    record = parse_text("ethtool-permaddr", "Permanent address: 00:50:56:a6:55:f4\n[snip]\n")
+    assert record.mac == "00:50:56:a6:55:f4" and record.warnings[0].startswith("line 2: cut mark '[snip]' skipped")
