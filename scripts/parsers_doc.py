@@ -40,7 +40,8 @@ records is never refused because one of them is damaged.
   folder of captures see the capture the same way.
 - **Cut marks.** An author's `...`, `[snip]`, `<output omitted>`, `--More--` on a line of its own is
   skipped with a warning naming its line: what it hid is not in the capture, the lines around it are
-  read. A last line without a line end (a capture cut inside a value) is not read.
+  read (in a CSV too; in a `ConvertTo-Json` array, the objects whole before the cut). A last line
+  without a line end (a capture cut inside a value) is not read.
 - **Unknown lines.** A line that is not of the kind is skipped with a warning quoting it; a parse that
   kept fewer lines than it skipped is refused, naming the first unreadable line (then the capture is
   not of this kind).
@@ -48,8 +49,9 @@ records is never refused because one of them is damaged.
   the default views) is printed again, so records pasted without blank lines between them are read
   one by one. A blank line inside one object (the default `Get-NetAdapterRss` view prints one before
   `IndirectionTable`) does not end it, and a value runs on over indented lines and over rows that
-  start with no property name (the `RssProcessorArray` and `IndirectionTable` tables). A record with
-  no `Name` is left out with a warning naming its line; the others are read.
+  start with no property name (the `RssProcessorArray` and `IndirectionTable` tables). A table value
+  at the very end of a capture with no blank line after it may have lost rows: it is left out with a
+  warning. A record with no `Name` is left out with a warning naming its line; the others are read.
 - **PowerShell default tables.** Values cut to the console width (`...`, `…`) in a column the parser
   can do without are read as empty with a warning naming the column and the command that prints every
   value whole. In `Get-NetAdapterAdvancedProperty`, a cut `RegistryKeyword` is keyed by the row's
