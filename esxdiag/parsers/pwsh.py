@@ -180,8 +180,9 @@ _KEY = re.compile(r"[A-Za-z_][\w.-]{0,79}(?:: \[[^\]]{1,60}\])?")  # a property,
 
 def _list_records(lines: list[str], skipped: Skipped, offset: int, starts: list[int],
                   closed: bool = True) -> list[dict[str, Value]]:
-    """Format-List records. A record ends at a blank line, or where its first property is printed
-    again (records pasted with no blank line between them). A blank line inside one object (the
+    """Format-List records. A record ends at a blank line, or where its first property or one it
+    already holds is printed again (records pasted with no blank line between them; the same
+    property on two lines in a row stays one property, esxdiag.parsers.repeats). A blank line inside one object (the
     default Get-NetAdapterRss view puts one before IndirectionTable) does not end it: a block whose
     first property is not the record's first one and that repeats none of the record's properties
     continues the record. A value runs on over indented lines and over lines that start with no
@@ -195,6 +196,7 @@ def _list_records(lines: list[str], skipped: Skipped, offset: int, starts: list[
     last: tuple[str, list[str]] | None = None  # property and its value's lines (a long value wraps)
     start = offset + 1
     blank = False
+    previous: str | None = None  # the property of the line before: the same one twice in a row is one property
 
     def close_property() -> None:
         if last is not None:
@@ -210,11 +212,11 @@ def _list_records(lines: list[str], skipped: Skipped, offset: int, starts: list[
     for n, line in enumerate(lines, offset + 1):
         if not line.strip():
             close_property()
-            last, blank = None, True
+            last, blank, previous = None, True, None
             continue
         if skipped.cut_mark(n, line):
             close_property()
-            last = None
+            last, previous = None, None
             continue
         if line[0].isspace() and last is not None:  # a long value wrapped by the console
             last[1].append(line.strip())
@@ -232,11 +234,12 @@ def _list_records(lines: list[str], skipped: Skipped, offset: int, starts: list[
             continue
         close_property()
         first_key = first_key or key
-        if current and (key == first_key and len(current) > 1 or blank and key in current):
-            close_record(n)  # the next object: its first property again, or a block that repeats one
+        again = key in current and key != previous  # printed again further down: the next object's
+        if current and (key == first_key and len(current) > 1 or again and (blank or len(current) > 1)):
+            close_record(n)  # the next object: its first property again, or one this record has already
         elif blank and not current:
             start = n
-        blank = False
+        blank, previous = False, key
         last = (key, [value.strip()] if value.strip() else [])
     if last is not None and not closed and (len(last[1]) > 1 or "[" in last[0]):
         warnings.append(f"line {len(lines) + offset}: the capture ends inside the value of {last[0]!r} (no blank line "

@@ -247,3 +247,13 @@ def test_a_csv_with_an_authors_cut_mark_reads_the_rows_around_it():
 def test_ethtool_p_with_a_cut_mark_after_it():
     record = parse_text("ethtool-permaddr", "Permanent address: 00:50:56:a6:55:f4\n[snip]\n")
     assert record.mac == "00:50:56:a6:55:f4" and record.warnings[0].startswith("line 2: cut mark '[snip]' skipped")
+
+
+def test_records_without_blank_lines_whose_second_name_was_cut_keep_the_first_whole():
+    text = (PASTES / "win_stats_fl_three_adapters_no_blank_lines.txt").read_text()
+    lines = text.split("\n")
+    second = [n for n, line in enumerate(lines) if line.startswith("ifAlias")][1]
+    del lines[second]  # the second adapter's ifAlias lost: its Name comes again further down
+    record = parse_text("win-stats", "\n".join(lines))
+    assert record.adapters["Ethernet0"].received_discarded_packets == 10370
+    assert sorted(record.adapters) == ["Ethernet0", "Ethernet1", "Ethernet2"]
