@@ -34,7 +34,8 @@ can and names the rest in the record's `warnings` (with line numbers); a capture
 records is never refused because one of them is damaged.
 
 - **Prompts around a paste.** The shell prompt and command line above the output (`[root@esx01:~]
-  vsish -e get ...`, `user@guest:~$ ethtool -g eth0`, `PS C:\\> Get-NetAdapterRss`), banners and
+  vsish -e get ...`, `user@guest:~$ ethtool -g eth0`, `[root@rhel ~]# ...`, `$ ethtool -S eth0`,
+  `PS C:\\> Get-NetAdapterRss`), banners and
   termcap complaints are left out; the first prompt after the output ends it, and the lines after it
   (the next command's output) are not read. Each is said as a warning; the content sniffers of a
   folder of captures see the capture the same way.
@@ -45,9 +46,10 @@ records is never refused because one of them is damaged.
 - **Unknown lines.** A line that is not of the kind is skipped with a warning quoting it; a parse that
   kept fewer lines than it skipped is refused, naming the first unreadable line (then the capture is
   not of this kind).
-- **PowerShell Format-List.** A record ends at a blank line or where its first property (`Name` in
-  the default views) is printed again, so records pasted without blank lines between them are read
-  one by one. A blank line inside one object (the default `Get-NetAdapterRss` view prints one before
+- **PowerShell Format-List.** A record ends at a blank line, where its first property (`Name` in
+  the default views) is printed again, or where a property it already holds comes again further down
+  (the same property on two lines in a row stays one property: kept when both agree, left out when
+  they differ), so records pasted without blank lines between them are read one by one. A blank line inside one object (the default `Get-NetAdapterRss` view prints one before
   `IndirectionTable`) does not end it, and a value runs on over indented lines and over rows that
   start with no property name (the `RssProcessorArray` and `IndirectionTable` tables). A table value
   at the very end of a capture with no blank line after it may have lost rows: it is left out with a

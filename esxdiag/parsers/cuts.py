@@ -118,11 +118,13 @@ def junk_warning(number: int, line: str) -> str:
 # ---------------------------------------------------------------- the prompts around a pasted output
 
 # A shell prompt, bare or with the command typed after it: ESXi's "[root@esx01:~]", an old ESXi
-# "~ #", a Linux "user@host:~$" or "root@host:/tmp#", PowerShell's "PS C:\Users\admin>". A user@host
-# is required in the bracketed form: "[Group:Number]" is a PowerShell value, not a prompt.
+# "~ #", a Linux "user@host:~$", "root@host:/tmp#" or "[root@centos7 ~]#", a forum post's "$ ethtool -g
+# eth0", PowerShell's "PS C:\Users\admin>" or "PS /home/admin>". A user@host is required in the
+# bracketed form ("[Group:Number]" is a PowerShell value), and a lone "#" is never one (vsish prints
+# "# of times the 1st ring is full", nstat "#kernel").
 _PROMPT = re.compile(
-    r"(?:\[[\w.-]{1,40}@[\w.-]{1,80}:[^\]\n]{0,120}\][#$]?|~ ?[#$]|[\w.-]{1,40}@[\w.-]{1,80}:[^\s#$]{0,120}[#$]|"
-    r"PS [A-Za-z]:\\[^>\n]{0,200}>)(?: .{0,400})?")
+    r"(?:\[[\w.-]{1,40}@[\w.-]{1,80}[: ][^\]\n]{0,120}\][#$]?|~ ?[#$]|[\w.-]{1,40}@[\w.-]{1,80}:[^\s#$]{0,120}[#$]|"
+    r"PS (?:[A-Za-z]:\\|/)[^>\n]{0,200}>|\$)(?: .{0,400})?")
 
 
 def is_prompt(line: str) -> bool:
@@ -140,7 +142,7 @@ def unwrap_prompts(text: str) -> tuple[str, list[str]]:
     notes: list[str] = []
     head: list[str] = []
     at, number = 0, 0
-    while at < len(text):  # the lines before the output: a few at most
+    while at < len(text) and number < _HEAD_LINES:  # the lines before the output: a few at most
         end = text.find("\n", at)
         end = len(text) if end < 0 else end + 1
         line, number = text[at:end], number + 1
@@ -164,8 +166,9 @@ def unwrap_prompts(text: str) -> tuple[str, list[str]]:
     return ("".join(head) + body + tail, notes) if notes else (text, [])
 
 
-# lines that may be a prompt (a user@host, a "~", a "PS "): found by one scan, then tested one by one
-_PROMPT_LINE = re.compile(r"(?m)^[^\S\n]{0,40}(?:[^\n@]{0,200}@|~|PS )[^\n]*")  # bounded: no backtracking over a long line
+_HEAD_LINES = 50  # terminal lines looked for before the output (a banner is a dozen)
+# lines that may be a prompt (a user@host, a "~", a "PS ", a "$"): found by one scan, then tested one by one
+_PROMPT_LINE = re.compile(r"(?m)^[^\S\n]{0,40}(?:[^\n@]{0,200}@|~|PS |\$)[^\n]*")  # bounded: no backtracking over a long line
 
 
 def _blank(line: str) -> str:

@@ -171,6 +171,8 @@ def _wrapped(body: str, before: str, after: str) -> str:
 @pytest.mark.parametrize("before, after", [
     ("[root@esx01:~] vsish -e get /net/portsets/vSwitch0/ports/33554464/vmxnet3/rxSummary", "[root@esx01:~] "),
     ("~ # vsish -e get /net/portsets/vSwitch0/ports/33554464/vmxnet3/rxSummary", "~ # exit"),
+    ("$ vsish -e get /net/portsets/vSwitch0/ports/33554464/vmxnet3/rxSummary", "$"),
+    ("[root@esx01 ~]# vsish -e get /net/portsets/vSwitch0/ports/33554464/vmxnet3/rxSummary", "[root@esx01 ~]#"),
 ])
 def test_vsish_between_two_prompts_is_read_with_a_note(before, after):
     body = PARSERS["vsish-rxsummary"].sample
@@ -184,12 +186,14 @@ def test_vsish_between_two_prompts_is_read_with_a_note(before, after):
 
 
 @pytest.mark.parametrize("kind", sorted(PARSERS))
-def test_every_kind_reads_its_sample_between_prompts_as_it_reads_it_alone(kind):
+@pytest.mark.parametrize("before, after", [("user@guest:~$ the-command --with args", "user@guest:~$ "),
+                                           ("PS C:\\Users\\admin> Get-Thing -Name *", "PS C:\\Users\\admin>"),
+                                           ("PS /home/admin> Get-Thing", "PS /home/admin> exit")])
+def test_every_kind_reads_its_sample_between_prompts_as_it_reads_it_alone(kind, before, after):
     if PARSERS[kind].streaming:
         pytest.skip("esxtop -b is streamed: its own reader skips terminal lines (test_esxtop.py)")
     sample = PARSERS[kind].sample
-    text = _wrapped(sample if sample.endswith("\n") else sample + "\n", "user@guest:~$ the-command --with args",
-                    "user@guest:~$ ")
+    text = _wrapped(sample if sample.endswith("\n") else sample + "\n", before, after)
     alone, pasted = to_jsonable(parse_text(kind, sample)), to_jsonable(parse_text(kind, text))
     alone.pop("warnings", None)
     notes = pasted.pop("warnings", [])
