@@ -261,3 +261,14 @@ def test_records_without_blank_lines_whose_second_name_was_cut_keep_the_first_wh
     record = parse_text("win-stats", "\n".join(lines))
     assert record.adapters["Ethernet0"].received_discarded_packets == 10370
     assert sorted(record.adapters) == ["Ethernet0", "Ethernet1", "Ethernet2"]
+
+
+def test_get_vievent_as_a_table_reads_whole_messages_and_says_the_cut_one():
+    text = ("\nCreatedTime           FullFormattedMessage\n-----------           --------------------\n"
+            "11/21/2026 6:01:56 AM Migration of virtual machine iperf-test1 from esx0.lab.local, datastore1 to "
+            "esx1.lab.local, datastore1 completed\n"
+            "11/21/2026 6:45:00 AM Migration of virtual machine iperf-test2 from esx0.lab.local, datastore1 to esx1...\n")
+    record = parse_text("vcenter-events-text", text)
+    assert [(e.vm, e.source_host, e.host) for e in record.events] == [("iperf-test1", "esx0.lab.local", "esx1.lab.local")]
+    assert any("column FullFormattedMessage is cut to the console width" in w for w in record.warnings)
+    assert sniff_text(text).kinds == ("vcenter-events-text",)
