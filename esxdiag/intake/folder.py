@@ -8,11 +8,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from esxdiag.bundle import FORMAT_VERSION, MANIFEST, inside, slug
+from esxdiag.errors import EsxdiagError
 from esxdiag.intake import names, sosreport, vmsupport
 from esxdiag.intake.found import Found, IntakeError, Questions, read_head
 from esxdiag.intake.order import order_samples
 from esxdiag.intake.sniff import netstat_spec, sniff_file, text_spec
 from esxdiag.intake.targets import assign_targets
+from esxdiag.parsers import parse_file
 from esxdiag.specs import SPECS
 
 MAX_FILES = 5000
@@ -134,6 +136,30 @@ def _deriver(folder: Path, workdir: Path | None):
     return derive
 
 
+def _unjoined(kind: str, path: Path) -> str:
+    """What a capture the analysis does not join says, for the list of unused files: the migrations
+    of vCenter events pasted as text (no zone and no window in them: not placed in the window), the
+    ports dropping packets in a pasted esxtop network screen (one moment, not the window)."""
+    try:
+        record = parse_file(kind, path)
+    except EsxdiagError:
+        return ""
+    if kind == "vcenter-events-text":
+        moves = [f"{e.vm} {e.source_host} -> {e.host} at {e.time} ({e.type})" for e in record.migrations]
+        return (f": it names {len(moves)} migration(s): {'; '.join(moves[:5])}{' ...' if len(moves) > 5 else ''}; "
+                "the times carry no zone, so they are not placed in the window (check them against it by hand)"
+                if moves else ": it names no VM migration")
+    if kind == "esxtop-net-panel":
+        dropping = [f"port {p.port_id} ({p.used_by}) %DRPRX {p.dropped_rx_pct:g}" for p in record.ports
+                    if p.dropped_rx_pct]
+        if "%DRPRX" not in record.columns:
+            return ": no %DRPRX column in the paste"
+        return (f": one screen, one moment: {'; '.join(dropping[:5])}{' ...' if len(dropping) > 5 else ''} "
+                "(capture esxtop -b over the window to have it analysed)" if dropping
+                else ": one screen, one moment: no port shows %DRPRX above 0")
+    return ""
+
+
 def _sniffed(rel: str, path: Path, group: str, skipped: list[tuple[str, str]]) -> Found | None:
     sniffed = sniff_file(path)
     if sniffed.why == "empty" and "persist" in rel.rsplit("/", 1)[-1].lower():
@@ -159,6 +185,6 @@ def _sniffed(rel: str, path: Path, group: str, skipped: list[tuple[str, str]]) -
     elif kind in _BY_KIND:
         spec = _BY_KIND[kind]
     else:
-        skipped.append((rel, f"{kind} output is not used by the analysis"))
+        skipped.append((rel, f"{kind} output is not used by the analysis" + _unjoined(kind, path)))
         return None
     return Found(rel, path, spec, group, head=head)

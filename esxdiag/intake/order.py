@@ -40,8 +40,9 @@ def order_samples(found: list[Found], notes: list[str], asked: list[str]) -> flo
             continue
         method, ordered = _order(items)
         if method is None:
-            renames = ", ".join(f"{i.rel} -> {renamed(i.rel, word)}" for i, word in
-                                zip(sorted(items, key=lambda i: i.rel), ("before", "after", "s2", "s3", "s4")))
+            words = ("before", "after") if len(items) == 2 else tuple(f"s{n}" for n in range(len(items)))
+            renames = ", ".join(f"{i.rel} -> {names.with_order(i.rel, word)}" for i, word in
+                                zip(sorted(items, key=lambda i: i.rel), words))
             asked.append(f"{names_list}: which {kind(spec)} capture was taken first? (same name pattern, no time in "
                          f"them, same modification time): rename them in the order they were taken, e.g. {renames}")
             continue

@@ -14,6 +14,7 @@ from typing import Callable
 
 import esxdiag.parsers
 from esxdiag.errors import ParseError
+from esxdiag.parsers.cuts import unwrap_prompts
 from esxdiag.textio import decode
 
 HEAD_BYTES = 64 * 1024
@@ -47,6 +48,11 @@ class Sniffed:
 
 
 def sniff_text(head: str) -> Sniffed:
+    """The kinds whose test claims ``head``, read as the parsers read it: without the shell prompts
+    around a pasted output (esxdiag.parsers.cuts.unwrap_prompts)."""
+    unwrapped, notes = unwrap_prompts(head)
+    if notes:  # the prompt's line is blank now: the output starts the head, as it would alone
+        head = unwrapped.lstrip("\r\n")
     return Sniffed(tuple(kind for kind, test in SNIFFERS.items() if test(head)))
 
 

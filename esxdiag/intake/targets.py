@@ -12,7 +12,7 @@ from esxdiag.intake import names
 from esxdiag.intake.found import Found, IntakeError, kind, renamed
 from esxdiag.parsers import parse_file
 from esxdiag.parsers.netstats import NetStatsPort, norm_mac
-from esxdiag.specs import ESXI, LINUX, SPECS, VCENTER, WINDOWS
+from esxdiag.specs import ESXI, LINUX, PARAM_PATTERNS, SPECS, VCENTER, WINDOWS
 
 _IFACE_SPECS = {name for name, spec in SPECS.items() if "iface" in spec.params}
 _PORT_SPECS = {name for name, spec in SPECS.items() if "port" in spec.params}
@@ -106,13 +106,13 @@ def _worlds(found: list[Found], notes: list[str], asked: list[str]) -> None:
     for item in found:
         if item.spec != "esxcli_vm_ports" or item.params.get("world"):
             continue
-        numbers = [str(n) for n in names.port_numbers(item.rel)]
+        numbers = list(dict.fromkeys(names.numbers(item.rel)))
         listed = [n for n in numbers if n in worlds] if worlds else numbers
         if len(listed) != 1:
-            choices = " or ".join(f"{renamed(item.rel, w)} ({worlds[w]})" for w in sorted(worlds)[:3]) \
-                or renamed(item.rel, "WORLDID")
-            asked.append(f"{item.rel}: which VM's port list (esxcli-vm-ports) is this? rename it with its World ID "
-                         f"from esxcli network vm list: {choices}{' ...' if len(worlds) > 3 else ''}")
+            choices = " or ".join(f"{names.with_number(item.rel, w)} ({worlds[w]})" for w in sorted(worlds)[:3]) \
+                or f"{names.with_number(item.rel, 'WORLDID')} (WORLDID: the VM's World ID)"
+            asked.append(f"{item.rel}: which VM's port list (esxcli-vm-ports) is this? name its World ID (esxcli network "
+                         f"vm list): rename it to {choices}{' ...' if len(worlds) > 3 else ''}")
             continue
         item.params["world"] = listed[0]
         notes.append(f"{item.rel}: the ports of world {listed[0]}"
@@ -129,8 +129,8 @@ def _vmnics(found: list[Found], asked: list[str]) -> None:
         in_name = sorted(set(re.findall(r"vmnic\d+", item.rel)))
         vmnic = printed.get(id(item)) or (in_name[0] if len(in_name) == 1 else None)
         if vmnic is None:
-            asked.append(f"{item.rel}: which uplink's counters (esxcli-nic-stats) are these? rename it with the "
-                         f"vmnic it was run for: {renamed(item.rel, 'vmnic0')}")
+            asked.append(f"{item.rel}: which uplink's counters (esxcli-nic-stats) are these? name the vmnic it was run "
+                         f"for: rename it to {names.with_vmnic(item.rel, 'vmnicN')} (vmnicN: that uplink, e.g. vmnic0)")
             continue
         item.params["vmnic"] = vmnic
 
@@ -200,25 +200,31 @@ def _guest_macs(items: list[Found]) -> dict[str, str]:
 
 
 def _ifaces(items: list[Found], macs: dict[str, str], asked: list[str]) -> None:
+    """The interface of each ethtool capture: the one its output prints (ethtool -g), else the one
+    known interface (ip -o link, ethtool -P) its file name says, else the only one known, else the
+    one interface-like word of its file name when nothing is known. The rename asked for otherwise
+    gives a name that says one interface only, so following it places the file."""
     known = set(macs)
-    for item in items:
-        if item.spec == "ethtool_rings" and item.head.startswith("Ring parameters for "):
-            known.add(item.head.split("\n", 1)[0][len("Ring parameters for "):].rstrip(": \r"))
+    printed = {id(item): rec.interface for item, rec in _record(items, "ethtool_rings") if rec.interface}
+    known |= set(printed.values())
     for item in items:
         if item.spec not in _IFACE_SPECS or item.params.get("iface"):
             continue
         named = [i for i in known if names.mentions(item.rel, i)]
-        if item.spec == "ethtool_rings" and item.head.startswith("Ring parameters for "):
-            named = [item.head.split("\n", 1)[0][len("Ring parameters for "):].rstrip(": \r")]
+        if id(item) in printed:
+            named = [printed[id(item)]]
         if len(named) != 1 and len(macs) == 1:
             named = list(macs)
         if len(named) != 1 and len(known) == 1:
             named = list(known)
-        if len(named) != 1:
-            rename = " or ".join(renamed(item.rel, i) for i in sorted(known)) or renamed(item.rel, "eth0")
+        if len(named) != 1 and not known and len(names.interfaces(item.rel)) == 1:
+            named = names.interfaces(item.rel)
+        if len(named) != 1 or not PARAM_PATTERNS["iface"].fullmatch(named[0]):
+            choices = sorted(known) or ["eth0"]
+            rename = " or ".join(names.named_for(item.rel, i, tuple(known)) for i in choices)
             asked.append(f"{item.rel}: which interface is this {kind(item.spec)} capture of? "
                          f"{'the guest has ' + ', '.join(sorted(known)) if known else 'no ip -o link in the folder'}: "
-                         f"rename it to {rename}")
+                         f"rename it to {rename}" + ("" if known else " (with its interface's name)"))
             continue
         item.params["iface"] = named[0]
 
@@ -237,8 +243,9 @@ def _port(item: Found, ports: list, guest_macs: set[str]) -> str:
         fits = [p for p in vmxnet3 if p.mac in guest_macs] or vmxnet3  # a guest MAC the host does not know: all
         if len(fits) != 1:
             candidates = fits or vmxnet3
-            rename = " or ".join(f"{renamed(item.rel, str(p.port))} ({p.client})" for p in candidates[:4]) or \
-                f"{renamed(item.rel, 'PORT')} (the PortNum net-stats -l prints for the vNIC)"
+            rename = " or ".join(f"{names.with_number(item.rel, str(p.port))} ({p.client})" for p in candidates[:4]) or \
+                f"{names.with_number(item.rel, 'vSwitch0-PORT')} (PORT: the PortNum net-stats -l prints for the vNIC, " \
+                "vSwitch0: its portset)"
             raise IntakeError(f"{item.rel}: which vNIC port is this {kind(item.spec)} capture of? "
                               f"{'no net-stats -l in the folder' if not ports else 'more than one vmxnet3 port fits' if fits else 'no vmxnet3 port in net-stats -l'}: "
                               f"rename it to {rename}{' ...' if len(candidates) > 4 else ''}")

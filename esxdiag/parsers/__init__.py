@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from esxdiag.errors import EsxdiagError, NoData, ParseError
+from esxdiag.parsers.cuts import unwrap_prompts
 from esxdiag.parsers.registry import ParserEntry, collect
 from esxdiag.textio import open_text_stream, read_text
 
@@ -21,7 +22,7 @@ from esxdiag.textio import open_text_stream, read_text
 # intake tries their sniffers. PARSERS is read from them on first use: importing this package
 # (or one parser module) does not import them all.
 MODULES = ("esxtop", "esxtop_panel", "vsish", "vsish_python", "netstats", "netdvs", "vswitch", "esxcli",
-           "ethtool_stats", "ethtool", "linux", "netstat", "windows", "vsphere", "text")
+           "ethtool_stats", "ethtool", "linux", "netstat", "windows", "vsphere", "events_text", "text")
 
 
 def __getattr__(name: str) -> Any:
@@ -45,7 +46,8 @@ def parse_text(kind: str, text: str, **options: Any) -> Any:
         import io
 
         return func(io.StringIO(text), **options)
-    return func(text, **options)
+    text, notes = unwrap_prompts(text)
+    return noted(func(text, **options), notes)
 
 
 def parse_file(kind: str, path: str | Path, **options: Any) -> Any:
@@ -56,7 +58,16 @@ def parse_file(kind: str, path: str | Path, **options: Any) -> Any:
         if entry.streaming:
             with open_text_stream(path) as stream:
                 return func(stream, **options)
-        return func(read_text(path), **options)
+        text, notes = unwrap_prompts(read_text(path))
+        return noted(func(text, **options), notes)
+
+
+def noted(record: Any, notes: list[str]) -> Any:
+    """``record`` with ``notes`` (what was left out of the text before parsing) ahead of its own
+    warnings; a record without a warnings field is returned as it is."""
+    if not notes or not dataclasses.is_dataclass(record) or "warnings" not in {f.name for f in dataclasses.fields(record)}:
+        return record
+    return dataclasses.replace(record, warnings=(*notes, *record.warnings))
 
 
 @contextlib.contextmanager

@@ -113,3 +113,64 @@ def is_terminal_junk(line: str) -> bool:
 
 def junk_warning(number: int, line: str) -> str:
     return f"line {number}: terminal output skipped (not the command's): {line.strip()[:80]!r}"
+
+
+# ---------------------------------------------------------------- the prompts around a pasted output
+
+# A shell prompt, bare or with the command typed after it: ESXi's "[root@esx01:~]", an old ESXi
+# "~ #", a Linux "user@host:~$", "root@host:/tmp#" or "[root@centos7 ~]#", a forum post's "$ ethtool -g
+# eth0", PowerShell's "PS C:\Users\admin>" or "PS /home/admin>". A user@host is required in the
+# bracketed form ("[Group:Number]" is a PowerShell value), and a lone "#" is never one (vsish prints
+# "# of times the 1st ring is full", nstat "#kernel").
+_PROMPT = re.compile(
+    r"(?:\[[\w.-]{1,40}@[\w.-]{1,80}[: ][^\]\n]{0,120}\][#$]?|~ ?[#$]|[\w.-]{1,40}@[\w.-]{1,80}:[^\s#$]{0,120}[#$]|"
+    r"PS (?:[A-Za-z]:\\|/)[^>\n]{0,200}>|\$)(?: .{0,400})?")
+
+
+def is_prompt(line: str) -> bool:
+    """A shell prompt line, with or without a command after it."""
+    stripped = line.strip()
+    return len(stripped) <= 600 and _PROMPT.fullmatch(stripped) is not None
+
+
+def unwrap_prompts(text: str) -> tuple[str, list[str]]:
+    """A paste copied from a terminal with the prompt and command line above the output and the
+    next prompt below it: (the text with those lines blanked, line numbers kept; a note for each).
+    Terminal lines before the output (prompt, banner, termcap complaint) are blanked; the first
+    prompt after the output began ends it, and what follows (the next command's output) is not
+    read. A text without such lines comes back unchanged."""
+    notes: list[str] = []
+    head: list[str] = []
+    at, number = 0, 0
+    while at < len(text) and number < _HEAD_LINES:  # the lines before the output: a few at most
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end + 1
+        line, number = text[at:end], number + 1
+        if line.strip() and not (is_terminal_junk(line) or is_prompt(line)):
+            break
+        if line.strip():
+            notes.append(junk_warning(number, line))
+        head.append(_blank(line))
+        at = end
+    body, tail = text[at:], ""
+    for candidate in _PROMPT_LINE.finditer(body):
+        if candidate.start() > 0 and is_prompt(candidate.group()):
+            later = body[candidate.start():]
+            number = len(head) + body.count("\n", 0, candidate.start()) + 1
+            rest = sum(1 for line in later.splitlines()[1:] if line.strip())
+            notes.append(f"line {number}: a shell prompt ({candidate.group().strip()[:60]!r}) ends the command's "
+                         "output: " + (f"it and the {rest} line(s) after it are not read" if rest else "not read"))
+            tail = "".join(_blank(line) for line in later.splitlines(keepends=True))
+            body = body[:candidate.start()]
+            break
+    return ("".join(head) + body + tail, notes) if notes else (text, [])
+
+
+_HEAD_LINES = 50  # terminal lines looked for before the output (a banner is a dozen)
+# lines that may be a prompt (a user@host, a "~", a "PS ", a "$"): found by one scan, then tested one by one
+_PROMPT_LINE = re.compile(r"(?m)^[^\S\n]{0,40}(?:[^\n@]{0,200}@|~|PS |\$)[^\n]*")  # bounded: no backtracking over a long line
+
+
+def _blank(line: str) -> str:
+    """An empty line with ``line``'s line end (line numbers stay as the user sees them)."""
+    return line[len(line.rstrip("\r\n")):]

@@ -33,8 +33,10 @@ class EthtoolRings:
     extra: dict[str, str]
     source: str  # ioctl | netlink | json
     warnings: tuple[str, ...] = ()
+    interface: str | None = None  # as printed in "Ring parameters for ens4:" (None in JSON, or not printed)
 
 
+_TITLE = re.compile(r"Ring parameters for (\S{1,64}):")
 _RING_KEYS = {"RX": "rx", "RX Mini": "rx_mini", "RX Jumbo": "rx_jumbo", "TX": "tx"}
 _JSON_KEYS = {"rx": "rx", "rx-mini": "rx_mini", "rx-jumbo": "rx_jumbo", "tx": "tx"}
 
@@ -70,9 +72,16 @@ def parse_rings(text: str) -> EthtoolRings:
     sections = {"max": Agreeing(warnings), "current": Agreeing(warnings)}
     extra: dict[str, str] = {}
     where = None
+    interface: str | None = None
     skipped, read = Skipped(warnings), 0
     for n, line in enumerate(text.splitlines(), 1):
         body = line.strip()
+        if title := _TITLE.fullmatch(body):
+            if interface not in (None, title.group(1)):
+                raise ParseError(f"a second 'Ring parameters for {title.group(1)}:' after {interface}: two ethtool -g "
+                                 "outputs in one capture? Save each interface's in its own file", line=n)
+            interface = title.group(1)
+            continue
         if not body or body.startswith("Ring parameters for") or skipped.cut_mark(n, line):
             continue
         if body.startswith(("Cannot get device ring settings", "netlink error")):
@@ -105,7 +114,7 @@ def parse_rings(text: str) -> EthtoolRings:
                         "one: the capture may be cut")
     netlink = bool(extra) or any(v is None for s in sections.values() for v in s.values())
     return EthtoolRings(RingSet(**_fill(sections["max"])), RingSet(**_fill(sections["current"])), extra,
-                        "netlink" if netlink else "ioctl", tuple(warnings))
+                        "netlink" if netlink else "ioctl", tuple(warnings), interface)
 
 
 def _ring_value(value: str, n: int) -> int | None:
@@ -202,13 +211,17 @@ def _version_tuple(version: str | None) -> tuple[int, ...] | None:
 @dataclass(frozen=True)
 class PermAddr:
     mac: str
+    warnings: tuple[str, ...] = ()  # what was left out: the shell prompts around a pasted output, a cut mark
 
 
 @parser("ethtool-permaddr", about="ethtool -P IFACE: the permanent MAC (joins the guest interface to its vNIC)",
         sniff=first_line(r"^Permanent address: "), sample="Permanent address: 00:50:56:a6:55:f4\n")
 def parse_permaddr(text: str) -> PermAddr:
     """``ethtool -P``; an all-zero address means the driver does not report one."""
-    body = text.strip()
+    warnings: list[str] = []  # a last line without its line end is read: a cut MAC does not match below
+    skipped = Skipped(warnings)
+    body = "\n".join(line for n, line in enumerate(text.splitlines(), 1)
+                     if line.strip() and not skipped.cut_mark(n, line)).strip()
     if not body:
         raise NoData("empty ethtool -P output")
     m = re.fullmatch(r"Permanent address:\s*((?:[0-9A-Fa-f]{2}:){5}[0-9A-Fa-f]{2})", body)
@@ -219,4 +232,4 @@ def parse_permaddr(text: str) -> PermAddr:
     mac = m.group(1).lower()
     if mac == "00:00:00:00:00:00":
         raise NoData("driver reports an all-zero permanent address")
-    return PermAddr(mac)
+    return PermAddr(mac, tuple(warnings))

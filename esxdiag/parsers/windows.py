@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 
 from esxdiag.errors import ParseError
-from esxdiag.parsers.pwsh import Value, counter, need, raw_text, read_records, unique
+from esxdiag.parsers.pwsh import Value, counter, named, need, raw_text, read_records, unique
 from esxdiag.parsers.registry import parser, win
 
 _ARRAY_TYPES = ("System.String[]", "System.Object[]", "System.Int32[]")
@@ -89,7 +89,9 @@ def parse_advprops(text: str) -> WinAdvProps:
     """Keyed by adapter ``Name`` and ``RegistryKeyword``; a capture of DisplayName/DisplayValue only
     (``Select-Object DisplayName, DisplayValue``) is keyed by the English display name's keyword,
     under adapter "" when no Name was printed (the analysis takes it for the one adapter)."""
-    found = read_records(text, "Get-NetAdapterAdvancedProperty")
+    # a narrow console cuts RegistryKeyword first (the default table's fourth column): such a row is keyed by
+    # its English DisplayName; a row with another cut value is left out on its own, with a warning
+    found = read_records(text, "Get-NetAdapterAdvancedProperty", optional=("RegistryKeyword",), rows_apart=True)
     if not any(isinstance(r.get("RegistryKeyword"), str) or isinstance(r.get("DisplayName"), str)
                for r in found.items):
         need(found.items, ("RegistryKeyword",), "Get-NetAdapterAdvancedProperty")
@@ -122,8 +124,8 @@ def _key_by_display_name(records: list[dict[str, Value]], warnings: list[str]) -
         record["RegistryKeyword"] = DISPLAY_KEYWORDS.get(name, name)
         guessed.append(name)
     if guessed:
-        warnings.append(f"no RegistryKeyword in the capture: {len(guessed)} properties keyed by their English "
-                        "DisplayName (a localised name is kept as printed and not recognised)")
+        warnings.append(f"{len(guessed)} properties without a RegistryKeyword keyed by their English DisplayName "
+                        "(a localised name is kept as printed and not recognised)")
     if records and not any(isinstance(r.get("Name"), str) for r in records):
         warnings.append("no adapter Name in the capture: the properties are taken as the one adapter's")
 
@@ -171,11 +173,11 @@ PSComputerName        :
         sniff=win("NumberOfReceiveQueues", "Profile"), sample=_RSS_SAMPLE)
 def parse_rss(text: str) -> WinRss:
     found = read_records(text, "Get-NetAdapterRss")
-    need(found.items, ("Name",), "Get-NetAdapterRss")
-    if not any("Enabled" in r or "NumberOfReceiveQueues" in r for r in found.items):
+    records = named(found, ("Name",), "Get-NetAdapterRss")
+    if not any("Enabled" in r or "NumberOfReceiveQueues" in r for r in records):
         raise ParseError("no Enabled/NumberOfReceiveQueues property: not Get-NetAdapterRss output")
     adapters = {}
-    for record in unique(found.items, ("Name",), found.warnings):
+    for record in unique(records, ("Name",), found.warnings):
         fields = {k: raw_text(v) for k, v in record.items()}
         enabled = {"true": True, "false": False}.get(fields.get("Enabled", "").lower())
         name = fields["Name"]
@@ -235,12 +237,12 @@ _STATS_TABLE = win("ReceivedBytes", "ReceivedUnicastPackets", "SentBytes")  # th
         sniff=lambda head: win("ReceivedDiscardedPackets")(head) or _STATS_TABLE(head), sample=_STATS_SAMPLE)
 def parse_stats(text: str) -> WinStats:
     found = read_records(text, "Get-NetAdapterStatistics")  # a last line without a line end is not read
-    need(found.items, ("Name",), "Get-NetAdapterStatistics")
-    if not any(k in r for r in found.items for k in _STAT_KEYS):
+    records = named(found, ("Name",), "Get-NetAdapterStatistics")
+    if not any(k in r for r in records for k in _STAT_KEYS):
         raise ParseError("no ReceivedBytes/ReceivedDiscardedPackets/... property: not Get-NetAdapterStatistics "
                          "output (use Format-List * to see the discard counters)")
     adapters = {}
-    for record in unique(found.items, ("Name",), found.warnings):
+    for record in unique(records, ("Name",), found.warnings):
         name = str(record["Name"])
         values = [counter(record.get(k), f"{name} {k}") for k in _STAT_KEYS]
         adapters[name] = WinAdapterStats(*values, {k: raw_text(v) for k, v in record.items()})
@@ -284,18 +286,18 @@ def parse_netadapter(text: str) -> WinNetAdapters:
     # the description only names the adapter type (the VMware MAC prefix still finds the vNIC): a narrow
     # console's cut InterfaceDescription is read without it; a cut Name, MAC, status or speed is refused
     found = read_records(text, "Get-NetAdapter", optional=("InterfaceDescription",))
-    need(found.items, ("Name",), "Get-NetAdapter")
+    records = named(found, ("Name",), "Get-NetAdapter")
     for key, other in (("ReceivedBytes", "Get-NetAdapterStatistics"), ("NumberOfReceiveQueues", "Get-NetAdapterRss"),
                        ("RegistryKeyword", "Get-NetAdapterAdvancedProperty")):
         if any(key in r for r in found.items):
             raise ParseError(f"{key} property: this is {other} output, not Get-NetAdapter")
-    if not any(k in r for r in found.items for k in ("MacAddress", "InterfaceDescription", "LinkSpeed", "Status")):
+    if not any(k in r for r in records for k in ("MacAddress", "InterfaceDescription", "LinkSpeed", "Status")):
         raise ParseError("no MacAddress, InterfaceDescription, LinkSpeed or Status property: not Get-NetAdapter output")
-    if not any("MacAddress" in r for r in found.items):
+    if not any("MacAddress" in r for r in records):
         found.warnings.append("no MacAddress in the capture: the adapters cannot be joined to vNICs by MAC "
                               "(capture 'Get-NetAdapter | Format-List *')")
     adapters = []
-    for record in unique(found.items, ("Name",), found.warnings):
+    for record in unique(records, ("Name",), found.warnings):
         mac = _opt(record.get("MacAddress"))
         if mac is not None:
             if not re.fullmatch(r"(?:[0-9A-Fa-f]{2}[-:]){5}[0-9A-Fa-f]{2}", mac):

@@ -18,13 +18,19 @@ SEED_LIMIT = 256 << 10  # bigger captures are seeded by their first lines (heade
 
 # real-output fixtures for kinds no example bundle holds (and a few more real quirks)
 FIXTURE_SEEDS = {
-    "win-stats": ["realworld/win_stats_fl_snip.txt", "realworld/win_stats_table_ps51.txt"],
+    "win-stats": ["realworld/win_stats_fl_snip.txt", "realworld/win_stats_table_ps51.txt",
+                  "pastes/win_stats_fl_three_adapters_no_blank_lines.txt"],
     "ip-link": ["realworld/ip_s_s_link_old_iproute2.txt", "realworld/ip_s_link.txt"],
     "esxtop": ["realworld/esxtop_prompt_and_term_junk.csv", "realworld/esxtop_termcap_junk.csv",
                "esxtop/esxtop_batch_gsliu_VisualEsxtopOnline_excel_resaved.csv",
                "esxtop/esxtop_batch_reduced_fields_3x5s_esxi6x_localhost_home_rach-sharp_esxtopd_verbatim.csv",
                "esxtop/esxtop_batch_full_3x5s_esxi6x_localhost_home_rach-sharp_esxtopd_verbatim.csv"],
     "esxtop-cpu-panel": ["esxtop/cpu_panel_vswitchzero_iperf_seed002.txt"],
+    "esxtop-net-panel": ["pastes/esxtop_net_panel_pktcap_blog_cut_header.txt",
+                         "pastes/esxtop_net_panel_vmnic_binding_blog.txt"],
+    "vcenter-events-text": ["pastes/govc_events_l_vcsim_vm_migrate.txt", "pastes/govc_events_vcsim_vm_migrate.txt",
+                            "pastes/get_vievent_fl_vm_migrated.txt"],
+    "win-rss": ["pastes/win_rss_default_view_hyperv_book.txt", "pastes/win_rss_x710_six_ports_no_blank_lines.txt"],
     "vsish-python": ["host/vsish_pe_pNics_stats_python_mode_intel_mfd_fixture.txt"],
     "vsish-rxsummary": ["host/seed002_rxsummary_before.txt"],
     "net-stats-json": ["host/net_stats_A_raw_fgvm_ens.json", "host/net_stats_A_pretty_warlock_first_port.json"],

@@ -18,7 +18,7 @@ REAL = Path(__file__).resolve().parents[1] / "fixtures" / "realworld"
 
 # kind -> the line of its sample after which a cut mark / unknown line is put (rows, not headers)
 LINE_KINDS = {
-    "esxtop-cpu-panel": 3, "vsish-rxsummary": 3, "vsish-rxqueue-status": 3, "vsish-clientstats": 3,
+    "esxtop-cpu-panel": 3, "esxtop-net-panel": 4, "vcenter-events-text": 2, "vsish-rxsummary": 3, "vsish-rxqueue-status": 3, "vsish-clientstats": 3,
     "vsish-ls": 1, "net-stats": 2, "net-dvs": 2, "esxcfg-vswitch": 2, "esxcli-vm-list": 3,
     "esxcli-vm-ports": 4, "esxcli-nic-stats": 4, "ethtool-stats": 5, "ethtool-rings": 4,
     "ethtool-driver": 2, "ip-link": 1, "netstat": 4, "ring-persistence": 1, "win-rss": 5, "win-stats": 5,

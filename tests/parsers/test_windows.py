@@ -9,7 +9,7 @@ import pytest
 
 from esxdiag.errors import NoData, ParseError
 from esxdiag.intake.sniff import sniff_file
-from esxdiag.parsers import parse_file
+from esxdiag.parsers import parse_file, parse_text
 from esxdiag.parsers.windows import parse_advprops, parse_netadapter
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "guest"
@@ -86,11 +86,17 @@ def test_localised_display_names_keyed_by_registry_keyword_and_optional_rows_abs
     assert {k: v.registry_value for k, v in de.items()} == {k: en[k].registry_value for k in de}
 
 
-@pytest.mark.parametrize("fixture", ["win_advprops_vmxnet3_table_ps51.txt", "win_advprops_vmxnet3_table_ps7.txt"])
-def test_default_table_rejected_with_advice(fixture):
-    with pytest.raises(ParseError, match="Format-List") as info:
-        parse_file("win-advprops", FIX / fixture)
-    assert "truncated" in str(info.value)
+@pytest.mark.parametrize("fixture, cut_line", [("win_advprops_vmxnet3_table_ps51.txt", 4),
+                                               ("win_advprops_vmxnet3_table_ps7.txt", 8)])
+def test_default_table_with_only_registry_keyword_cut_is_read_with_a_warning(fixture, cut_line):
+    """Issue 33 item 4: RegistryKeyword is the only cut column; the rows are keyed by DisplayName."""
+    record = parse_file("win-advprops", FIX / fixture)
+    props = record.adapters["Ethernet0"]
+    assert props["*NumRssQueues"].registry_scalar == "4" and props["NumRxBuffersSmall"].display_value == "1024"
+    assert props["EnableAdaptiveRing"].display_value == "Disabled"
+    assert any(w.startswith(f"line {cut_line}: column RegistryKeyword is cut to the console width") and
+               w.endswith("re-capture with 'Get-NetAdapterAdvancedProperty | Format-List *' for every value whole")
+               for w in record.warnings)
 
 
 def test_format_list_wrapped_value():
@@ -179,17 +185,15 @@ def test_default_advanced_property_table_without_a_cut_value():
     assert props["NumRxBuffersSmall"].registry_scalar == "8192" and props["*RSS"].display_value == "Enabled"
 
 
-@pytest.mark.parametrize("kind, fixture, line, column, command", [  # a cut description is read: test_windows_cut.py
-    ("win-advprops", FIX / "win_advprops_vmxnet3_table_ps51.txt", 4, "column RegistryKeyword",
-     "Get-NetAdapterAdvancedProperty | Format-List *"),
-    ("win-advprops", FIX / "win_advprops_vmxnet3_table_ps7.txt", 8, "column RegistryKeyword",
-     "Get-NetAdapterAdvancedProperty | Format-List *"),
-])
-def test_a_truncated_column_is_named_with_the_exact_recapture_command(kind, fixture, line, column, command):
+def test_a_table_whose_every_row_has_a_needed_value_cut_is_refused_naming_the_column():
+    text = (FIX / "win_advprops_vmxnet3_table_ps7.txt").read_text(encoding="utf-8")
+    lines = text.splitlines()
+    head, rows = lines[:3], [line for line in lines[3:] if line.strip()]
+    cut = [line.replace("Ethernet0", "Etherne\u2026 ", 1) for line in rows]
     with pytest.raises(ParseError) as info:
-        parse_file(kind, fixture)
-    assert info.value.line == line and f"{column} is cut to the console width" in info.value.why
-    assert info.value.why.endswith(f"re-capture with '{command}'")
+        parse_text("win-advprops", "\n".join(head + cut) + "\n")
+    assert "column Name is cut to the console width" in info.value.why
+    assert info.value.why.endswith("re-capture with 'Get-NetAdapterAdvancedProperty | Format-List *'")
 
 
 def test_format_list_without_mac_address_is_accepted_with_a_warning():
