@@ -309,6 +309,10 @@ def _vm_block(out: _Writer, vm: VmResult, verbose: bool = False) -> None:
                       finding.remediation[0] if finding.remediation else None)
         if remedy:
             out.line(f"remedy ({remedy.os}): {remedy.title}", indent=4)
+            shown = {c for n in vm.vnics if (r := first_remediation(vm, n)) for c in r.commands}
+            for command in remedy.commands:  # the commands the HTML shows, unless a vNIC above showed them
+                if command not in shown:
+                    out.raw(command, indent=6)
         elif finding.rule in SAID_IN_FULL:  # its title alone says nothing
             out.line(finding.summary, indent=4)
     for note in vm.notes:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from esxdiag.join.causes import reason_family
 from esxdiag.join.facts import CounterWindow, VnicFacts
 from esxdiag.result import DropLedger, LedgerLine
+from esxdiag.rules.driver_nic import driver_drops
 
 
 def _line(cause: str, c: CounterWindow | None, unit: str, counted: bool, what: str | None = None) -> LedgerLine | None:
@@ -50,6 +51,15 @@ def reason_lines(nic: VnicFacts) -> list[LedgerLine]:
     return out
 
 
+def guest_driver_lines(nic: VnicFacts) -> list[LedgerLine]:
+    """An adapter without vmxnet3 counters (e1000, e1000e): its guest driver counts the frames it had no buffer
+    for (e1000 rx_no_buffer_count, ...), the same frames its port dropped."""
+    if nic.type in (None, "vmxnet3"):
+        return []
+    return [line for d in driver_drops(nic) if d.family in ("rx-buffers", "buffer-alloc")
+            if (line := _line("guest-driver", d.window, "packets", True, f"guest {nic.driver} {d.name}")) is not None]
+
+
 def uplink_lines(nic: VnicFacts) -> list[LedgerLine]:
     """Loss on a vmnic known to carry the vNIC: before the port, so not part of its count."""
     return [line for link in nic.uplinks if link.mapping for c in link.counters
@@ -58,7 +68,7 @@ def uplink_lines(nic: VnicFacts) -> list[LedgerLine]:
 
 def rx_ledger(nic: VnicFacts) -> DropLedger:
     total, counter, seconds = _port_total(nic)
-    lines = tuple(ring_lines(nic) + reason_lines(nic) + uplink_lines(nic))
+    lines = tuple(ring_lines(nic) + reason_lines(nic) + guest_driver_lines(nic) + uplink_lines(nic))
     explained = sum(line.delta or 0 for line in lines if line.counted)
     unexplained = None if total is None else max(0, total - explained)
     words = ledger_words(total, counter, seconds, lines, explained, unexplained)

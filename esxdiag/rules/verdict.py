@@ -461,6 +461,12 @@ def _not_vmxnet3(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> RingVerdic
         drops += f" In the guest, its {nic.driver} driver counts " + "; ".join(d.words() for d in guest) + "."
     evidence = ((port.evidence(t["ring.drops"]),) if port is not None else ()) + tuple(s.evidence() for s in symptoms)
     evidence += tuple(d.window.evidence(t["ring.drops"]) for d in guest)
+    if port is not None and port.complete and not rising and not symptoms and not guest:
+        # read over the window and nothing dropped: no drop to fix (the emulated-nic finding still advises vmxnet3)
+        return RingVerdict(
+            "not-needed", f"{nic.type} is not a vmxnet3 adapter (it has no vmxnet3 rings), and its port dropped no "
+            "received frames in the window: there is no drop to fix. For a network-heavy VM vmxnet3 is still the "
+            "better adapter (see the emulated-adapter finding).", evidence=evidence)
     return RingVerdict(
         "insufficient-evidence",
         f"{nic.type} is not a vmxnet3 adapter: vmxnet3 ring counters do not exist for it.{drops}"

@@ -121,7 +121,8 @@ def test_example_report_prints_without_split_rows_or_charts(page, report, paper,
     keep(pdf, f"{example_name(report)}-{paper}.pdf")
     texts = ["".join(p.extract_text().split()) for p in PdfReader(pdf).pages]
     vms = vm_count(report)
-    assert 1 + vms <= len(texts) <= 3 + 5 * vms, f"{len(texts)} {paper} pages for {vms} VM(s)"
+    # up to 6 pages a VM: its drop ledger (issue 29) is a table of its own beside the evidence
+    assert 1 + vms <= len(texts) <= 3 + 6 * vms, f"{len(texts)} {paper} pages for {vms} VM(s)"
     split = []
     for i in range(boxes):
         top = [n for n, t in enumerate(texts) if f"qzTOP{i}zq" in t]
