@@ -310,9 +310,11 @@ def _vm_block(out: _Writer, vm: VmResult, verbose: bool = False) -> None:
         if remedy:
             out.line(f"remedy ({remedy.os}): {remedy.title}", indent=4)
             shown = {c for n in vm.vnics if (r := first_remediation(vm, n)) for c in r.commands}
-            for command in remedy.commands:  # the commands the HTML shows, unless a vNIC above showed them
-                if command not in shown:
-                    out.raw(command, indent=6)
+            new = [command for command in remedy.commands if command not in shown]
+            for command in new:  # the commands the HTML shows, unless a vNIC above showed them
+                out.raw(command, indent=6)
+            if new and remedy.disruption:
+                out.line(f"disruption: {remedy.disruption}", indent=6)
         elif finding.rule in SAID_IN_FULL:  # its title alone says nothing
             out.line(finding.summary, indent=4)
     for note in vm.notes:

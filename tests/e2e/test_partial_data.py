@@ -386,7 +386,7 @@ def test_e1000_terminal_summary_prints_the_change_and_its_cost():
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "Set-NetworkAdapter -Type Vmxnet3" in proc.stdout
-    assert "change: Change Network adapter 1 (00:50:56:a6:e1:00) from e1000 to vmxnet3" in proc.stdout
+    assert "remedy (vsphere): Change Network adapter 1 (00:50:56:a6:e1:00) from e1000 to vmxnet3" in proc.stdout
     assert "powered off" in proc.stdout
     assert "MAC" in proc.stdout
 

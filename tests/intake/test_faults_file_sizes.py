@@ -19,11 +19,13 @@ from esxdiag.errors import ParseError
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "healthy-vm"
-# prints the child's peak RSS (KiB) after running esxdiag in it
-RUN = ("import resource, runpy, sys; sys.argv = ['esxdiag'] + sys.argv[1:]\n"
+# prints the child's peak RSS (KiB) after running esxdiag in it: VmHWM of its own memory, not ru_maxrss, which
+# Linux carries over from the parent at fork (a large pytest process would be counted as the child's)
+RUN = ("import runpy, sys; sys.argv = ['esxdiag'] + sys.argv[1:]\n"
        "try:\n    runpy.run_module('esxdiag', run_name='__main__')\n"
        "except SystemExit as exc:\n    code = exc.code\nelse:\n    code = 0\n"
-       "print('maxrss', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\nsys.exit(code)\n")
+       "hwm = next(l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM:'))\n"
+       "print('maxrss', hwm, file=sys.stderr)\nsys.exit(code)\n")
 
 
 def analyze(path: Path, tmp_path: Path) -> tuple[subprocess.CompletedProcess, int]:
