@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from esxdiag.join.facts import WINDOWS_DISCARDS, CounterWindow, VmFacts, VnicFacts
 from esxdiag.result import Evidence, Finding, RingVerdict, RuleCheck
 from esxdiag.rules import remediation as fix
+from esxdiag.rules.floor import floor_words
 
-PER_MILLION = 1_000_000  # a unit, not a threshold
 NAMES_SHOWN = 24  # counter names an unknown driver's summary lists: a display length, not a judgment
 
 # family -> what the counter says happened, in words
@@ -139,19 +139,8 @@ def frames_received(nic: VnicFacts) -> int | None:
 
 
 def under_floor(nic: VnicFacts, drops: int, seconds: float | None, t: dict[str, float]) -> str | None:
-    """The per-VM noise floor (esxdiag.config ring.drops_per_s_floor, ring.drops_per_million_floor) on the
-    driver's own counts: words with the numbers when the window's drops are under both, else None."""
-    if not drops or not seconds:
-        return None
-    per_s = drops / seconds
-    received = frames_received(nic)
-    per_million = drops * PER_MILLION / received if received else None
-    if per_s >= t["ring.drops_per_s_floor"] or (per_million is not None
-                                                 and per_million >= t["ring.drops_per_million_floor"]):
-        return None
-    million = f", {per_million:.3g} per million of the {received:,} frames received" if per_million is not None else ""
-    return (f"{drops:,} dropped in {seconds:,.0f} s ({per_s:.3g}/s{million}): under the noise floor "
-            f"({t['ring.drops_per_s_floor']:g}/s and {t['ring.drops_per_million_floor']:g} per million frames)")
+    """The noise floor (esxdiag.rules.floor) on the driver's own frame count."""
+    return floor_words(drops, seconds, frames_received(nic), t)
 
 
 def _what(nic: VnicFacts) -> str:

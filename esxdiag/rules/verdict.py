@@ -13,13 +13,13 @@ from esxdiag.join.facts import CounterWindow, DropSymptom, VmFacts, VnicFacts
 from esxdiag.result import DropLedger, Evidence, RingVerdict
 from esxdiag.rules import remediation as fix
 from esxdiag.rules.causes import Cause, reason_counters, rx_causes, rx_fine_tx_dropping, tx_rising
+from esxdiag.rules.floor import floor_words
 from esxdiag.rules.ledger import rx_ledger
 from esxdiag.rules.cpustats import CpuState, cpu_state
 from esxdiag.rules.limits import limit_place
 from esxdiag.rules.driver_nic import buffers_rising, decide_driver_nic, rising_drops
 from esxdiag.rules.ring_change import change_ring
 
-PER_MILLION = 1_000_000  # a unit, not a threshold
 EMULATED = ("e1000", "e1000e", "vmxnet", "vmxnet2", "pcnet32")
 
 
@@ -66,20 +66,8 @@ def frames_received(nic: VnicFacts) -> int | None:
 
 
 def under_floor(nic: VnicFacts, drops: int, seconds: float | None, t: dict[str, float]) -> str | None:
-    """Words with the numbers when ``drops`` in ``seconds`` are under both per-VM noise floors (per second,
-    per million frames received; an unknown frame count leaves the rate alone to judge), else None."""
-    if not drops or not seconds:
-        return None
-    per_s = drops / seconds
-    received = frames_received(nic)
-    per_million = drops * PER_MILLION / received if received else None
-    if per_s >= t["ring.drops_per_s_floor"] or (per_million is not None
-                                                 and per_million >= t["ring.drops_per_million_floor"]):
-        return None
-    million = f", {per_million:.3g} per million of the {received:,} frames received" if per_million is not None else ""
-    return (f"{drops:,} dropped in {seconds:,.0f} s ({per_s:.3g}/s{million}): under the noise floor "
-            f"({t['ring.drops_per_s_floor']:g}/s and {t['ring.drops_per_million_floor']:g} per million frames "
-            "received)")
+    """The noise floor on the port's frames (esxdiag.rules.floor)."""
+    return floor_words(drops, seconds, frames_received(nic), t)
 
 
 def unexplained_rising(nic: VnicFacts, ledger: DropLedger | None, t: dict[str, float]) -> bool:
