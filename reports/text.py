@@ -196,11 +196,14 @@ class _Writer:
     def __init__(self, width: int, color: bool, said: tuple[str, ...] = ()):
         self.width, self.color, self.lines = max(width, 40), color, []
         self.said = said  # a failed run's failures, printed in full once (the first line)
+        self.held = ""  # what a failed run's partial bundle holds, listed once in the first line
 
     def once(self, text: str) -> str:
         """A failure already printed in full is referred to, not repeated."""
         for why in self.said:
             text = text.replace(why, "see RUN FAILED above")
+        if self.held:
+            text = text.replace(f"holds {self.held}.", "holds what RUN FAILED lists above.")
         return text
 
     def paint(self, text: str, style: str | None) -> str:
@@ -346,6 +349,7 @@ def render_text(result: AnalysisResult, width: int = 100, color: bool = False, v
     if failed_headline(result):  # first: what failed, before anything that reads like an answer
         out.line(failed_headline(result), style="critical")
         out.said = tuple(result.bundle.get("failed") or ())
+        out.held = ", ".join(held_words(result.coverage))
     created = f", collected {utc_time(result.bundle['created'])}" if result.bundle.get("created") else ""
     out.line(f"{result.tool} summary: bundle {result.bundle.get('path', 'n/a')}{created}, "
              f"{window_words(result)}", style="bold")

@@ -87,3 +87,11 @@ def test_uplink_loss_shows_every_esxi_shell_command_the_html_shows():
         assert command.replace("'", "&#39;").split("#")[0].strip() in page
     assert "esxcli network nic ring current set -n vmnic1" in out
     assert "Lost before the port, on its uplink: vmnic1 Receive missed errors 19,073" in out
+
+
+def test_a_failed_run_lists_what_the_partial_bundle_holds_once():
+    out = text_of(ROOT / "tests" / "fixtures" / "failed-run" / "host-refused")
+    assert out.startswith("RUN FAILED: esxdiaglab@127.0.0.2:1: connection refused")
+    assert out.count("guest ring persistence search") == 1
+    assert out.count("connection refused on port 1") == 1
+    assert "The partial bundle holds what RUN FAILED lists above." in out
