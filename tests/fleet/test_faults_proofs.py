@@ -1,7 +1,7 @@
 """Issue 30 items 3, 4 and 5 through the fault proxy (faultproxy.py) in front of a small vcsim
 (a vcsim of its own, like conftest.py's ``faults``): a deep check's proof under vCenter faults and races.
 
-* 3: a QueryPerf the proxy faults (a SOAP fault for every call, an answer cut without
+* 3: a QueryPerf the proxy faults (a SOAP fault for every VM QueryPerf, an answer cut without
   Content-Length, an HTML 503 page) keeps the proof: not retired, the VM not "recovered", and the
   next good scan still shows it proven;
 * 4: a scan that started before another scan's deep check was recorded (held by a trickled
