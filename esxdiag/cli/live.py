@@ -177,6 +177,6 @@ def cmd_report(args: argparse.Namespace) -> int:
     if table.formats[args.format].default_file and not output:  # beside its bundle: never over the last good one
         output = outcome.bundle / table.formats[args.format].default_file
     result = analyze(outcome.bundle, thresholds)
-    emit(table, args.format, result, output, RenderContext(bundle_root=outcome.bundle, verbose=args.verbose))
+    emit(table, args.format, result, output, RenderContext(bundle_root=outcome.bundle, verbose=getattr(args, "verbose", False)))
     print(safe_text(f"bundle: {outcome.bundle.resolve()}"))
     return _exit(outcome, fail_on_code(args.fail_on, result.worst_severity()))
