@@ -23,6 +23,15 @@ def limiting_pools(vm: VmFacts) -> tuple[PoolFacts, ...]:
     return tuple(p for p in vm.resource_pools or () if not p.root and p.cpu_limit_mhz is not None)
 
 
+def effective_limit_mhz(vm: VmFacts) -> int | None:
+    """The CPU limit that can throttle the VM: its own, else the nearest limited pool's (a limit CPU figures
+    would have to rule out when they were not measured)."""
+    if vm.cpu_limit_mhz is not None:
+        return vm.cpu_limit_mhz
+    pools = limiting_pools(vm)
+    return pools[0].cpu_limit_mhz if pools else None
+
+
 def pool_words(pool: PoolFacts) -> str:
     kind = "vApp" if pool.kind == "vapp" else "resource pool"
     return f"{kind} {pool.name}" + (f" ({pool.path})" if pool.path else "") + (

@@ -16,7 +16,7 @@ from esxdiag.rules.causes import Cause, reason_counters, rx_causes, rx_fine_tx_d
 from esxdiag.rules.floor import floor_words
 from esxdiag.rules.ledger import rx_ledger
 from esxdiag.rules.cpustats import CpuState, cpu_state
-from esxdiag.rules.limits import limit_place
+from esxdiag.rules.limits import effective_limit_mhz, limit_place
 from esxdiag.rules.driver_nic import buffers_rising, decide_driver_nic, rising_drops
 from esxdiag.rules.ring_change import change_ring
 
@@ -128,7 +128,7 @@ def _decide(vm: VmFacts, nic: VnicFacts, t: dict[str, float], others: list[Cause
         return _not_vmxnet3(vm, nic, t)
     sig = signals(nic, t)
     evidence = tuple(_counter_evidence(sig, t)) + tuple(s.evidence() for s in nic.drop_symptoms)
-    cpu = cpu_state(vm.cpu, vm.cpu_limit_mhz, t, vm.cpu_whole)
+    cpu = cpu_state(vm.cpu, effective_limit_mhz(vm), t, vm.cpu_whole)
     port_drops = any(s.rising for s in nic.drop_symptoms)
     if not sig.windowed and nic.drop_symptoms:
         return _from_port_drops(vm, nic, sig, evidence, cpu, port_drops, t)
@@ -274,8 +274,9 @@ def _cpu_first(vm: VmFacts, cpu: CpuState, evidence, missing: list[str], t, what
         place = limit_place(vm)  # the VM's own limit, a pool's, or steps to find which
         return RingVerdict(
             "cpu-limit-first",
-            f"{what} while a CPU limit throttles the VM"
-            + (f" ({cpu.figure('%MLMTD', limited)}" if shown else " (limit set")
+            f"{what} while a CPU limit "
+            + (f"throttles the VM ({cpu.figure('%MLMTD', limited)}" if shown else
+               "is set that no %MLMTD figure of the window rules out (limit set")
             + (f", limit {vm.cpu_limit_mhz:,} MHz)" if vm.cpu_limit_mhz else ")")
             + (": remove the limit first" if vm.cpu_limit_mhz is not None and not place.evidence else
                f": {place.words}. Remove that limit first") + "; a bigger ring would only delay the drops.",
@@ -428,7 +429,7 @@ def _not_vmxnet3(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> RingVerdic
         if verdict.verdict != "driver-drops" or not buffers_rising(nic, t):
             return verdict
         # the guest did not post buffers fast enough: a throttled or waiting vCPU first, as for a vmxnet3 ring
-        first = _cpu_first(vm, cpu_state(vm.cpu, vm.cpu_limit_mhz, t), verdict.evidence, list(verdict.missing), t,
+        first = _cpu_first(vm, cpu_state(vm.cpu, effective_limit_mhz(vm), t), verdict.evidence, list(verdict.missing), t,
                            verdict.summary.split(":")[0] + " runs out of receive buffers")
         return first or verdict
     emulated = nic.type in EMULATED

@@ -265,3 +265,22 @@ def test_fewer_vcpus_is_never_advised_to_a_one_vcpu_vm(make, thresholds):
     assert "fewer vCPUs" not in shown and "vm.migrate" in shown
     two = make.vm([make.vnic()], vcpus=2, cpu=make.cpu(ready=20, costop=8))
     assert "fewer vCPUs" in commands(decide(two, two.vnics[0], thresholds))
+
+
+def test_a_pool_limit_with_cpu_not_measured_is_not_ruled_out_by_a_ring_raise(make, thresholds):
+    """Drops rising, no CPU figures, no limit on the VM but a limited pool above it: the limit could be what
+    starves the vCPUs, so the verdict is the limit's (on the pool), never a confident ring raise."""
+    from esxdiag.join.facts import PoolFacts
+    from esxdiag.rules.verdict import decide
+
+    pools = (PoolFacts("tenant", "resgroup-71", "/DC0/host/C0/Resources/tenant", "pool", 2000),
+             PoolFacts("Resources", "resgroup-8", "/DC0/host/C0/Resources", "pool", 41_210, root=True))
+    nic = make.vnic()
+    vm = make.vm([nic], cpu=None, resource_pools=pools)
+    verdict = decide(vm, nic, thresholds)
+    assert verdict.verdict == "cpu-limit-first", verdict.summary
+    commands = [c for r in verdict.remediation for c in r.commands]
+    assert any("pool.change" in c or "Set-ResourcePool" in c for c in commands)
+    assert not any("vm.change" in c and "cpu.limit" in c for c in commands)
+    unlimited = make.vm([nic], cpu=None, resource_pools=pools[1:])
+    assert decide(unlimited, nic, thresholds).verdict == "raise-ring1"  # the root pool's capacity is no limit
