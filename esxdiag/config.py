@@ -1,4 +1,4 @@
-"""Rule thresholds: defaults from shared/domain.md, overridable by a config file and --set.
+"""Rule thresholds: defaults from docs/diagnosis.md, overridable by a config file and --set.
 
 Config file (INI), section [thresholds], keys as below, e.g.::
 
@@ -15,7 +15,7 @@ from pathlib import Path
 from esxdiag.errors import EsxdiagError
 
 DEFAULT_THRESHOLDS: dict[str, float] = {
-    # per-vCPU CPU figures (domain.md section 2)
+    # per-vCPU CPU figures (docs/diagnosis.md)
     "cpu.ready_pct_warning": 5.0,  # %RDY 5-10: investigate
     "cpu.ready_pct_critical": 10.0,  # %RDY > 10: contention (vCheck default)
     "cpu.costop_pct": 3.0,  # %CSTP > 3: too many vCPUs
@@ -23,7 +23,7 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     "cpu.swap_wait_pct": 5.0,  # %SWPWT > 5: memory pressure
     "cpu.max_limited_share_of_ready": 0.8,  # %MLMTD >= this share of %RDY: the limit, not other VMs, causes the
     #                                         wait (seed, section 1: %RDY 69.60 of which %MLMTD 69.52)
-    # vmxnet3 rings over the window (domain.md sections 3-4)
+    # vmxnet3 rings over the window (docs/diagnosis.md)
     "ring.full_events": 0.0,  # ring-full delta above this = exhaustion happening now
     "ring.drops": 0.0,  # out-of-buffer drop delta above this = drops happening now
     "ring.drops_per_s_critical": 10.0,  # drop rate that makes ring exhaustion critical
@@ -35,7 +35,7 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     # of these (esxdiag's own allowance for the two samples being taken a moment apart)
     "ring.host_guest_tolerance_pct": 10.0,  # % of the larger delta
     "ring.host_guest_tolerance_min": 10.0,  # packets
-    # other causes of loss (domain.md section 10)
+    # other causes of loss (docs/diagnosis.md)
     "uplink.drops": 0.0,  # vmnic receive drops/errors over the window above this = loss on the uplink now
     "uplink.drops_per_s_critical": 10.0,  # the same rate that makes ring exhaustion critical
     "rx.other_drops": 0.0,  # vmxnet3 drops for a reason other than the ring (MTU, steering...) above this
@@ -52,21 +52,21 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     "ring.hot_queue_share_pct": 90.0,  # the fewest rx queues holding this share of the drops: hot queues
     "ring.hot_queues_max_pct": 50.0,  # ... when they are at most this % of the vNIC's rx queues (1 of 2, 2 or 3 of
     #                                   8); esxdiag's own cut: more than half the queues is spread, not a few flows
-    # vNIC facts (domain.md section 5)
+    # vNIC facts (docs/diagnosis.md)
     "nic.link_speed_fast_gbps": 10.0,  # reported speed below this gets the "not a limit" note (vmxnet3: 10 Gbps)
-    # fleet triage (domain.md section 8; the score is esxdiag's own ordering, docs/fleet-scan.md)
+    # fleet triage (docs/diagnosis.md; the score is esxdiag's own ordering, docs/fleet-scan.md)
     "fleet.score_drops_weight": 10.0,  # score points for drops at ring.drops_per_s_critical: as many as 10 %RDY
     #                                    points over the warning threshold
-    # vCenter realtime statistics (domain.md sections 2 and 6): 20 s samples; fewer than this many
+    # vCenter realtime statistics (docs/diagnosis.md): 20 s samples; fewer than this many
     # cannot tell steady drops from one burst, so a vCenter-only answer on them is insufficient evidence
     "vcenter.min_samples": 3.0,
-    # fleet triage (domain.md section 8; docs/fleet-scan.md "Noise floor"): vCenter net.droppedRx below
+    # fleet triage (docs/diagnosis.md; docs/fleet-scan.md "Noise floor"): vCenter net.droppedRx below
     # BOTH floors is a note, not a class -- a healthy VM's broadcast storms, a guest briefly slow to post
     # buffers or a vMotion stun leave "a handful in five minutes out of millions of packets (well under
     # 0.1 per second and 0.01 per 1,000 packets)"
     "fleet.drops_per_s_floor": 0.1,
     "fleet.drops_per_1000_floor": 0.01,
-    # a host uplink (vCenter host net.droppedRx + net.errorsRx per vmnicN, domain.md section 10) losing received
+    # a host uplink (vCenter host net.droppedRx + net.errorsRx per vmnicN, docs/diagnosis.md) losing received
     # frames faster than this is a finding for every VM on the host (docs/fleet-scan.md "Uplink loss"): the same
     # "well under 0.1 per second" as a VM's floor (section 8), on its own key because the scan reads no host
     # packet count (no per-1,000 floor beside it) and some pNIC drivers count frames they filter as drops

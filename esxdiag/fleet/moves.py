@@ -1,4 +1,4 @@
-"""VMs that moved between hosts inside the scan window (shared/domain.md section 10, "vMotion inside
+"""VMs that moved between hosts inside the scan window (docs/diagnosis.md section 8, "vMotion inside
 the window"; docs/fleet-scan.md "Moved in the window").
 
 A vMotion changes the VM's host and port: the counters before and after it come from two ports, and

@@ -1,4 +1,4 @@
-"""Reading a fleet snapshot one VM and one series at a time (shared/domain.md sections 6 and 8).
+"""Reading a fleet snapshot one VM and one series at a time (docs/diagnosis.md).
 
 One odd value never empties the fleet: a value that cannot be a counter costs its sample, a series
 that cannot be read costs that series, a field that cannot be read is unknown, a VM record that

@@ -1,5 +1,5 @@
-"""A host's uplinks: received frames lost on its physical NICs, before the vSwitch (shared/domain.md
-section 10, docs/fleet-scan.md "Uplink loss").
+"""A host's uplinks: received frames lost on its physical NICs, before the vSwitch (docs/diagnosis.md
+section 9, docs/fleet-scan.md "Uplink loss").
 
 A frame the vmnic drops (net.droppedRx: missed, FIFO, no buffer) or rejects (net.errorsRx: CRC, length)
 never reaches any VM's port: no vNIC ring can help it, and no VM's own net.droppedRx counts it. So a

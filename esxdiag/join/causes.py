@@ -1,4 +1,4 @@
-"""The counters of every other place a frame can be lost (shared/domain.md section 10), per vNIC:
+"""The counters of every other place a frame can be lost (docs/diagnosis.md), per vNIC:
 the physical uplink that carries it, the vmxnet3 drop reasons that are not the ring, the port's
 page-absent drops, the transmit side, and the guest's per-queue drops. The rules in
 esxdiag.rules.causes judge them; the ring verdict reads those findings."""

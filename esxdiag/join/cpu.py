@@ -1,4 +1,4 @@
-"""Per-vCPU CPU figures from esxtop or vCenter, normalised one way (shared/domain.md sections 2, 6).
+"""Per-vCPU CPU figures from esxtop or vCenter, normalised one way (docs/diagnosis.md).
 
 esxtop ``Group Cpu`` % Ready / % CoStop / % Max Limited are sums over the VM's worlds: per vCPU
 = sum / vCPUs (never / Members when the vCPU count is known). vCenter ``cpu.ready.summation`` is

@@ -144,7 +144,7 @@ class DropSymptom:
     """Frames dropped at the vSwitch port over the window, seen without ring counters: esxtop
     ``Network Port`` % Received Packets Dropped (%DRPRX) per sample, or vCenter net.droppedRx
     (packets per sample interval). Broadcom KB 312565: receive buffers exhausted, or the guest
-    starved of CPU — the symptom, not the cause (shared/domain.md section 6)."""
+    starved of CPU — the symptom, not the cause (docs/diagnosis.md)."""
 
     what: str
     values: tuple[float | None, ...]  # per sample
@@ -247,7 +247,7 @@ class CpuFacts:
 @dataclass(frozen=True)
 class UplinkFacts:
     """A physical uplink (vmnic) that carries the vNIC, with its receive-loss counters over the window:
-    frames lost there never reach the vSwitch port, so no vNIC ring can help them (domain.md section 10)."""
+    frames lost there never reach the vSwitch port, so no vNIC ring can help them (docs/diagnosis.md)."""
 
     vmnic: str
     host: str | None  # the host's name (or its target id in the bundle)
@@ -350,14 +350,14 @@ class VnicFacts:
     ethtool_current_rx: int | None
     driver: str | None
     driver_version: str | None
-    link_speed: str | None = None  # as the guest reports it ("10 Gbps"); not a limit (domain.md 5)
+    link_speed: str | None = None  # as the guest reports it ("10 Gbps"); not a limit (docs/diagnosis.md)
     link_speed_source: str | None = None
     network: str | None = None  # portgroup (vCenter inventory)
     drop_symptoms: tuple[DropSymptom, ...] = ()  # vSwitch port drops without ring counters (esxtop, vCenter)
     series: dict[str, Any] = field(default_factory=dict)  # per-sample counters for charts
     missing: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
-    # differential diagnosis (domain.md section 10): causes of loss besides the ring
+    # differential diagnosis (docs/diagnosis.md): causes of loss besides the ring
     uplinks: tuple[UplinkFacts, ...] = ()
     uplinks_unknown: str | None = None  # why the vNIC's team uplink is not known (no esxcli port list, ...)
     rx_reasons: dict[str, CounterWindow] = field(default_factory=dict)  # drop-reason label -> its counter

@@ -1,7 +1,7 @@
 """Cumulative counters read over the window: a CounterWindow from every usable reading (start,
 any between, end) and the real time between the ends.
 
-Damaged readings must not invent a reset (shared/domain.md section 6): a reading between the
+Damaged readings must not invent a reset (docs/diagnosis.md): a reading between the
 ends that dips below its neighbours and comes back is dropped with a note, and per-queue sums
 are taken over the queues every reading has, so a queue cut off the end of a capture is not
 read as the counter going back."""

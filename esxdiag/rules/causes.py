@@ -1,4 +1,4 @@
-"""Every cause of a drop besides the ring (shared/domain.md section 10), one small rule each: the
+"""Every cause of a drop besides the ring (docs/diagnosis.md), one small rule each: the
 uplink, vmxnet3 drop reasons that are not the ring (MTU, truncation, steering, burst queue, large
 headers, page absent), the transmit side, a few hot rx queues (K of N). ``rx_causes`` is what the
 ring verdict reads: the causes whose counters rose in the window, with their words and remediation."""

@@ -1,6 +1,6 @@
-"""CPU rules (shared/domain.md section 2): contention (%RDY), co-stop (%CSTP), limits (%MLMTD
+"""CPU rules (docs/diagnosis.md): contention (%RDY), co-stop (%CSTP), limits (%MLMTD
 and the configured limit), swap wait. Per-vCPU figures over the window; a figure that is only a
-bound (vCPU count unknown, section 6) is judged only where the bound decides."""
+bound (vCPU count unknown) is judged only where the bound decides."""
 
 from __future__ import annotations
 
@@ -207,7 +207,7 @@ def cpu_swap_wait(vm: VmFacts, t: dict[str, float]):
 
 
 def cpu_saturation(vm: VmFacts, t: dict[str, float]):
-    """Every vCPU busy nearly all the time with %RDY low: the guest itself cannot keep up (domain.md 10)."""
+    """Every vCPU busy nearly all the time with %RDY low: the guest itself cannot keep up (docs/diagnosis.md)."""
     run = vm_stat(vm, "run_pct", t, least=True)
     if run is None:
         return [RuleCheck("cpu-saturation", "skip", "no %RUN figures (esxtop not collected)")]

@@ -142,7 +142,7 @@ class CpuState:
     @property
     def words(self) -> str:
         """How the verdict may speak of CPU: never "healthy" while the host swaps the VM, every vCPU is
-        saturated or the figures cover only part of the window (domain.md section 10)."""
+        saturated or the figures cover only part of the window (docs/diagnosis.md)."""
         if not self.measured:
             return "not measured"
         if self.swap is not None:

@@ -1,5 +1,5 @@
-"""The ring verdicts once drops are rising and CPU does not explain them (shared/domain.md
-section 4): enable RSS (Windows, one rx queue), at-max (spread receive work instead), or raise
+"""The ring verdicts once drops are rising and CPU does not explain them (docs/diagnosis.md
+section 5): enable RSS (Windows, one rx queue), at-max (spread receive work instead), or raise
 ring 1 / ring 2 — each with only the steps that would change something."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The per-vNIC RX ring verdict (shared/domain.md sections 4 and 6): weigh ring-full and drop deltas
+"""The per-vNIC RX ring verdict (docs/diagnosis.md): weigh ring-full and drop deltas
 over the window against CPU (limit, contention), queue layout and ring sizes, and say which
 single change to make first, with the numbers and the evidence against it. Without ring counters,
 vSwitch port drops (esxtop %DRPRX, vCenter net.droppedRx) still decide the CPU-first verdicts;
@@ -338,7 +338,7 @@ def span_words(seconds: float) -> str:
 def _from_vcenter(vm, nic: VnicFacts, drops: DropSymptom, evidence, cpu: CpuState, missing: list[str],
                   collect: list[str], t) -> RingVerdict:
     """A verdict resting on vCenter's counters alone says so, with its sample count and window; too
-    few realtime samples are no answer (shared/domain.md section 6: vCenter sees the symptom only)."""
+    few realtime samples are no answer (docs/diagnosis.md: vCenter sees the symptom only)."""
     samples = len(drops.present)
     span = span_words(samples * (drops.interval_s or 20))
     dropping = sum(v > 0 for v in drops.present)

@@ -1,4 +1,4 @@
-"""A VM that changed host inside the window (shared/domain.md section 10): the report says so, from
+"""A VM that changed host inside the window (docs/diagnosis.md): the report says so, from
 where to where and when, and what the verdict was judged on."""
 
 from __future__ import annotations
