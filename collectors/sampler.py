@@ -435,6 +435,8 @@ class HostSampler:
     def close(self) -> None:
         for pair in [self.host] + [v.guest for v in self.vms]:
             if pair:
+                for text in pair[0].notes:  # a reconnect: the bundle says it happened, and where
+                    self.writer.note(text)
                 pair[0].close()
         if self.session is not None:
             self.session.close()

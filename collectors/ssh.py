@@ -151,6 +151,8 @@ class SshConnection:
         self.options = options or SshOptions()
         self._client: paramiko.SSHClient | None = None
         self.unavailable: dict[str, str] = {}  # program -> why its captures are skipped (preflight)
+        self._stopped_one = False  # the last command was stopped by us (its cap or its deadline)
+        self.notes: list[str] = []  # what happened to the connection itself (a reconnect), for the manifest
 
     def __enter__(self) -> "SshConnection":
         return self.connect()
@@ -160,6 +162,11 @@ class SshConnection:
 
     @property
     def connected(self) -> bool:
+        """The next command can be sent: the connection is up, or it ended right after we stopped a
+        command and will be opened again once (see ``_exec``)."""
+        return self._transport_active() or (self._stopped_one and self._client is not None)
+
+    def _transport_active(self) -> bool:
         transport = self._client.get_transport() if self._client else None
         return bool(transport and transport.is_active())
 
@@ -280,7 +287,40 @@ class SshConnection:
 
     def _exec(self, command: str, timeout_s: float, on_wait: OnWait | None,
               ok_rc: tuple[int, ...] = (0,), sink: "_Sink | None" = None) -> CommandResult:
+        """Run one command. When the one before was stopped by us (its output cap or its deadline,
+        by closing its channel), a server may end the whole connection in answer, at once or while
+        this command starts; that is not a lost host, so the connection is opened again once and this
+        read-only command sent again, provided none of its output was kept yet."""
         sink = sink or _Sink(None, specs.DEFAULT_MAX_BYTES)
+        after_stop, self._stopped_one = self._stopped_one, False
+        if after_stop and not self._transport_active():
+            return self._exec_after_reconnect(command, timeout_s, on_wait, ok_rc, sink)
+        result = self._exec_once(command, timeout_s, on_wait, ok_rc, sink)
+        if after_stop and result.error_kind == "connection-lost" and sink.size == 0:
+            return self._exec_after_reconnect(command, timeout_s, on_wait, ok_rc, sink)
+        if result.error_kind in ("truncated", "timeout"):
+            self._stopped_one = True
+        return result
+
+    def _exec_after_reconnect(self, command: str, timeout_s: float, on_wait: OnWait | None,
+                              ok_rc: tuple[int, ...], sink: "_Sink") -> CommandResult:
+        self.close()
+        started = utcnow()
+        try:
+            self.connect()
+        except CollectionError as exc:
+            return CommandResult(command, b"", b"", None, started, utcnow(), "connection-lost",
+                                 f"{self.target}: the server ended the connection after a command was stopped, "
+                                 f"and opening it again failed: {exc}")
+        self.notes.append(f"{self.target}: the server ended the connection after esxdiag stopped a command "
+                          "(its output cap or its deadline); connected again and went on")
+        result = self._exec_once(command, timeout_s, on_wait, ok_rc, sink)
+        if result.error_kind in ("truncated", "timeout"):
+            self._stopped_one = True
+        return result
+
+    def _exec_once(self, command: str, timeout_s: float, on_wait: OnWait | None,
+                   ok_rc: tuple[int, ...], sink: "_Sink") -> CommandResult:
         started, t0 = utcnow(), time.monotonic()
         transport = self._client.get_transport() if self._client else None
 

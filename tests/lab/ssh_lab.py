@@ -102,9 +102,11 @@ class SshLab:
         return f"[{address}]:{self.port} {self.spare_host_key_pub}\n"
 
     def set_fault(self, kind: str, address: str | None = None, program: str | None = None,
-                  seconds: float | None = None, name: str | None = None, command: str | None = None) -> None:
+                  seconds: float | None = None, name: str | None = None, command: str | None = None,
+                  then_drop: bool = False) -> None:
         """kind "hang" (command prints nothing for ``seconds``), "missing" (program not found,
-        exit 127), "flood" (prints without end for ``seconds``), "drop" (the SSH connection is
+        exit 127), "flood" (prints without end for ``seconds``; ``then_drop``: the server ends the
+        whole connection when the client stops the command), "drop" (the SSH connection is
         killed while the command runs), "ifname" (the guest's first NIC is called ``name``) or
         "refuse" (sshd stops listening on ``address``)."""
         if kind not in ("hang", "missing", "flood", "drop", "ifname", "refuse"):
@@ -115,6 +117,8 @@ class SshLab:
             entry["seconds"] = seconds
         if name is not None:
             entry["name"] = name
+        if then_drop:
+            entry["then_drop"] = True
         if command is not None:  # only this exact command line (e.g. the window's esxtop, not the preflight's)
             entry["command"] = command
         faults.setdefault(kind, []).append(entry)

@@ -41,6 +41,22 @@ def test_output_cap_override_applies_to_the_host(esxdiag, ssh_lab):
     assert "2 MiB" in listing.error
 
 
+def test_a_server_that_ends_the_connection_when_a_command_is_stopped_costs_only_that_command(esxdiag, ssh_lab):
+    """A server may end the whole connection when esxdiag closes the channel of a command it stopped at
+    its cap; the rest of the host (uplinks, the window's ring counters and esxtop) is still collected
+    on a new connection, and the bundle says it reconnected."""
+    ssh_lab.set_fault("flood", ssh_lab.host_address, "net-stats", seconds=60, then_drop=True)
+    run = esxdiag.run("collect", VM, "--output-cap", "2", timeout_s=60)
+    assert run.returncode == 0, run.explain()
+    (listing,) = run.captures("net_stats_list", target_kind="esxi")
+    assert listing.error_kind == "truncated", listing
+    assert run.captures("esxtop_batch", target_kind="esxi")[0].ok, run.explain()
+    assert all(c.ok for c in run.captures("vsish_rxsummary", 1, "esxi")), run.explain()
+    notes = run.bundle_loaded().manifest["notes"]
+    assert any("connected again" in n and ssh_lab.host_address in n for n in notes), notes
+    assert "connection lost" not in run.stderr, run.explain()
+
+
 def test_connection_lost_mid_window_is_named_and_exits_3(esxdiag, ssh_lab):
     ssh_lab.set_fault("drop", ssh_lab.host_address, "esxtop", command="esxtop -b -d 1 -n 3")  # the window's
     run = esxdiag.run("report", VM, "--format", "json", timeout_s=60)

@@ -133,16 +133,17 @@ def _hang(seconds: float) -> int:
     return 0
 
 
-def _flood(seconds: float) -> int:
+def _flood(seconds: float, then_drop: bool = False) -> int:
     """Print the same counter line without end, as fast as the reader takes it, until the client
-    closes the channel (the pipe breaks) or ``seconds`` pass."""
+    closes the channel (the pipe breaks) or ``seconds`` pass; ``then_drop``: when the client stops
+    the command, end its whole SSH connection too (as some servers do)."""
     line = b"    123456 segments retransmitted and a line that never stops coming\n" * 1024
     deadline = time.monotonic() + min(seconds, HANG_LIMIT_S)
     try:
         while time.monotonic() < deadline:
             os.write(sys.stdout.fileno(), line)
     except OSError:
-        return 141
+        return _drop() if then_drop else 141
     return 0
 
 
@@ -207,7 +208,7 @@ def main() -> int:
         return _hang(float(hang.get("seconds", 30)))
     flood = _fault(lab, "flood", address, program, command)
     if flood:
-        return _flood(float(flood.get("seconds", 60)))
+        return _flood(float(flood.get("seconds", 60)), bool(flood.get("then_drop")))
     if _fault(lab, "drop", address, program, command):
         return _drop()
     out, err, rc = result()
