@@ -21,7 +21,8 @@ def _evidence_line(e: Evidence) -> str:
 
 
 def render_rings(result: AnalysisResult) -> str:
-    out: list[str] = [failed_headline(result)] if failed_headline(result) else []
+    headline = failed_headline(result)
+    out: list[str] = [headline] if headline else []
     for vm in result.vms:
         cpu = vm.cpu
         cpu_line = (f"per-vCPU %RDY max {fmt(cpu.get('ready_pct_max'))}, %CSTP max {fmt(cpu.get('costop_pct_max'))}, "

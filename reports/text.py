@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import textwrap
 from collections import Counter
-from typing import Any
+from typing import Any, TypeGuard
 
 from esxdiag.reports.words import count, held_words, utc_time, vcpu_words, vnic_prefix
 from esxdiag.result import SEVERITIES, AnalysisResult, DropLedger, Remediation, RingVerdict, Series, VmResult, VnicResult
@@ -179,7 +179,7 @@ def other_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in metrics.items() if k not in known and v is not None and not isinstance(v, dict)}
 
 
-def ledger_shown(ledger: DropLedger | None) -> bool:
+def ledger_shown(ledger: DropLedger | None) -> TypeGuard[DropLedger]:
     """A ledger says something when the port dropped frames or a counter that explains drops rose."""
     return ledger is not None and bool(ledger.port_drops or any(line.delta for line in ledger.lines
                                                                 if line.counted or line.cause == "uplink"))
@@ -189,12 +189,13 @@ def first_remediation(vm: VmResult, vnic: VnicResult) -> Remediation | None:
     """The remediation for this guest's OS (or vSphere/any) that has a command, else the first one."""
     with_commands = [r for r in vnic.verdict.remediation if r.commands]
     preferred = [r for r in with_commands if r.os in (vm.guest_os, "vsphere", "esxi", "any")]
-    return (preferred or with_commands or [None])[0]
+    return next(iter(preferred or with_commands), None)
 
 
 class _Writer:
     def __init__(self, width: int, color: bool, said: tuple[str, ...] = ()):
-        self.width, self.color, self.lines = max(width, 40), color, []
+        self.width, self.color = max(width, 40), color
+        self.lines: list[str] = []
         self.said = said  # a failed run's failures, printed in full once (the first line)
         self.held = ""  # what a failed run's partial bundle holds, listed once in the first line
 
@@ -346,8 +347,8 @@ SAID_IN_FULL = ("data-quality",)  # findings whose title is a heading: the termi
 def render_text(result: AnalysisResult, width: int = 100, color: bool = False, verbose: bool = False) -> str:
     """The terminal summary: per VM and vNIC verdict, numbers and first command; then counts and gaps."""
     out = _Writer(width, color)
-    if failed_headline(result):  # first: what failed, before anything that reads like an answer
-        out.line(failed_headline(result), style="critical")
+    if headline := failed_headline(result):  # first: what failed, before anything that reads like an answer
+        out.line(headline, style="critical")
         out.said = tuple(result.bundle.get("failed") or ())
         out.held = ", ".join(held_words(result.coverage))
     created = f", collected {utc_time(result.bundle['created'])}" if result.bundle.get("created") else ""
