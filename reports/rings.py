@@ -5,9 +5,8 @@ Every line goes through esxdiag.terminal as a whole, so no interpolated name rea
 from __future__ import annotations
 
 from esxdiag.result import AnalysisResult, Evidence
-from esxdiag.reports.text import (counter_phrases, cpu_source, failed_headline, fmt, ring_phrases, verdict_headline,
-                                  whole_window_words)
-from esxdiag.reports.words import count
+from esxdiag.reports.words import (count, counter_phrases, cpu_source, failed_headline, fmt, ring_phrases,
+                                   verdict_headline, whole_window_words)
 from esxdiag.terminal import safe_lines
 
 
