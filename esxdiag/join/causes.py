@@ -10,7 +10,7 @@ from esxdiag.join.facts import CounterWindow, DropSymptom, UplinkFacts
 from esxdiag.join.readings import Reading
 from esxdiag.join.sources import Sources
 from esxdiag.join.windowing import counter, queue_sum, window_seconds
-from esxdiag.parsers.netstats import norm_mac
+from esxdiag.parsers.netstats import NetStatsPort, norm_mac
 
 # rxSummary labels differ across ESXi releases (ESXi 6.x "# of pkts dropped due to large hdrs", ESXi 8 also
 # "# of pkts dropped due to large inner (encap) hdrs", 37 keys in all): a reason is found by the words of its
@@ -63,7 +63,7 @@ UPLINK_RX_KEYS = ("Receive packets dropped", "Receive missed errors", "Receive F
                   "Receive length errors", "Receive over errors", "Receive frame errors")
 
 
-def rx_reasons(sources: Sources, target_id: str | None, port, notes: list[str]) -> dict[str, CounterWindow]:
+def rx_reasons(sources: Sources, target_id: str | None, port: NetStatsPort | None, notes: list[str]) -> dict[str, CounterWindow]:
     """Every drop-reason label of the vNIC (rxSummary, clientStats page absent) -> its counter over the window,
     keyed by the label as printed; ``reason_family`` says which cause each is."""
     if port is None or target_id is None:
@@ -85,7 +85,7 @@ def rx_reasons(sources: Sources, target_id: str | None, port, notes: list[str]) 
     return out
 
 
-def port_packets_rx(sources: Sources, target_id: str | None, port, notes: list[str]) -> CounterWindow | None:
+def port_packets_rx(sources: Sources, target_id: str | None, port: NetStatsPort | None, notes: list[str]) -> CounterWindow | None:
     """Frames the port delivered over the window (clientStats pktsRxOK): the denominator of the drop floor."""
     if port is None or target_id is None:
         return None
@@ -94,7 +94,7 @@ def port_packets_rx(sources: Sources, target_id: str | None, port, notes: list[s
                    window_seconds(client, sources.clocks), "pktsRxOK", notes)
 
 
-def port_tx(sources: Sources, target_id: str | None, port, notes: list[str]) -> dict[str, CounterWindow]:
+def port_tx(sources: Sources, target_id: str | None, port: NetStatsPort | None, notes: list[str]) -> dict[str, CounterWindow]:
     if port is None or target_id is None:
         return {}
     client = sources.readings.samples("vsish_clientstats", target_id, portset=port.switch, port=str(port.port))
@@ -131,7 +131,7 @@ def guest_tx_and_queues(samples: list[Reading], seconds: float | None,
     return tx, queues
 
 
-def uplinks(sources: Sources, target_id: str | None, port, mac: str | None, host_name: str | None,
+def uplinks(sources: Sources, target_id: str | None, port: NetStatsPort | None, mac: str | None, host_name: str | None,
             notes: list[str]) -> tuple[tuple[UplinkFacts, ...], str | None]:
     """The vmnic(s) that carry the vNIC (``Team Uplink`` of its port in ``esxcli network vm port
     list``), each with its receive-loss counters from ``esxcli network nic stats get`` at both ends
@@ -166,7 +166,7 @@ def _uplink(sources: Sources, target_id: str, host_name: str | None, vmnic: str,
     return UplinkFacts(vmnic, host_name or target_id, mapping, counters, _host_perf_symptoms(sources, host_name, vmnic))
 
 
-def _team_uplinks(sources: Sources, target_id: str, port, mac: str | None) -> tuple[list[str], str]:
+def _team_uplinks(sources: Sources, target_id: str, port: NetStatsPort | None, mac: str | None) -> tuple[list[str], str]:
     for cap in sources.bundle.find("esxcli_vm_ports", target_id):
         reading = sources.readings.read(cap)
         for record in reading.record.ports if reading else ():

@@ -9,6 +9,8 @@ from esxdiag.join.causes import guest_tx_and_queues
 from esxdiag.join.facts import CounterWindow, RingSetting
 from esxdiag.join.records import GuestSide, VnicEntry
 from esxdiag.join.sources import Sources, inventories
+from esxdiag.join.readings import Reading
+from esxdiag.bundle import Target
 from esxdiag.join.windowing import counter, queue_sum, sample_time, window_seconds
 from esxdiag.parsers.netstats import norm_mac
 from esxdiag.specs import LINUX, WINDOWS
@@ -18,7 +20,7 @@ from esxdiag.parsers.numbers import is_count
 _VMXNET3_DRIVERS = {"vmxnet3": "vmxnet3", "e1000": "e1000", "e1000e": "e1000e"}
 
 
-def guest_side(sources: Sources, guest, mac: str | None, missing: list[str], vmxnet3: bool = True,
+def guest_side(sources: Sources, guest: Target | None, mac: str | None, missing: list[str], vmxnet3: bool = True,
                iface_hint: str | None = None, only_vnic: bool = False, bypass: bool = False) -> GuestSide:
     """``bypass``: a NIC outside the vSwitch (SR-IOV VF, DirectPath, guest-only), whose guest counters are
     the only evidence: what is missing of them is said as for a vmxnet3 vNIC."""
@@ -147,7 +149,7 @@ def ring_settings(hits, iface: str) -> tuple[RingSetting, ...]:
                  for h in hits if h.sets_ring and h.iface in (None, iface))
 
 
-def driver_counters(samples, secs: float | None, iface: str, notes: list[str]) -> dict[str, CounterWindow]:
+def driver_counters(samples: list[Reading], secs: float | None, iface: str, notes: list[str]) -> dict[str, CounterWindow]:
     """Every counter a non-vmxnet3 driver prints in ethtool -S, by its own name, over the window."""
     names = list(dict.fromkeys(name for s in samples for name in s.record.device_counters))
     windows = {name: counter(f"{name} (ethtool -S {iface})", samples,
@@ -155,7 +157,7 @@ def driver_counters(samples, secs: float | None, iface: str, notes: list[str]) -
     return {name: window for name, window in windows.items() if window is not None}
 
 
-def _linux_rings(rings, iface: str, version: tuple[int, ...] | None, out: GuestSide) -> None:
+def _linux_rings(rings: Reading, iface: str, version: tuple[int, ...] | None, out: GuestSide) -> None:
     """Ring sizes from ethtool -g. Early multi-queue vmxnet3 drivers (before per-queue ring sizes,
     driver < 1.2) print RX as size x rx queues (the seed: RX 512 for 2 x 256); vsish is authoritative."""
     cur, mx = rings.record.current, rings.record.max
@@ -258,7 +260,7 @@ _VMWARE_OUIS = ("00:50:56", "00:0c:29", "00:05:69", "00:1c:14")
 _WINDOWS_TYPES = (("vmxnet3", "vmxnet3"), ("82574", "e1000e"), ("pro/1000 mt", "e1000"))
 
 
-def guest_vnics(sources: Sources, guest) -> list[VnicEntry]:
+def guest_vnics(sources: Sources, guest: Target | None) -> list[VnicEntry]:
     """When nothing else lists the VM's vNICs (no inventory, no host port list): the guest's own
     interfaces — the ones the capture looked at with ethtool (else VMware-MAC links), keyed by
     the permanent MAC; interfaces whose driver is not a VMware vNIC's are left out."""
@@ -313,7 +315,7 @@ _WINDOWS_NIC_WORDS = re.compile(r"virtual function|connectx|mellanox|nvidia.*eth
                                 re.I)
 
 
-def _unclaimed_windows(sources: Sources, guest, macs: set[str | None]) -> list[VnicEntry]:
+def _unclaimed_windows(sources: Sources, guest: Target, macs: set[str | None]) -> list[VnicEntry]:
     adapters = sources.readings.first("win_netadapter", guest.id)
     out: list[VnicEntry] = []
     for adapter in adapters.record.adapters if adapters else ():
@@ -324,7 +326,7 @@ def _unclaimed_windows(sources: Sources, guest, macs: set[str | None]) -> list[V
     return out
 
 
-def unclaimed_interfaces(sources: Sources, guest, macs: set[str | None]) -> list[VnicEntry]:
+def unclaimed_interfaces(sources: Sources, guest: Target | None, macs: set[str | None]) -> list[VnicEntry]:
     """Guest NICs (Linux: interfaces the capture ran ethtool on, with a NIC's driver; Windows: adapters whose
     description is a NIC's or a VF's) whose MAC no listed vNIC has: an SR-IOV VF or DirectPath NIC vCenter
     does not list with that MAC, or a guest the inventory is not of. Each is listed with its driver, never

@@ -7,12 +7,13 @@ from esxdiag.join.facts import DropSymptom
 from esxdiag.join.readings import Reading
 from esxdiag.join.records import HostSide, VnicEntry
 from esxdiag.join.sources import Sources
+from esxdiag.parsers.esxtop import PortRx
 from esxdiag.parsers.netstats import NetStatsList, NetStatsPort, norm_mac
 from esxdiag.join.windowing import (RX_SUMMARY_LRO, RX_SUMMARY_OOB, RX_SUMMARY_RING1, RX_SUMMARY_RING2, counter,
                                sample_time, window_seconds)
 
 
-def host_side(sources: Sources, target_id: str | None, port, missing: list[str], vmxnet3: bool = True) -> HostSide:
+def host_side(sources: Sources, target_id: str | None, port: NetStatsPort | None, missing: list[str], vmxnet3: bool = True) -> HostSide:
     out: HostSide = {
         "ring1_full": None, "ring2_full": None, "out_of_buffers": None, "dropped_rx": None, "lro": None,
         "ring1_size": None, "ring2_size": None, "ring_size_source": None, "rx_queues": None,
@@ -116,16 +117,18 @@ def esxcli_port_list(sources: Sources, target_id: str) -> Reading | None:
                                                               "(no net-stats -l)",)))
 
 
-def _esxtop_port_row(esxtop, port):
+def _esxtop_port_row(esxtop: Reading, port: NetStatsPort) -> PortRx | None:
     """The esxtop ``Network Port`` row of the vNIC's port: port IDs are unique per host; the portset
     only breaks a tie."""
     same_id = [r for key, r in esxtop.record.ports.items() if key.rpartition(":")[2] == str(port.port)]
     return next((r for r in same_id if r.portset == port.switch), same_id[0] if len(same_id) == 1 else None)
 
 
-def port_tx_symptoms(esxtop, port) -> tuple[DropSymptom, ...]:
+def port_tx_symptoms(esxtop: Reading | None, port: NetStatsPort | None) -> tuple[DropSymptom, ...]:
     """esxtop %DRPTX of the vNIC's port: frames the guest sent that the port dropped."""
-    row = _esxtop_port_row(esxtop, port) if esxtop is not None and port is not None else None
+    if esxtop is None or port is None:
+        return ()
+    row = _esxtop_port_row(esxtop, port)
     if row is None or row.transmit_dropped_pct is None:
         return ()
     symptom = DropSymptom("esxtop %DRPTX (% Outbound Packets Dropped at the vSwitch port)",
@@ -134,7 +137,7 @@ def port_tx_symptoms(esxtop, port) -> tuple[DropSymptom, ...]:
     return (symptom,) if symptom.present else ()
 
 
-def port_drop_symptoms(esxtop, perf, port, nic: VnicEntry, vnic_count: int) -> tuple[DropSymptom, ...]:
+def port_drop_symptoms(esxtop: Reading | None, perf: Reading | None, port: NetStatsPort | None, nic: VnicEntry, vnic_count: int) -> tuple[DropSymptom, ...]:
     """The vNIC's vSwitch port drops over the window. esxtop ``Network Port`` rows join by port ID
     (with the portset when net-stats -l gave one); without the host port list, only a VM with one
     vNIC and one port row joins (the VM name is not unique per vNIC). vCenter series join by device

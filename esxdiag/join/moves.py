@@ -12,7 +12,7 @@ from esxdiag.bundle import slug
 from esxdiag.join.facts import Move, PortSegment
 from esxdiag.join.host import host_port_lists
 from esxdiag.join.sources import Sources, host_name
-from esxdiag.parsers.netstats import norm_mac
+from esxdiag.parsers.netstats import NetStatsPort, norm_mac
 
 MIGRATION_EVENTS = ("VmMigratedEvent", "DrsVmMigratedEvent", "VmEmigratingEvent", "VmBeingHotMigratedEvent",
                     "VmBeingMigratedEvent", "VmRelocatedEvent", "VmBeingRelocatedEvent")
@@ -55,7 +55,7 @@ def port_segments(sources: Sources, mac: str | None) -> list[PortSegment]:
             for span, (target, port) in chosen]
 
 
-def _read_span(sources: Sources, target_id: str, port) -> tuple[str | None, str | None, int] | None:
+def _read_span(sources: Sources, target_id: str, port: NetStatsPort) -> tuple[str | None, str | None, int] | None:
     """(the earliest and the latest reading's time, the first sample number) of the port's counters; None
     when none was read."""
     caps = [c for spec in ("vsish_rxsummary", "vsish_clientstats")
