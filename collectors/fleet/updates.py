@@ -1,0 +1,112 @@
+"""A kept copy of the inventory's properties, brought up to date by a PropertyCollector's changes.
+
+``WaitForUpdatesEx`` answers with an UpdateSet: per object an ObjectUpdate of kind ``enter`` (the
+object entered the filter: its whole watched state), ``modify`` (some of its properties changed) or
+``leave`` (it left the filter: gone, or moved out of a watched container), each change a
+PropertyChange (name, op ``assign``/``add``/``remove``/``indirectRemove``, value) plus a
+``missingSet`` of the properties the server could not read. ``Kept.apply`` applies one ObjectUpdate
+to the copy exactly where that is certain: an ``assign`` of a watched path sets it (no value: unset),
+a ``remove``/``indirectRemove`` of one unsets it, a missing property is recorded as a full read
+records it. A change the copy cannot apply exactly (a path below or above a watched one, such as one
+vNIC of a device list, or an ``add`` into one) marks the object stale: the caller reads that object's
+watched paths again (one RetrievePropertiesEx for all of them), so the copy never guesses.
+
+Values are fastdecode's plain values (fastdecode.plain_value), the ones a full read records.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from esxdiag.collectors.fleet.fastdecode import plain_value
+from esxdiag.collectors.soap_stream import Ref
+from esxdiag.collectors.vsphere_session import fault_text
+
+
+class ObjectChange(NamedTuple):
+    kind: str  # enter | modify | leave
+    ref: Ref
+    changes: list  # (property path, op, plain value or None)
+    missing: list  # (property path, fault text)
+
+
+class Updates(NamedTuple):
+    version: str
+    objects: list  # ObjectChange, in the server's order
+    truncated: bool  # more changes follow: ask again with ``version``
+
+
+class NotOurFilter(Exception):
+    """An UpdateSet about a filter the watch did not create: the copy cannot be trusted."""
+
+
+def plain_updates(result: Any, filter_moid: str) -> Updates | None:
+    """pyVmomi's UpdateSet as plain values; None when nothing changed."""
+    if result is None:
+        return None
+    objects = []
+    for update in result.filterSet or []:
+        if update.filter._moId != filter_moid:
+            raise NotOurFilter(f"an update of filter {update.filter._moId}, not {filter_moid}")
+        # objects the filter could no longer read: a full read has no row for them either
+        objects += [ObjectChange("leave", plain_value(gone.obj), [], []) for gone in update.missingSet or []]
+        objects += [ObjectChange(str(o.kind), plain_value(o.obj),
+                                 [(c.name, str(c.op), plain_value(c.val)) for c in o.changeSet or []],
+                                 [(m.path, fault_text(m.fault)) for m in o.missingSet or []])
+                    for o in update.objectSet or []]
+    return Updates(result.version, objects, bool(result.truncated))
+
+
+@dataclass
+class Entry:
+    ref: Ref
+    props: dict = field(default_factory=dict)  # path -> plain value; an unset property is absent
+    missing: dict = field(default_factory=dict)  # path -> fault text, as the server listed them
+
+
+@dataclass
+class Kept:
+    """moid -> Entry for every object the filter holds, in the order they entered."""
+
+    paths: dict  # pyVmomi managed object class -> the watched paths of its objects
+    objects: dict = field(default_factory=dict)
+
+    def watched(self, ref: Ref) -> tuple[str, ...]:
+        for cls, paths in self.paths.items():
+            if issubclass(ref.type, cls):
+                return paths
+        return ()
+
+    def apply(self, change: ObjectChange) -> bool:
+        """Apply one ObjectUpdate; False when its object must be read again (stale)."""
+        moid = change.ref.moid
+        if change.kind == "leave":
+            self.objects.pop(moid, None)
+            return True
+        if change.kind == "enter":
+            self.objects[moid] = Entry(change.ref)
+        elif moid not in self.objects:  # a change to an object the copy never saw entering
+            return False
+        entry, watched, exact = self.objects[moid], self.watched(change.ref), True
+        for name, op, value in change.changes:
+            if name not in watched or op not in ("assign", "remove", "indirectRemove"):
+                exact = False
+            elif op == "assign" and value is not None:
+                entry.props[name] = value
+                entry.missing.pop(name, None)
+            else:
+                entry.props.pop(name, None)
+                entry.missing.pop(name, None)
+        for path, fault in change.missing:
+            if path not in watched:
+                exact = False
+                continue
+            entry.props.pop(path, None)
+            entry.missing[path] = fault
+        return exact
+
+    def replace(self, ref: Ref, props: dict, missing: list[dict]) -> None:
+        """An object read again whole (a RetrievePropertiesEx row)."""
+        self.objects[ref.moid] = Entry(ref, {k: v for k, v in props.items() if v is not None},
+                                       {m["path"]: m["fault"] for m in missing})
