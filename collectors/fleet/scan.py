@@ -108,7 +108,8 @@ def _scan_one(creds: Credentials, options: ScanOptions, tracker: Progress, proce
         if watch is None:
             session = connect(creds, timeout_s=options.timeout_s)
         else:
-            session, known = watch.read(creds, options.filters, options.page_size, options.timeout_s)
+            session, known = watch.read(lambda: connect(creds, timeout_s=options.timeout_s), options.filters,
+                                        options.page_size)
         out.update(_collect(session, options, status, tracker, processes, stop, known))
         status["status"] = "scanned"
     except CollectionError as exc:

@@ -12,7 +12,8 @@ applies them. What a change cannot say exactly is read again for those objects o
 It reads whole again: the first time; when the copy is older than ``max_age_s``; after any fault in
 reading the changes (a SOAP fault, an answer cut off or not SOAP, a timeout, InvalidCollectorVersion, the
 collector or filter gone: ManagedObjectNotFound), logging in again first when the login was lost
-(NotAuthenticated); when the changes would take more pages than a whole read; and when a place change
+(NotAuthenticated); when the changes would take more pages than two whole reads (a truncated update set
+that does not end); and when a place change
 moves the containers the filters name. A scan that fails drops the watch (logout): the next logs in and
 reads whole. The VM records, vNICs and places it gives are the ones a full read gives
 (inventory.vm_record, read_vnics' rules); the perf counters, hosts and migration events are read as
@@ -33,7 +34,7 @@ from esxdiag.collectors.credentials import Credentials
 from esxdiag.collectors.fleet import fastdecode, inventory
 from esxdiag.collectors.fleet.fastdecode import Device
 from esxdiag.collectors.fleet.updates import Kept, NotOurFilter, Updates, plain_updates
-from esxdiag.collectors.vsphere_session import VsphereSession, api_errors, connect
+from esxdiag.collectors.vsphere_session import VsphereSession, api_errors
 from esxdiag.errors import CollectionError
 
 log = logging.getLogger(__name__)
@@ -107,6 +108,7 @@ class Watch:
     def __init__(self, max_age_s: float, clock: Callable[[], float] = time.monotonic):
         self.max_age_s, self.clock = max_age_s, clock
         self.session: VsphereSession | None = None
+        self.how: str | None = None  # how the last read went: Known.how
         self._forget()
         self._spent, self._baseline = 0, 0
 
@@ -119,30 +121,35 @@ class Watch:
         self.read_at: float | None = None
 
     # --- one scan ------------------------------------------------------------------------------
-    def read(self, creds: Credentials, filters: inventory.Filters, page_size: int | None,
-             timeout_s: float) -> tuple[VsphereSession, Known]:
+    def read(self, login: Callable[[], VsphereSession], filters: inventory.Filters,
+             page_size: int | None) -> tuple[VsphereSession, Known]:
         """The session to scan on and its inventory: the changes since the last scan when the copy
-        can be trusted, else a whole read (logging in when there is no login)."""
+        can be trusted, else a whole read (``login()`` when there is no login)."""
         self._spent = 0
         if self.session is None:
-            self.session = connect(creds, timeout_s=timeout_s)
+            self.session = login()
         self._baseline = self.session.request_count
         why = self._why_whole()
         if why is None:
             try:
                 with api_errors(self.session, "reading the inventory's changes"):
-                    return self.session, self._changes(filters, page_size)
+                    known = self._changes(filters, page_size)
+                self.how = known.how
+                return self.session, known
             except (CollectionError, NotOurFilter, _Diverged) as exc:
                 why = f"reading the changes failed ({exc})"
                 if isinstance(exc, CollectionError) and exc.kind == "auth":  # the login is gone: log in again
                     self._spent += self.session.request_count - self._baseline
                     self.session = None
                     self._forget()
-                    self.session = connect(creds, timeout_s=timeout_s)
+                    self.session = login()
                     self._baseline = self.session.request_count
         log.info("%s: reading the whole inventory: %s", self.session.where, why)
+        self.how = None
         with api_errors(self.session, "reading the inventory"):
-            return self.session, self._whole(filters, page_size, why)
+            known = self._whole(filters, page_size, why)
+        self.how = known.how
+        return self.session, known
 
     def requests(self) -> int:
         """SOAP requests sent since ``read`` began, over every login it used."""
@@ -194,7 +201,7 @@ class Watch:
 
     # --- changes -------------------------------------------------------------------------------
     def _changes(self, filters: inventory.Filters, page_size: int | None) -> Known:
-        stale = self._drain(page_size, len(self.kept.objects) // (page_size or _SIMPLE) + 2)
+        stale = self._drain(page_size, 2 * (len(self.kept.objects) // (page_size or _SIMPLE) + 1))
         if stale:
             self._read_again(stale, page_size)
         known = self._known(filters, "changes")
@@ -222,7 +229,7 @@ class Watch:
             if not updates.truncated:
                 return stale
             if max_pages is not None and pages >= max_pages:
-                raise _Diverged(f"the changes took more than {max_pages} pages, as many as a whole read")
+                raise _Diverged(f"the changes took more than {max_pages} pages, two whole reads")
 
     def _read_again(self, moids: set[str], page_size: int | None) -> None:
         stub = self.session.si._stub

@@ -1,0 +1,141 @@
+"""The watched inventory (collectors/fleet/watch.py) against vcsim: after each real change made between
+two scans (power, a vNIC reconfigured, a VM added, removed, migrated), the scan that read only the
+changes gives the snapshot a full read gives; a fault, a lost filter or login, or the maximum age
+make it read whole, and still give that snapshot; a steady scan sends no RetrieveProperties."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from esxdiag.collectors.fleet import ScanOptions, scan
+from esxdiag.collectors.fleet.watch import Watches
+
+pytestmark = pytest.mark.lab
+# 1 cluster x 2 hosts, 2 VMs per host; plus the VMs below, a 2-vNIC one among them
+FLAGS = ("-cluster", "1", "-host", "2", "-vm", "4", "-standalone-host", "1")
+OPTIONS = ScanOptions(page_size=3, workers=1, max_metrics=10)
+
+
+def comparable(data: dict) -> dict:
+    """The snapshot less what differs between any two scans of vcsim (when, how long, its random perf
+    values: test_fastdecode_vcsim.without_timing) and the request count (the point of the watch), VMs
+    by MOID: the server's order of a VM added since the last whole read is its own (reports sort)."""
+    data = copy.deepcopy(data)
+    data.pop("collected_at")
+    for vcenter in data["vcenters"]:
+        vcenter.pop("seconds")
+        vcenter.pop("requests")
+    for item in data["vms"] + data["hosts"]:
+        if item["perf"] is not None:
+            for key in ("start", "end", "timestamps"):
+                item["perf"].pop(key)
+            for series in item["perf"]["series"]:
+                series.pop("values")
+    data["vms"].sort(key=lambda vm: vm["moid"])
+    return data
+
+
+@pytest.fixture(scope="module")
+def lab(lab_module, tmp_path_factory):
+    lab = lab_module.start_vcsim(tmp_path_factory.mktemp("watch-vcsim"), FLAGS, timeout_s=120)
+    try:
+        lab.govc("vm.create", "-on=true", "-host", "DC0_C0_H0", "-net", "DC0_DVPG0", "-net.adapter", "vmxnet3", "two-nics")
+        lab.govc("vm.network.add", "-vm", "two-nics", "-net", "VM Network", "-net.adapter", "e1000")
+        lab.govc("vm.create", "-on=false", "-host", "DC0_C0_H1", "-net", "VM Network", "-net.adapter", "e1000", "off")
+    except BaseException:
+        lab.stop()
+        raise
+    yield lab
+    lab.stop()
+
+
+@pytest.fixture
+def watched(lab, creds_for):
+    """scan() -> (snapshot, watch): scans with one kept watch, the first one read whole."""
+    creds = creds_for(lab)
+    watches = Watches()
+    watch = watches.get(creds)
+
+    def again(**options):
+        return scan([creds], ScanOptions(**{**OPTIONS.__dict__, **options}), watches=watches), watch
+    data, _ = again()
+    assert data["vcenters"][0]["status"] == "scanned" and watch.how == "whole: first read"
+    yield again
+    watches.close()
+
+
+def full(lab, creds_for, **options) -> dict:
+    return scan([creds_for(lab)], ScanOptions(**{**OPTIONS.__dict__, **options}))
+
+
+CHANGES = {
+    "power-off": [("vm.power", "-off", "DC0_C0_RP0_VM0")],
+    "power-on": [("vm.power", "-on", "off")],
+    "vnic-disconnect": [("device.disconnect", "-vm", "two-nics", "ethernet-1")],
+    "vnic-network": [("vm.network.change", "-vm", "DC0_C0_RP0_VM1", "-net", "VM Network", "ethernet-0")],
+    "vnic-add": [("vm.network.add", "-vm", "DC0_C0_RP0_VM2", "-net", "VM Network", "-net.adapter", "vmxnet3")],
+    "vm-create": [("vm.create", "-on=true", "-host", "DC0_C0_H1", "-net", "DC0_DVPG0", "created")],
+    "vm-clone": [("vm.clone", "-vm", "two-nics", "-host", "DC0_C0_H1", "-on=true", "cloned")],
+    "vm-destroy": [("vm.destroy", "DC0_C0_RP0_VM3")],
+    "migrate": [("vm.migrate", "-host", "DC0_C0_H1", "two-nics")],
+    "migrate-to-standalone": [("vm.migrate", "-host", "DC0_H0", "-pool", "/DC0/host/DC0_H0/Resources",
+                               "DC0_C0_RP0_VM1")],
+}
+
+
+@pytest.mark.parametrize("change", list(CHANGES))
+def test_after_a_change_the_changes_give_the_snapshot_a_full_read_gives(lab, creds_for, watched, change):
+    before, _ = watched()
+    for command in CHANGES[change]:
+        lab.govc(*command)
+    after, watch = watched()
+    assert watch.how == "changes"
+    assert comparable(after) == comparable(full(lab, creds_for))
+    assert comparable(after) != comparable(before)  # the change is in the snapshot
+
+
+def test_with_nic_types_drops_and_a_place_filter_too(lab, creds_for, watched):
+    watched(nic_types="drops", filters=OPTIONS.filters.__class__(hosts=("DC0_C0_H1",)))
+    lab.govc("vm.migrate", "-host", "DC0_C0_H1", "DC0_C0_RP0_VM0")
+    after, watch = watched(nic_types="drops", filters=OPTIONS.filters.__class__(hosts=("DC0_C0_H1",)))
+    assert watch.how == "changes"
+    assert comparable(after) == comparable(full(lab, creds_for, nic_types="drops",
+                                                filters=OPTIONS.filters.__class__(hosts=("DC0_C0_H1",))))
+    assert "DC0_C0_RP0_VM0" in [vm["name"] for vm in after["vms"]]
+
+
+def test_a_lost_filter_is_read_whole(lab, creds_for, watched):
+    _, watch = watched()
+    watch.collector.DestroyPropertyCollector()  # its filter goes with it
+    lab.govc("vm.power", "-off", "two-nics")
+    after, watch = watched()
+    assert watch.how.startswith("whole: reading the changes failed") and "no longer exists" in watch.how
+    assert comparable(after) == comparable(full(lab, creds_for))
+    lab.govc("vm.power", "-on", "two-nics")
+
+
+def test_a_lost_login_logs_in_again_and_reads_whole(lab, creds_for, watched):
+    _, watch = watched()
+    lost = watch.session
+    lost.content.sessionManager.Logout()
+    after, watch = watched()
+    assert after["vcenters"][0]["status"] == "scanned" and watch.session is not lost
+    assert watch.how.startswith("whole: reading the changes failed") and "NotAuthenticated" in watch.how
+    assert comparable(after) == comparable(full(lab, creds_for))
+
+
+def test_the_maximum_age_reads_whole(lab, creds_for):
+    now = [0.0]
+    watches = Watches(max_age_s=600, clock=lambda: now[0])
+    creds = creds_for(lab)
+    watch = watches.get(creds)
+    try:
+        for step, how in ((0, "whole: first read"), (599, "changes"), (1, "whole: older than 600 s"), (1, "changes")):
+            now[0] += step
+            data = scan([creds], OPTIONS, watches=watches)
+            assert watch.how == how
+        assert comparable(data) == comparable(full(lab, creds_for))
+    finally:
+        watches.close()
