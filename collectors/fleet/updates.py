@@ -9,7 +9,9 @@ to the copy exactly where that is certain: an ``assign`` of a watched path sets 
 a ``remove``/``indirectRemove`` of one unsets it, a missing property is recorded as a full read
 records it. A change the copy cannot apply exactly (a path below or above a watched one, such as one
 vNIC of a device list, or an ``add`` into one) marks the object stale: the caller reads that object's
-watched paths again (one RetrievePropertiesEx for all of them), so the copy never guesses.
+watched paths again (one RetrievePropertiesEx for all of them), so the copy never guesses; so does a
+change of a ``reread_on`` path (a VM's ``config.changeVersion``: it was reconfigured, and a server may
+not report every property a reconfiguration changed).
 
 Values are fastdecode's plain values (fastdecode.plain_value), the ones a full read records.
 """
@@ -70,6 +72,7 @@ class Kept:
     """moid -> Entry for every object the filter holds, in the order they entered."""
 
     paths: dict  # pyVmomi managed object class -> the watched paths of its objects
+    reread_on: tuple = ()  # watched paths whose change (an object's config changeVersion) has it read again
     objects: dict = field(default_factory=dict)
 
     def watched(self, ref: Ref) -> tuple[str, ...]:
@@ -104,6 +107,8 @@ class Kept:
                 continue
             entry.props.pop(path, None)
             entry.missing[path] = fault
+        if change.kind == "modify" and any(name in self.reread_on for name, _op, _value in change.changes):
+            exact = False
         return exact
 
     def replace(self, ref: Ref, props: dict, missing: list[dict]) -> None:

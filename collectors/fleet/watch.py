@@ -3,11 +3,14 @@ again and again from one process). docs/fleet-scan.md "Watching" says what it co
 
 Per vCenter a Watch keeps its login across scans, a PropertyCollector of its own (CreatePropertyCollector)
 with one filter (CreateFilter) over the same objects and properties a full read asks for (the places,
-and the VMs of the containers the filters select) plus each VM's whole device list, and a copy of
+and the VMs of the containers the filters select) plus each VM's whole device list and its
+config.changeVersion, and a copy of
 every property (updates.Kept). A full read creates them and takes the filter's whole state
 (WaitForUpdatesEx from version "", page after page); every later scan asks
 ``WaitForUpdatesEx(version, maxWaitSeconds=0)``, which answers at once with the changes only, and
-applies them. What a change cannot say exactly is read again for those objects only.
+applies them. What a change cannot say exactly, and a VM whose changeVersion changed (reconfigured: a
+server may not report each property it changed; vcsim reports neither a CPU allocation nor a name
+set this way), is read again for those objects only.
 
 It reads whole again: the first time; when the copy is older than ``max_age_s``; after any fault in
 reading the changes (a SOAP fault, an answer cut off or not SOAP, a timeout, InvalidCollectorVersion, the
@@ -40,7 +43,8 @@ from esxdiag.errors import CollectionError
 log = logging.getLogger(__name__)
 _PS = vmodl.query.PropertyCollector
 DEFAULT_MAX_AGE_S = 3600.0
-WATCHED_VM_PATHS = (*inventory.VM_PATHS, inventory.DEVICE_PATH)
+CHANGE_VERSION = "config.changeVersion"  # changes with every reconfiguration: that VM is read again
+WATCHED_VM_PATHS = (*inventory.VM_PATHS, inventory.DEVICE_PATH, CHANGE_VERSION)
 WATCHED = {**{cls: tuple(inventory.PLACE_PATHS) for cls in inventory.PLACE_TYPES},
            vim.VirtualMachine: WATCHED_VM_PATHS}
 _SIMPLE = 100  # objects per update page when no page size is given (vCenter's own default)
@@ -181,7 +185,7 @@ class Watch:
         self.views += [content.viewManager.CreateContainerView(root, [vim.VirtualMachine], True) for root in roots]
         self.roots = [root._moId for root in roots]
         self.filter = self.collector.CreateFilter(_filter_spec(self.views), partialUpdates=False)
-        self.kept = Kept(WATCHED)
+        self.kept = Kept(WATCHED, reread_on=(CHANGE_VERSION,))
         self.version = ""
         self._drain(page_size, None)
         self.read_at = self.clock()

@@ -113,3 +113,11 @@ def test_the_vnics_of_a_device_list_follow_read_vnics_rules():
     assert vnics_from_devices(1, None) == (None, True)  # no device list given: no vNICs, as read_vnics
     many = [nic(4000 + i) for i in range(inventory.MAX_KEYED_NICS + 1)]
     assert vnics_from_devices(len(many), many) == (inventory.vnics_of(many), True)
+
+
+def test_a_reconfigured_vm_is_read_again():
+    kept = Kept(WATCHED, reread_on=("config.changeVersion",))
+    assert kept.apply(ObjectChange("enter", VM, [("name", "assign", "a"), ("config.changeVersion", "assign", "1")], []))
+    assert not kept.apply(ObjectChange("modify", VM, [("config.changeVersion", "assign", "2")], []))
+    assert kept.objects["vm-1"].props["config.changeVersion"] == "2"
+    assert kept.apply(ObjectChange("modify", VM, [("name", "assign", "b")], []))

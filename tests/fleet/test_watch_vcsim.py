@@ -65,6 +65,8 @@ CHANGES = {
     "vm-create": [("vm.create", "-on=true", "-host", "DC0_C0_H1", "-net", "DC0_DVPG0", "created")],
     "vm-clone": [("vm.clone", "-vm", "two-nics", "-host", "DC0_C0_H1", "-on=true", "cloned")],
     "vm-destroy": [("vm.destroy", "DC0_C0_RP0_VM3")],
+    "cpu-limit-and-name": [("vm.change", "-vm", "cloned", "-cpu.limit", "700", "-cpu.reservation", "0",
+                            "-cpu.shares", "normal", "-name", "cloned-limited")],
     "migrate": [("vm.migrate", "-host", "DC0_C0_H1", "two-nics")],
     "migrate-to-standalone": [("vm.migrate", "-host", "DC0_H0", "-pool", "/DC0/host/DC0_H0/Resources",
                                "DC0_C0_RP0_VM1")],
