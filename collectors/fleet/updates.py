@@ -13,7 +13,9 @@ watched paths again (one RetrievePropertiesEx for all of them), so the copy neve
 change of a ``reread_on`` path (a VM's ``config.changeVersion``: it was reconfigured, and a server may
 not report every property a reconfiguration changed).
 
-Values are fastdecode's plain values (fastdecode.plain_value), the ones a full read records.
+Values are fastdecode's plain values (fastdecode.plain_value), the ones a full read records. The
+answers are read from the bytes (``decode_updates``, with fastdecode's value readers) when the fast
+path takes them, else pyVmomi decodes them (``plain_updates``): the same values either way.
 """
 
 from __future__ import annotations
@@ -21,9 +23,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from pyVmomi import vmodl
+
+from esxdiag.collectors import soap_stream as soap
+from esxdiag.collectors.fleet import fastdecode
 from esxdiag.collectors.fleet.fastdecode import plain_value
-from esxdiag.collectors.soap_stream import Ref
+from esxdiag.collectors.soap_stream import NotDecoded, Ref
 from esxdiag.collectors.vsphere_session import fault_text
+
+_KIND, _OP = vmodl.query.PropertyCollector.ObjectUpdate.Kind, vmodl.query.PropertyCollector.Change.Op
 
 
 class ObjectChange(NamedTuple):
@@ -115,3 +123,70 @@ class Kept:
         """An object read again whole (a RetrievePropertiesEx row)."""
         self.objects[ref.moid] = Entry(ref, {k: v for k, v in props.items() if v is not None},
                                        {m["path"]: m["fault"] for m in missing})
+
+
+# --- the fast path: WaitForUpdatesEx's answer read from the bytes (soap_stream.walk, fastdecode's values) ---
+
+def decode_updates(body: bytes, version: str | None, filter_moid: str) -> Updates | None:
+    """A WaitForUpdatesEx answer as plain_updates gives it; NotDecoded (pyVmomi decodes it) for
+    anything else: a missingSet, another filter, a value fastdecode does not read."""
+    state: dict = {"version": None, "truncated": False, "results": 0}
+    objects: list = []
+
+    def on_node(depth: int, node: list) -> None:
+        name = node[0]
+        if depth == 3:
+            if name != "returnval" or node[4]:
+                raise NotDecoded("unexpected result element")
+            state["results"] += 1
+        elif depth == 4 and name in ("version", "truncated") and not node[4]:
+            state[name] = soap.text(node) if name == "version" else soap.boolean(soap.text(node))
+        elif depth == 4 and name == "filterSet" and not node[4] and not node[2]:
+            pass  # its children came at depth 5
+        elif depth == 5 and name == "filter" and not node[4]:
+            if soap.ref(node).moid != filter_moid:
+                raise NotDecoded("an update of another filter")
+        elif depth == 5 and name == "objectSet" and not node[4]:
+            objects.append(_object_update(node, version))
+        else:
+            raise NotDecoded(f"unexpected {name} in an UpdateSet")  # a filter's missingSet among them
+
+    soap.walk(body, "WaitForUpdatesExResponse", 5, on_node)
+    if state["results"] != 1:
+        if state["results"]:
+            raise NotDecoded("several results")
+        return None
+    if state["version"] is None:
+        raise NotDecoded("an UpdateSet without version")
+    return Updates(state["version"], objects, state["truncated"])
+
+
+def _object_update(node: list, version: str | None) -> ObjectChange:
+    kind, ref, changes = None, None, []
+    for child in node[2]:
+        name = child[0]
+        if child[4]:
+            raise NotDecoded(f"xsi:type on {name}")
+        if name == "kind":
+            kind = soap.enum(_KIND, soap.text(child))
+        elif name == "obj":
+            ref = soap.ref(child)
+        elif name == "changeSet":
+            changes.append(_change(child, version))
+        else:
+            raise NotDecoded(f"unexpected {name} in an ObjectUpdate")  # missingSet among them
+    if kind is None or ref is None:
+        raise NotDecoded("an ObjectUpdate without kind or obj")
+    return ObjectChange(kind, ref, changes, [])
+
+
+def _change(node: list, version: str | None) -> tuple[str, str, Any]:
+    fields: dict = {}
+    for part in node[2]:
+        if part[0] not in ("name", "op", "val") or part[0] in fields or (part[4] and part[0] != "val"):
+            raise NotDecoded(f"unexpected {part[0]} in a PropertyChange")
+        fields[part[0]] = part
+    if "name" not in fields or "op" not in fields:
+        raise NotDecoded("a PropertyChange without name or op")
+    value = fastdecode._value(fields["val"], version) if "val" in fields else None
+    return soap.text(fields["name"]), soap.enum(_OP, soap.text(fields["op"])), value

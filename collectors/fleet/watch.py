@@ -36,7 +36,8 @@ from pyVmomi import vim, vmodl
 from esxdiag.collectors.credentials import Credentials
 from esxdiag.collectors.fleet import fastdecode, inventory
 from esxdiag.collectors.fleet.fastdecode import Device
-from esxdiag.collectors.fleet.updates import Kept, NotOurFilter, Updates, plain_updates
+from esxdiag.collectors.fleet.updates import Kept, NotOurFilter, Updates, decode_updates, plain_updates
+from esxdiag.collectors.soap_stream import fast_call
 from esxdiag.collectors.vsphere_session import VsphereSession, api_errors
 from esxdiag.errors import CollectionError
 
@@ -220,9 +221,7 @@ class Watch:
         stale: set[str] = set()
         pages = 0
         while True:
-            version = self.version
-            result = self.collector.WaitForUpdatesEx(version=version, options=options)
-            updates: Updates | None = plain_updates(result, self.filter._moId)
+            updates = self._wait(self.version, options)
             if updates is None:
                 return stale
             for change in updates.objects:
@@ -234,6 +233,12 @@ class Watch:
                 return stale
             if max_pages is not None and pages >= max_pages:
                 raise _Diverged(f"the changes took more than {max_pages} pages, two whole reads")
+
+    def _wait(self, version: str, options: Any) -> Updates | None:
+        ours = self.filter._moId
+        value, fast = fast_call(lambda body, api: decode_updates(body, api, ours),
+                                lambda: self.collector.WaitForUpdatesEx(version=version, options=options))
+        return value if fast else plain_updates(value, ours)
 
     def _read_again(self, moids: set[str], page_size: int | None) -> None:
         stub = self.session.si._stub

@@ -7,10 +7,14 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from pyVmomi import SoapAdapter, vmodl
 
-from esxdiag.collectors.fleet import ScanOptions, scan
+from esxdiag.collectors import soap_stream
+from esxdiag.collectors.fleet import ScanOptions, scan, updates
+from esxdiag.collectors.fleet import watch as watch_module
 from esxdiag.collectors.fleet.watch import Watches
 
 pytestmark = pytest.mark.lab
@@ -127,3 +131,41 @@ def test_the_maximum_age_reads_whole(lab, creds_for):
         assert comparable(data) == comparable(full(lab, creds_for))
     finally:
         watches.close()
+
+
+def test_every_update_answer_is_decoded_fast_and_as_pyvmomi_decodes_it(lab, creds_for, monkeypatch):
+    """Like test_fastdecode_vcsim: each WaitForUpdatesEx answer of a whole read and of changes (enter,
+    modify, leave), the fast decoder's values equal pyVmomi's decoding of the same bytes."""
+    seen, refused = [], []
+    real = updates.decode_updates
+
+    def spy(body, version, ours):
+        try:
+            value = real(body, version, ours)
+        except soap_stream.NotDecoded as exc:
+            refused.append(str(exc))
+            raise
+        seen.append((body, version, ours, value))
+        return value
+
+    monkeypatch.setattr(watch_module, "decode_updates", spy)
+    creds = creds_for(lab)
+    watches = Watches()
+    try:
+        scan([creds], OPTIONS, watches=watches)
+        for command in (("vm.power", "-off", "two-nics"), ("vm.power", "-on", "two-nics"),
+                        ("vm.create", "-on=false", "-host", "DC0_C0_H0", "-net", "DC0_DVPG0", "decoded"),
+                        ("vm.destroy", "decoded")):
+            lab.govc(*command)
+            scan([creds], OPTIONS, watches=watches)
+    finally:
+        watches.close()
+    assert refused == []
+    kinds = {change.kind for *_rest, value in seen if value is not None for change in value.objects}
+    assert kinds == {"enter", "modify", "leave"}
+    assert any(value is not None and value.truncated for *_rest, value in seen)  # pages of the whole read
+    result_type = vmodl.query.PropertyCollector._GetMethodInfo("WaitForUpdatesEx").result
+    for body, version, ours, value in seen:
+        stub = SimpleNamespace(version=version, SupportServerGUIDs=lambda: False)
+        decoded = SoapAdapter.SoapResponseDeserializer.__mro__[1](stub).Deserialize(body, result_type)
+        assert value == updates.plain_updates(decoded, ours)
