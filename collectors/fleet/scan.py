@@ -4,8 +4,9 @@ Per vCenter: login, CurrentTime (the window ends on the server's clock), the max
 option, the places pass, the paged VM pass; then, in shares of VMs (in this process, or in worker
 processes on the same session for big fleets), the vNICs and the QueryPerf batches of the
 powered-on VMs; then their hosts; last the window's migration events (one QueryEvents: a failure
-there costs the events only, said in the vCenter's entry), logout. The snapshot layout is
-documented in docs/fleet-scan.md.
+there costs the events only, said in the vCenter's entry), logout. With a watch (watch.py, serve's
+cycles) the login is kept and the places and VM pages come from the kept inventory, only its
+changes read. The snapshot layout is documented in docs/fleet-scan.md.
 """
 
 from __future__ import annotations
