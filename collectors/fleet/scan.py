@@ -164,7 +164,9 @@ def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracke
                 for vm in page:
                     vm.pop("_obj")  # shares rebuild references from MOIDs, here or in a worker
                 pages_read += 1
-                if shares is None and workers.worker_count(options.workers, pages_read, more) > 1:
+                # a watched inventory has no pages to decode beside the workers: they only cost their start
+                automatic = more and known is None
+                if shares is None and workers.worker_count(options.workers, pages_read, automatic) > 1:
                     shares = processes.shares(workers.login_for_workers(session, options.timeout_s))
                     status["workers"] = processes.size
                 if not page:

@@ -75,3 +75,34 @@ def test_a_fault_in_the_whole_read_fails_the_scan_and_drops_the_watch(proxy, wat
     again = scan([creds], OPTIONS, watches=watches)
     assert again["vcenters"][0]["status"] == "scanned" and watch.how == "whole: first read"
     assert "Login" in proxy.seen
+
+
+def test_serve_cycles_keep_the_login_and_read_changes_until_closed(proxy, monkeypatch, tmp_path):
+    import random
+    import threading
+
+    from esxdiag.cli import build_parser
+    from esxdiag.config import load_thresholds
+    from esxdiag.serve.cycle import CycleRunner
+    from esxdiag.serve.schedule import Scheduler
+    from esxdiag.serve.state import State, VcenterState
+    from esxdiag.serve.store import Store
+
+    monkeypatch.setenv("ESXDIAG_PASSWORD", proxy.lab.password)
+    creds = proxy.creds()
+    name = f"{creds.host}:{creds.port}"
+    args = build_parser().parse_args(["serve", "--vcenter", proxy.url, "--user", proxy.lab.username, "--insecure",
+                                      "--history", str(tmp_path / "h.sqlite"), "--page-size", "2", "--window", "60"])
+    assert args.inventory_max_age == 3600
+    runner = CycleRunner(args, load_thresholds(), Store(tmp_path / "h.sqlite", 3), tmp_path / "data",
+                         threading.Lock())
+    state = State([VcenterState(name, proxy.url, 300)])
+    scheduler = Scheduler([creds], runner, state, 300, 0, 3600, rng=random.Random(1))
+    scheduler.run_one(creds, name)
+    first = state.get(name).last_requests
+    proxy.clear()
+    scheduler.run_one(creds, name)
+    assert state.get(name).last_ok and runner.watches.get(creds).how == "changes"
+    assert state.get(name).last_requests == len(proxy.seen) < first and not RETRIEVES & set(proxy.seen)
+    runner.close()
+    assert "Logout" in proxy.seen and runner.watches.get(creds).session is None

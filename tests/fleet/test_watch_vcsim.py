@@ -169,3 +169,17 @@ def test_every_update_answer_is_decoded_fast_and_as_pyvmomi_decodes_it(lab, cred
         stub = SimpleNamespace(version=version, SupportServerGUIDs=lambda: False)
         decoded = SoapAdapter.SoapResponseDeserializer.__mro__[1](stub).Deserialize(body, result_type)
         assert value == updates.plain_updates(decoded, ours)
+
+
+def test_worker_processes_read_the_perf_of_a_watched_inventory(lab, creds_for):
+    creds = creds_for(lab)
+    watches = Watches()
+    try:
+        scan([creds], ScanOptions(**{**OPTIONS.__dict__, "workers": 2}), watches=watches)
+        lab.govc("vm.power", "-off", "DC0_C0_RP0_VM2")
+        after = scan([creds], ScanOptions(**{**OPTIONS.__dict__, "workers": 2}), watches=watches)
+        assert watches.get(creds).how == "changes" and after["vcenters"][0]["workers"] == 2
+        assert comparable(after) == comparable(full(lab, creds_for, workers=2))
+    finally:
+        watches.close()
+        lab.govc("vm.power", "-on", "DC0_C0_RP0_VM2")
