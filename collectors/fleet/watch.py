@@ -142,7 +142,7 @@ class Watch:
                 self.how = known.how
                 return self.session, known
             except (CollectionError, NotOurFilter, _Diverged) as exc:
-                why = f"reading the changes failed ({exc})"
+                why = str(exc) if isinstance(exc, _Diverged) else f"reading the changes failed ({exc})"
                 if isinstance(exc, CollectionError) and exc.kind == "auth":  # the login is gone: log in again
                     self._spent += self.session.request_count - self._baseline
                     self.session = None
