@@ -183,3 +183,19 @@ def test_worker_processes_read_the_perf_of_a_watched_inventory(lab, creds_for):
     finally:
         watches.close()
         lab.govc("vm.power", "-on", "DC0_C0_RP0_VM2")
+
+
+def test_a_place_change_that_moves_the_filtered_containers_reads_whole(lab, creds_for):
+    creds = creds_for(lab)
+    options = {"filters": OPTIONS.filters.__class__(clusters=("late",))}
+    watches = Watches()
+    try:
+        before = scan([creds], ScanOptions(**{**OPTIONS.__dict__, **options}), watches=watches)
+        assert before["vcenters"][0]["unmatched_filters"] == ["--cluster late"]
+        lab.govc("cluster.create", "-dc", "DC0", "late")
+        after = scan([creds], ScanOptions(**{**OPTIONS.__dict__, **options}), watches=watches)
+        assert watches.get(creds).how == "whole: the containers the filters name changed"
+        assert after["vcenters"][0]["unmatched_filters"] == []
+        assert comparable(after) == comparable(full(lab, creds_for, **options))
+    finally:
+        watches.close()
