@@ -44,8 +44,8 @@ def collect_share(session: VsphereSession, task: ShareTask,
         vnic_rows = [row for row in vnic_rows if row["moid"] in dropping]
         with api_errors(session, "reading the vNICs of the VMs with receive drops"):
             whole = inventory.read_vnics(session, vnic_rows, objs, task.page_size)
-    return {"vnics": {row["moid"]: row["vnics"] for row in vnic_rows} if task.read_vnics else {}, "whole": whole, "records": records,
-            "errors": errors}
+    vnics = {row["moid"]: row["vnics"] for row in vnic_rows} if task.read_vnics else {}
+    return {"vnics": vnics, "whole": whole, "records": records, "errors": errors}
 
 
 def has_drops(record: dict | None) -> bool:

@@ -36,7 +36,8 @@ def test_enter_modify_leave():
 
 def test_an_assign_without_value_a_remove_and_an_indirect_remove_unset():
     kept = kept_with_vm(name="a", guest__ipAddress="10.0.0.1", guest__guestId="x", runtime__host=HOST)
-    assert kept.apply(ObjectChange("modify", VM, [("guest.ipAddress", "assign", None), ("guest.guestId", "remove", None),
+    assert kept.apply(ObjectChange("modify", VM, [("guest.ipAddress", "assign", None),
+                                                  ("guest.guestId", "remove", None),
                                                   ("runtime.host", "indirectRemove", None)], []))
     assert kept.objects["vm-1"].props == {"name": "a"}
 
@@ -44,7 +45,8 @@ def test_an_assign_without_value_a_remove_and_an_indirect_remove_unset():
 def test_a_missing_property_is_recorded_and_a_later_value_clears_it():
     kept = kept_with_vm(name="a", guest__ipAddress="10.0.0.1")
     assert kept.apply(ObjectChange("modify", VM, [], [("guest.ipAddress", "NoPermission")]))
-    assert kept.objects["vm-1"].props == {"name": "a"} and kept.objects["vm-1"].missing == {"guest.ipAddress": "NoPermission"}
+    entry = kept.objects["vm-1"]
+    assert entry.props == {"name": "a"} and entry.missing == {"guest.ipAddress": "NoPermission"}
     assert kept.apply(ObjectChange("modify", VM, [("guest.ipAddress", "assign", "10.0.0.2")], []))
     assert kept.objects["vm-1"].missing == {} and kept.objects["vm-1"].props["guest.ipAddress"] == "10.0.0.2"
 
@@ -73,7 +75,8 @@ def test_a_place_watches_its_name_and_parent_only():
 def test_read_again_replaces_the_whole_entry():
     kept = kept_with_vm(name="a", guest__ipAddress="10.0.0.1")
     kept.replace(VM, {"name": "b", "guest.ipAddress": None}, [{"path": "guest.guestId", "fault": "NoPermission"}])
-    assert kept.objects["vm-1"].props == {"name": "b"} and kept.objects["vm-1"].missing == {"guest.guestId": "NoPermission"}
+    entry = kept.objects["vm-1"]
+    assert entry.props == {"name": "b"} and entry.missing == {"guest.guestId": "NoPermission"}
 
 
 def test_pyvmomi_update_set_as_plain_values():
@@ -82,7 +85,8 @@ def test_pyvmomi_update_set_as_plain_values():
     result = _PC.UpdateSet(version="7", truncated=True, filterSet=[_PC.FilterUpdate(
         filter=_PC.Filter("filter-1", stub),
         objectSet=[_PC.ObjectUpdate(kind="modify", obj=vim.VirtualMachine("vm-1", stub),
-                                    changeSet=[_PC.Change(name="runtime.host", op="assign", val=vim.HostSystem("host-1", stub)),
+                                    changeSet=[_PC.Change(name="runtime.host", op="assign",
+                                                          val=vim.HostSystem("host-1", stub)),
                                                _PC.Change(name="guest.ipAddress", op="remove")],
                                     missingSet=[_PC.MissingProperty(path="guest.guestId", fault=fault)])],
         missingSet=[_PC.MissingObject(obj=vim.VirtualMachine("vm-2", stub), fault=fault)])])

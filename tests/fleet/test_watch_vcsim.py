@@ -1,7 +1,9 @@
 """The watched inventory (collectors/fleet/watch.py) against vcsim: after each real change made between
 two scans (power, a vNIC reconfigured, a VM added, removed, migrated), the scan that read only the
-changes gives the snapshot a full read gives; a fault, a lost filter or login, or the maximum age
-make it read whole, and still give that snapshot; a steady scan sends no RetrieveProperties."""
+changes gives the snapshot a full read gives (a reconfigured CPU limit and name too: the changeVersion
+re-read); a lost filter or login, the maximum age, or a place change moving the filtered containers
+make it read whole, and still give that snapshot; every WaitForUpdatesEx answer decodes fast as
+pyVmomi decodes it; worker processes work on a watched inventory. Faults: test_watch_faults.py."""
 
 from __future__ import annotations
 
@@ -31,7 +33,8 @@ comparable = _compare.comparable
 def lab(lab_module, tmp_path_factory):
     lab = lab_module.start_vcsim(tmp_path_factory.mktemp("watch-vcsim"), FLAGS, timeout_s=120)
     try:
-        lab.govc("vm.create", "-on=true", "-host", "DC0_C0_H0", "-net", "DC0_DVPG0", "-net.adapter", "vmxnet3", "two-nics")
+        lab.govc("vm.create", "-on=true", "-host", "DC0_C0_H0", "-net", "DC0_DVPG0", "-net.adapter", "vmxnet3",
+                 "two-nics")
         lab.govc("vm.network.add", "-vm", "two-nics", "-net", "VM Network", "-net.adapter", "e1000")
         lab.govc("vm.create", "-on=false", "-host", "DC0_C0_H1", "-net", "VM Network", "-net.adapter", "e1000", "off")
     except BaseException:
