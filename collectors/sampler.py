@@ -19,13 +19,20 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from functools import partial
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from esxdiag.bundle import ERROR_KINDS, BundleWriter, Target, slug, utcnow
 from esxdiag.collectors.credentials import insecure_warning
 from esxdiag.collectors.terminal import FirstCtrlC, Progress
 from esxdiag.errors import CollectionError
 from esxdiag.specs import ESXI, LINUX, VCENTER, WINDOWS
+
+if TYPE_CHECKING:
+    from esxdiag.collectors.guest_linux import LinuxGuest
+    from esxdiag.collectors.ssh import SshConnection
+    from esxdiag.collectors.vsphere_session import VsphereSession
+
+    Pair = tuple[SshConnection, str]  # (connection, target id)
 
 
 @dataclass(frozen=True)
@@ -70,19 +77,24 @@ def parse_ssh(text: str | None, default_user: str, default_host: str | None):
 class SampledVm:
     lookup: str  # name, inventory path, MOID or instance UUID
     label: str  # the captures' vm= parameter
-    ref: object = None
+    ref: Any = None
     inventory: dict | None = None
     skipped: str | None = None  # why this VM has no host port, guest or counters (lookup failed, powered off)
-    guest: tuple | None = None  # (connection, target id)
+    guest: Pair | None = None
     guest_kind: str | None = None
-    linux_state: object = None
+    linux_state: LinuxGuest | None = None
 
     def words(self) -> str:
         """The VM as a person knows it: its name, with the MOID or path it is looked up by in brackets."""
         return repr(self.label) + (f" ({self.lookup})" if self.lookup != self.label else "")
 
+    @property
+    def known(self) -> dict:
+        """What vCenter said of the VM (empty until it was found)."""
+        return self.inventory or {}
+
     def macs(self) -> list[str]:
-        return [n["mac"] for n in (self.inventory or {}).get("vnics", []) if n.get("mac")]
+        return [n["mac"] for n in self.known.get("vnics", []) if n.get("mac")]
 
 
 class HostSampler:
@@ -90,8 +102,8 @@ class HostSampler:
                  host_name: str | None = None):
         self.opts, self.writer, self.progress, self.vms = opts, writer, progress, vms
         self.host_name = host_name
-        self.session = None
-        self.host = None  # (connection, target id)
+        self.session: VsphereSession | None = None
+        self.host: Pair | None = None
         self.ports: list = []
         self.uplinks: list[str] = []  # team uplinks (vmnicN) of the VMs' vNICs, sampled with the ports
         self.unreached: list[str] = []  # targets that could not be connected to
@@ -99,6 +111,13 @@ class HostSampler:
         self.lost: list[str] = []
         self.esxtop_ok = False  # esxtop recorded the window: CPU is measured whatever vCenter returns
         self._announced = 0
+
+    @property
+    def vsphere(self) -> VsphereSession:
+        """The vCenter session, once ``vcenter`` opened it (nothing is looked up or read before)."""
+        if self.session is None:
+            raise RuntimeError("no vCenter session: HostSampler.vcenter did not connect")
+        return self.session
 
     @property
     def found(self) -> list[SampledVm]:
@@ -146,16 +165,16 @@ class HostSampler:
 
         started = utcnow()
         try:
-            with self.session.within(self.opts.vcenter_timeout_s, f"finding VM {vm.words()}"):
-                vm.ref = find_vm(self.session, vm.lookup)
-                vm.inventory = collect_inventory(self.session, vm.ref)
+            with self.vsphere.within(self.opts.vcenter_timeout_s, f"finding VM {vm.words()}"):
+                vm.ref = find_vm(self.vsphere, vm.lookup)
+                vm.inventory = collect_inventory(self.vsphere, vm.ref)
         except CollectionError as exc:
             self._lookup_failed(vm, exc, started)
             return
         self.writer.record("vsphere_vm", "vcenter", json.dumps(vm.inventory, indent=1) + "\n",
                            params={"vm": vm.label}, command="PropertyCollector.RetrievePropertiesEx",
                            started=started, ended=utcnow())
-        state = vm.inventory.get("power_state")
+        state = vm.known.get("power_state")
         if state != "poweredOn":
             vm.skipped = (f"VM {vm.inventory['name']!r} is {state}: no host port, guest or counters to "
                           "collect; power it on and run again")
@@ -180,7 +199,7 @@ class HostSampler:
         for vm in self.found:
             params = {"vm": vm.label}
             data = self._read("vsphere_perf", params, "PerformanceManager.QueryPerf", "reading performance counters",
-                              partial(collect_perf, self.session, vm.ref, vm.inventory, start, end))
+                              partial(collect_perf, self.vsphere, vm.ref, vm.known, start, end))
             if data is not None and not data.get("timestamps"):
                 unsampled.append(vm.label)
             events = self._read("vsphere_events", params, "EventManager.QueryEvents", "reading migration events",
@@ -193,8 +212,8 @@ class HostSampler:
                                f"CPU not measured ({', '.join(unsampled)})")
         hosts: dict[str, str] = {}  # host moid -> name, each host once however many of its VMs were sampled
         for vm in self.found:
-            if vm.inventory.get("host_moid"):
-                hosts.setdefault(vm.inventory["host_moid"], vm.inventory.get("host") or vm.inventory["host_moid"])
+            if vm.known.get("host_moid"):
+                hosts.setdefault(vm.known["host_moid"], vm.known.get("host") or vm.known["host_moid"])
         for moid, name in hosts.items():
             self._read("vsphere_host_perf", {"host": name}, "PerformanceManager.QueryPerf",
                        f"reading uplink counters of host {name}",
@@ -204,7 +223,7 @@ class HostSampler:
         """One vCenter read within --vcenter-timeout, recorded as ``spec``; a failure is recorded, never raised."""
         started = utcnow()
         try:
-            with self.session.within(self.opts.vcenter_timeout_s, what):
+            with self.vsphere.within(self.opts.vcenter_timeout_s, what):
                 data = read()
         except CollectionError as exc:
             self.writer.record(spec, "vcenter", None, params=params, started=started, ended=utcnow(),
@@ -261,7 +280,7 @@ class HostSampler:
         if o.no_host_ssh:
             self.writer.note("host SSH skipped (--no-host-ssh): no vsish ring counters or esxtop")
             return
-        host_name = next((v.inventory.get("host") for v in self.found if v.inventory.get("host")), self.host_name)
+        host_name = next((v.known.get("host") for v in self.found if v.known.get("host")), self.host_name)
         target_id = f"esxi-{slug(host_name or (o.host_ssh or 'host'))}"
         conn = self.open(ESXI, o.host_ssh, "root", host_name, target_id, "net_stats_list", "ESXDIAG_HOST_PASSWORD")
         if conn is None:
@@ -283,10 +302,10 @@ class HostSampler:
         counters are read at both ends of the window (a frame lost there never reaches a vNIC ring)."""
         from esxdiag.collectors import esxi
 
-        if not self.alive(self.host, "team uplinks (esxcli)"):
+        if self.host is None or not self.alive(self.host, "team uplinks (esxcli)"):
             return
         conn, target_id = self.host
-        subjects = [esxi.uplink_subject(v.label, v.inventory.get("name"), v.macs(), self.ports)
+        subjects = [esxi.uplink_subject(v.label, v.known.get("name"), v.macs(), self.ports)
                     for v in self.found if v.macs()]
         self.uplinks = esxi.discover_uplinks(conn, self.writer, target_id, subjects, self.progress.step)
         self._announced = len(self.writer.manifest["captures"])  # discover_uplinks said its own failures
@@ -297,7 +316,7 @@ class HostSampler:
             self.writer.note(f"guest collection skipped ({o.no_guest_why})")
             return
         for vm in self.found:
-            inv = vm.inventory
+            inv = vm.known
             guest = inv.get("guest") or {}
             kind = o.guest_os or (WINDOWS if "windows" in (guest.get("family") or "").lower() else LINUX)
             vm.guest_kind = kind

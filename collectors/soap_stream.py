@@ -250,7 +250,8 @@ class _Deserializer(SoapAdapter.SoapResponseDeserializer):
         """pyVmomi's decoding of the whole stream (ParseFile: a document that does not end is an
         error), with the envelope checked on the way."""
         _text_start(self)
-        self._depth, self._in, self._answered = 0, [], False
+        self._depth, self._answered = 0, False
+        self._in: list[str] = []
         try:
             result = super().Deserialize(stream, resultType, nsMap)
         except expat.ExpatError as exc:
@@ -330,7 +331,7 @@ def _local(tag: str) -> str:
 
 
 if SoapAdapter.SoapResponseDeserializer.__name__ == "SoapResponseDeserializer":  # once per process
-    SoapAdapter.SoapResponseDeserializer = _Deserializer
+    SoapAdapter.SoapResponseDeserializer = _Deserializer  # type: ignore[misc]  # pyVmomi looks it up by name
 
 
 def parser(start: Callable, end: Callable, text: Callable) -> Any:
@@ -342,13 +343,19 @@ def parser(start: Callable, end: Callable, text: Callable) -> Any:
     p.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
     p.StartDoctypeDeclHandler = _refuse
     p.EntityDeclHandler = _refuse
-    p.ExternalEntityRefHandler = _refuse
+    p.ExternalEntityRefHandler = _refuse_entity
     p.StartElementHandler, p.EndElementHandler, p.CharacterDataHandler = start, end, text
     return p
 
 
 def _refuse(*_args: Any) -> None:
     raise NotDecoded("DTDs and entity declarations are left to pyVmomi")
+
+
+def _refuse_entity(*_args: Any) -> int:
+    """expat's external-entity handler returns a status; this one never returns (nothing is fetched)."""
+    _refuse()
+    return 0
 
 
 class Namespaces:
@@ -367,9 +374,10 @@ class Namespaces:
         self.bound[prefix].pop()
 
     def resolve(self, qname: str) -> tuple[str, str]:
-        prefix, sep, name = qname.partition(":")
+        declared, sep, name = qname.partition(":")
+        prefix = declared if sep else None
         if not sep:
-            prefix, name = None, qname
+            name = qname
         uris = self.bound.get(prefix)
         return (uris[-1] if uris else ""), name
 
@@ -393,7 +401,7 @@ def _compatible(cls: type, version: str) -> type:
 @functools.lru_cache(maxsize=512)
 def properties(cls: type) -> dict[str, Any]:
     """Property name -> declared type of a pyVmomi data type."""
-    return {p.name: p.type for p in cls._GetPropertyList()}
+    return {p.name: p.type for p in cls._GetPropertyList()}  # type: ignore[attr-defined]  # pyVmomi's own
 
 
 @functools.lru_cache(maxsize=512)
@@ -418,7 +426,7 @@ def walk(body: bytes, response: str, record_depth: int, on_node: Callable[[int, 
     stack: list = []  # None for the envelope, the body and the response element
     push, pop = stack.append, stack.pop
     local: dict[str, str] = {}  # "urn:vim25 propSet" -> "propSet"
-    answered = []
+    answered: list[str] = []
 
     def start(tag: str, attrs: dict) -> None:
         depth = len(stack)
@@ -426,6 +434,7 @@ def walk(body: bytes, response: str, record_depth: int, on_node: Callable[[int, 
             name = local.get(tag)
             if name is None:
                 name = local[tag] = tag[tag.rfind(" ") + 1:]
+            node: list
             if attrs:
                 xsi, mo_type = attrs.get(XSI_TYPE), attrs.get("type")
                 node = [name, attrs, [], [], xsi and resolve(xsi), mo_type and resolve(mo_type)]
@@ -449,7 +458,7 @@ def walk(body: bytes, response: str, record_depth: int, on_node: Callable[[int, 
             seconds_left()  # decoding is inside the call's deadline too
             on_node(len(stack), node)
 
-    text_of = [None, 0]  # the node receiving text, and how much it received
+    text_of: list[Any] = [None, 0]  # the node receiving text, and how much it received
 
     def on_text(data: str) -> None:
         if stack and (node := stack[-1]) is not None:
@@ -530,7 +539,7 @@ def check_leaf(node: list, kind: type) -> None:
         boolean(value)
     elif issubclass(kind, VmomiSupport.Enum):
         enum(kind, value)
-    elif kind is VmomiSupport.datetime:
+    elif kind is VmomiSupport.datetime:  # type: ignore[attr-defined]  # pyVmomi's name for the time type
         if not Iso8601.ParseISO8601(value):
             raise NotDecoded(f"not a time: {value[:40]!r}")
     elif issubclass(kind, _TEXT_TYPES) and not issubclass(kind, (list, VmomiSupport.binary)):
@@ -627,7 +636,7 @@ _ENUM_VALUES: dict[type, frozenset] = {}
 def _enum_values(cls: type) -> frozenset:
     values = _ENUM_VALUES.get(cls)
     if values is None:
-        values = _ENUM_VALUES[cls] = frozenset(cls.values)
+        values = _ENUM_VALUES[cls] = frozenset(cls.values)  # type: ignore[attr-defined]  # a pyVmomi Enum
     return values
 
 

@@ -387,7 +387,7 @@ class _Sink:
         if data:
             if self.out is not None:
                 self.out.write(data)
-            else:
+            elif self.buffer is not None:
                 self.buffer += data
             self.size += len(data)
 

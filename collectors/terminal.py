@@ -6,7 +6,7 @@ from __future__ import annotations
 import signal
 import sys
 import threading
-from typing import Callable, TextIO
+from typing import Any, Callable, TextIO
 
 from esxdiag.terminal import safe_text
 
@@ -49,7 +49,8 @@ class FirstCtrlC:
     thread (a fleet worker) signals cannot be caught here and nothing changes."""
 
     def __init__(self, progress: Progress):
-        self.progress, self.pressed, self._old = progress, False, None
+        self.progress, self.pressed = progress, False
+        self._old: Any = None  # the SIGINT handler before ours, put back on exit
 
     def __enter__(self) -> "FirstCtrlC":
         if threading.current_thread() is threading.main_thread():

@@ -35,7 +35,7 @@ _VM_PATHS = [
     "resourcePool",
 ]
 _HOST_PATHS = ["name", "summary.hardware.cpuMhz", "summary.config.product.version", "parent"]
-NIC_TYPES = {
+NIC_TYPES: dict[type, str] = {
     vim.vm.device.VirtualVmxnet3: "vmxnet3", vim.vm.device.VirtualE1000: "e1000",
     vim.vm.device.VirtualE1000e: "e1000e", vim.vm.device.VirtualVmxnet2: "vmxnet2",
     vim.vm.device.VirtualVmxnet: "vmxnet", vim.vm.device.VirtualPCNet32: "pcnet32",
@@ -267,7 +267,7 @@ def resource_pools(vm: dict, objects: dict[str, dict], root: str | None) -> list
 
 def _inventory_path(obj: Any, objects: dict[str, dict], root: str | None) -> str | None:
     """/DC/host/cluster for a compute resource from its parents' names, or None when one was not read."""
-    names = []
+    names: list[str] = []
     for _ in range(64):
         if obj is None or obj._moId == root:
             return "/" + "/".join(reversed(names)) if names else None

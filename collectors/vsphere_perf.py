@@ -55,7 +55,7 @@ def _perf(session: VsphereSession, vm_ref: VmRef, inventory: dict, start: dateti
         raise CollectionError(f"{session.where}: QueryPerf of {vm_ref.name}: sample times from vCenter that are "
                               "no times", kind="query") from None
     by_key = {counters[n].key: n for n, _ in wanted}
-    note = "; ".join([note] * bool(note) + [
+    note = "; ".join(([note] if note else []) + [
         f"{vm_ref.name}: {by_key.get(key, key)} instance {inst!r}: {len(cells)} value(s) not an integer: read as no "
         "sample" for (key, inst), cells in sorted(unreadable.items())]) or None
     order = sorted(range(len(timestamps)), key=lambda i: timestamps[i])  # vcsim answers newest first

@@ -122,7 +122,7 @@ def connect(creds: Credentials, timeout_s: float = 30, deadline_s: float | None 
 def joined(creds: Credentials, cookie: str, api_version: str, timeout_s: float) -> VsphereSession:
     """A session object on an existing login (a fleet-scan worker): same TLS policy, the login's
     cookie, no password. Call attach() before use; close() would end the shared login, so don't."""
-    from pyVmomi import SoapStubAdapter
+    from pyVmomi.SoapAdapter import SoapStubAdapter
     context = _tls_context(creds, timeout_s)
     stub = SoapStubAdapter(host=creds.host, port=creds.port, path=_path(creds), version=api_version,
                            sslContext=context, httpConnectionTimeout=timeout_s)
@@ -141,7 +141,7 @@ def _login(creds: Credentials, timeout_s: float, context: "_SessionContext", whe
         raise CollectionError(f"{where}: login failed for user {creds.username!r} (wrong user name or "
                               "password)", kind="auth") from None
     except vim.fault.NoPermission as exc:
-        raise CollectionError(f"{where}: user {creds.username!r} lacks permission ({exc.msg})",
+        raise CollectionError(f"{where}: user {creds.username!r} lacks permission ({getattr(exc, 'msg', '') or exc})",
                               kind="auth") from None
     except ssl.SSLCertVerificationError as exc:
         raise CollectionError(f"{where}: TLS certificate not trusted ({exc.verify_message}); install "
@@ -192,6 +192,8 @@ def server_thumbprints(host: str, port: int, timeout_s: float = 10) -> tuple[str
     with socket.create_connection((host, port), timeout=timeout_s) as raw:
         with context.wrap_socket(raw, server_hostname=host) as tls:
             der = tls.getpeercert(binary_form=True)
+    if der is None:  # only without a handshake, which wrap_socket has done
+        raise ssl.SSLError(f"{host}:{port}: no certificate offered")
     return hashlib.sha1(der).hexdigest(), hashlib.sha256(der).hexdigest()
 
 
@@ -260,7 +262,7 @@ class _DeadlineSocket(ssl.SSLSocket):
         if wanted is not None and self.gettimeout() != wanted:
             self.settimeout(wanted)
 
-    def recv_into(self, buffer: Any, nbytes: int = 0, flags: int = 0) -> int:
+    def recv_into(self, buffer: Any, nbytes: int | None = None, flags: int = 0) -> int:
         self._bound()
         try:
             return super().recv_into(buffer, nbytes, flags)
@@ -301,7 +303,7 @@ class _SessionContext(ssl.SSLContext):
     def wrap_socket(self, sock: socket.socket, *args: Any, **kwargs: Any) -> ssl.SSLSocket:
         sock.settimeout(self.timeout_s)
         handshake = kwargs.pop("do_handshake_on_connect", True)
-        tls = super().wrap_socket(sock, *args, do_handshake_on_connect=False, **kwargs)
+        tls = super().wrap_socket(sock, *args, **{**kwargs, "do_handshake_on_connect": False})
         self._sockets().add(tls)  # before the handshake: a trickled handshake is cut off too
         if self._expired():
             tls.close()
@@ -353,7 +355,7 @@ class _SessionContext(ssl.SSLContext):
             self._cut = False
 
 
-def _tls_context(creds: Credentials, timeout_s: float) -> ssl.SSLContext:
+def _tls_context(creds: Credentials, timeout_s: float) -> _SessionContext:
     context = _SessionContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies chain and host name by default
     context.timeout_s = timeout_s
     if creds.thumbprint or creds.insecure:

@@ -14,10 +14,12 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from esxdiag.bundle import BundleWriter, slug
 from esxdiag.collectors.credentials import Credentials
 from esxdiag.collectors.sampler import HostSampler, SampledVm, SamplerOptions
+from esxdiag.collectors.terminal import Progress
 from esxdiag.errors import CollectionError
 
 
@@ -49,10 +51,11 @@ class HostGroup:
     error: str | None = None
 
 
-class _Progress:
+class _Progress(Progress):
     """The sampler's progress lines, prefixed with the host (hosts run in parallel; no countdowns)."""
 
-    def __init__(self, host: str, say):
+    def __init__(self, host: str, say: Callable[[str], None] | None):
+        super().__init__()
         self.host, self.say = host, say
 
     def step(self, text: str) -> None:

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 from pyVmomi import vim, vmodl
 
 from esxdiag.collectors.fleet import fastdecode
-from esxdiag.collectors.fleet.fastdecode import Device, Ref
+from esxdiag.collectors.fleet.fastdecode import Device
+from esxdiag.collectors.soap_stream import Ref
 from esxdiag.collectors.vsphere_inventory import NIC_TYPES
 from esxdiag.collectors.vsphere_session import VsphereSession
 from esxdiag.parsers.numbers import json_count
@@ -185,7 +186,7 @@ def vm_record(obj: Any, props: dict, missing: list[dict], places: Places) -> dic
         "cpu_allocation": {"limit_mhz": None if limit is None or limit < 0 else int(limit),
                            "reservation_mhz": None if reservation is None else int(reservation),
                            "shares": share_count if json_count(share_count) else None,
-                           "shares_level": str(shares.level) if getattr(shares, "level", None) else None},
+                           "shares_level": str(getattr(shares, "level", None) or "") or None},
         "latency_sensitivity": str(props["config.latencySensitivity.level"])
         if props.get("config.latencySensitivity.level") else None,
         "guest": {"family": props.get("guest.guestFamily") or None, "ip_address": props.get("guest.ipAddress") or None,
@@ -263,12 +264,12 @@ def _vnic(dev: Device) -> dict:
             "device_key": dev.key, "network": dev.network, "connected": dev.connected}
 
 
-def _view_rows(session: VsphereSession, roots: list[Any], types: list[type], prop_specs: list[Any],
+def _view_rows(session: VsphereSession, roots: list[Any], types: Sequence[type], prop_specs: list[Any],
                page_size: int | None) -> list[tuple[Ref, dict, list[dict]]]:
     return [row for rows, _more in _view_pages(session, roots, types, prop_specs, page_size) for row in rows]
 
 
-def _view_pages(session: VsphereSession, roots: list[Any], types: list[type], prop_specs: list[Any],
+def _view_pages(session: VsphereSession, roots: list[Any], types: Sequence[type], prop_specs: list[Any],
                 page_size: int | None) -> Iterator[tuple[list[tuple[Ref, dict, list[dict]]], bool]]:
     views = []
     try:

@@ -96,7 +96,7 @@ def query(session: VsphereSession, entities: list[Entity], counter_names: tuple[
     if unknown:
         raise CollectionError(f"{session.where}: server has no perf counter {', '.join(unknown)}", kind="not-found")
     # a typed array: each QuerySpec then checks its type once instead of checking every MetricId
-    ids = vim.PerformanceManager.MetricId.Array(
+    ids = vim.PerformanceManager.MetricId.Array(  # type: ignore[attr-defined]  # pyVmomi makes .Array at run time
         [vim.PerformanceManager.MetricId(counterId=counters[n].key, instance="*") for n in counter_names])
     names = {counters[n].key: (n, counters[n].unitInfo.key) for n in counter_names}
     records, errors = _pass(session, entities, ids, names, end - timedelta(seconds=window_s), end, REALTIME_S,

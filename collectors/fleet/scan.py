@@ -17,7 +17,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from esxdiag.collectors.credentials import Credentials
 from esxdiag.collectors.fleet import events, inventory, perf, workers
@@ -97,7 +97,7 @@ def scan(targets: list[Credentials], options: ScanOptions, progress: Callable[[i
 def _scan_one(creds: Credentials, options: ScanOptions, tracker: Progress, processes: workers.WorkerPool,
               stop: threading.Event, watch: Watch | None = None) -> dict:
     where = f"{creds.host}:{creds.port}"
-    status = {"url": creds.url, "name": where, "status": "failed", "error": None, "error_kind": None,
+    status: dict[str, Any] = {"url": creds.url, "name": where, "status": "failed", "error": None, "error_kind": None,
               "requests": 0, "seconds": None, "max_query_metrics": None, "max_query_metrics_source": None,
               "vms": 0, "perf_errors": 0, "whole_device_lists": 0, "workers": 1, "unmatched_filters": [],
               "migration_events": None, "migration_events_truncated": False, "migration_events_error": None}
@@ -257,7 +257,9 @@ class _ReadAhead:
 
     def __exit__(self, *exc_info) -> None:
         self._thread.shutdown(wait=True)  # the generator cannot be closed while the thread runs it
-        self._pages.close()
+        close = getattr(self._pages, "close", None)  # a generator's: its finally blocks run now
+        if close is not None:
+            close()
 
 
 _DONE = object()

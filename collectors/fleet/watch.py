@@ -118,12 +118,27 @@ class Watch:
         self._spent, self._baseline = 0, 0
 
     def _forget(self) -> None:
-        self.collector = self.filter = None
+        self.collector: Any = None  # pyVmomi's PropertyCollector and PropertyFilter (untyped)
+        self.filter: Any = None
         self.views: list[Any] = []
         self.roots: list[str] = []  # the MOIDs of the containers the VM views were opened on
-        self.version: str | None = None
-        self.kept: Kept | None = None
-        self.read_at: float | None = None
+        self.version = ""  # the filter's data version; "" asks for the whole state
+        self.kept: Kept | None = None  # None: nothing kept, the next read is whole
+        self.read_at = 0.0
+
+    @property
+    def _live(self) -> VsphereSession:
+        """The login a read runs on (``read`` opens it before anything else is sent)."""
+        if self.session is None:
+            raise CollectionError("the inventory watch has no login", kind="auth")
+        return self.session
+
+    @property
+    def _copy(self) -> Kept:
+        """The kept copy a read of the changes applies to (``_whole`` makes it first)."""
+        if self.kept is None:
+            raise _Diverged("nothing kept to apply the changes to")
+        return self.kept
 
     # --- one scan ------------------------------------------------------------------------------
     def read(self, login: Callable[[], VsphereSession], filters: inventory.Filters,
@@ -177,7 +192,7 @@ class Watch:
     # --- whole ---------------------------------------------------------------------------------
     def _whole(self, filters: inventory.Filters, page_size: int | None, why: str) -> Known:
         self._discard_collector()
-        session = self.session
+        session = self._live
         content = session.content
         places = inventory.read_places(session)
         roots = inventory.containers(session, places, filters)
@@ -206,11 +221,11 @@ class Watch:
 
     # --- changes -------------------------------------------------------------------------------
     def _changes(self, filters: inventory.Filters, page_size: int | None) -> Known:
-        stale = self._drain(page_size, 2 * (len(self.kept.objects) // (page_size or _SIMPLE) + 1))
+        stale = self._drain(page_size, 2 * (len(self._copy.objects) // (page_size or _SIMPLE) + 1))
         if stale:
             self._read_again(stale, page_size)
         known = self._known(filters, "changes")
-        now_roots = [root._moId for root in inventory.containers(self.session, known.places, filters)]
+        now_roots = [root._moId for root in inventory.containers(self._live, known.places, filters)]
         if now_roots != self.roots:
             raise _Diverged("the containers the filters name changed")
         return known
@@ -225,7 +240,7 @@ class Watch:
             if updates is None:
                 return stale
             for change in updates.objects:
-                if not self.kept.apply(change):
+                if not self._copy.apply(change):
                     stale.add(change.ref.moid)
             self.version = updates.version
             pages += 1
@@ -241,29 +256,30 @@ class Watch:
         return value if fast else plain_updates(value, ours)
 
     def _read_again(self, moids: set[str], page_size: int | None) -> None:
-        stub = self.session.si._stub
-        refs = [self.kept.objects[m].ref for m in moids if m in self.kept.objects]
+        stub, kept = self._live.si._stub, self._copy
+        refs = [kept.objects[m].ref for m in moids if m in kept.objects]
         spec = _PS.FilterSpec(objectSet=[_PS.ObjectSpec(obj=r.managed(stub), skip=False) for r in refs],
                               propSet=[_PS.PropertySpec(type=cls, pathSet=list(paths)) for cls, paths in WATCHED.items()
                                        if any(issubclass(r.type, cls) for r in refs)])
         found = set()
-        for rows, _more in fastdecode.retrieve_pages(self.session, [spec], page_size):
+        for rows, _more in fastdecode.retrieve_pages(self._live, [spec], page_size):
             for ref, props, missing in rows:
-                self.kept.replace(ref, props, missing)
+                kept.replace(ref, props, missing)
                 found.add(ref.moid)
         for moid in moids - found:  # gone since its change
-            self.kept.objects.pop(moid, None)
+            kept.objects.pop(moid, None)
 
     # --- the scan's records --------------------------------------------------------------------
     def _known(self, filters: inventory.Filters, how: str) -> Known:
-        stub = self.session.si._stub
-        place_rows, vm_entries = [], []
-        for entry in self.kept.objects.values():
+        stub = self._live.si._stub
+        place_rows: list[tuple[Any, dict, list]] = []
+        vm_entries = []
+        for entry in self._copy.objects.values():
             if issubclass(entry.ref.type, vim.VirtualMachine):
                 vm_entries.append(entry)
             else:
                 place_rows.append((entry.ref, entry.props, []))
-        places = inventory.places_of(self.session, place_rows)
+        places = inventory.places_of(self._live, place_rows)
         vms, devices = [], {}
         for entry in vm_entries:
             missing = [{"path": p, "fault": entry.missing[p]} for p in inventory.VM_PATHS if p in entry.missing]
