@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-JUMBO_MTU = 3050  # above it, pre-v7 ring 1 needs 3 buffers per packet (formats.md 4.2)
+JUMBO_MTU = 3050  # above it, pre-v7 ring 1 needs 3 buffers per packet (docs/raw-formats.md §4.2)
 PRE_V7_JUMBO_STEP = 96
 RING_MAX = 4096
 RING_MIN = 32
