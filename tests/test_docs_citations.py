@@ -24,6 +24,15 @@ NAMED_SECTION = re.compile(r"docs/([\w-]+)\.md\)?,?\s+(?:§\s?|sections?\s+)" + 
 LINKED_SECTION = re.compile(r"\]\(([\w-]+)\.md\),?\s+§\s?" + SECTION)
 LINKED_DOC = re.compile(r"\]\(([\w-]+\.md)\)")
 BARE_SECTION = re.compile(r"§\s?" + SECTION)
+# a path in the repository named in text: a folder of it, then a name (globs and placeholders allowed)
+REPO_PATH = re.compile(r"(?<![\w/.-])((?:esxdiag|collectors|reports|templates|tests|bench|scripts|contrib|examples|docs)"
+                       r"/[\w./{}*<>-]*[\w*}>])")
+INSTALLED = re.compile(r"^esxdiag/(?=(collectors|reports|templates|contrib|docs)(/|$))")  # esxdiag.collectors is collectors/
+PATHS_NOT_IN_THE_TREE = {
+    "examples/no-such-bundle": "the README's example of a wrong path",
+    "tests/test_typecheck.py": "names the files of the throwaway tree it type-checks",
+    "tests/test_docs_citations.py": "this file's own examples",
+}
 # generated from their manifest.json (scanned here) and compared by tests/e2e/test_examples.py
 GENERATED = re.compile(r"^examples/.*/report\.(json|html)$")
 
@@ -114,3 +123,39 @@ def test_cited_sections_reads_the_forms_in_use(text, expected):
 def test_a_missing_section_is_caught():
     assert has_section("raw-formats", "3.5") and has_section("raw-formats", "1")
     assert not has_section("raw-formats", "3.9") and not has_section("diagnosis", "99")
+
+
+def path_exists(named: str) -> bool:
+    """A named path exists: as it is, as module.attribute of a .py file, or as a glob with
+    placeholders (``{name}``, ``<port>``) read as ``*``; an installed name by its repository folder."""
+    named = INSTALLED.sub("", re.sub(r"\*\*$", "", named).rstrip("."))  # a final ** is Markdown bold
+    if any(c in named for c in "*{<"):
+        return bool(list(ROOT.glob(re.sub(r"\{[^}]*\}|<[^>]*>", "*", named))))
+    module = re.sub(r"\.\w+$", ".py", named)
+    return (ROOT / named).exists() or (ROOT / module).is_file()
+
+
+def ignored(paths: list[str]) -> set[str]:
+    """The paths git ignores, as files or as folders."""
+    asked = [form for path in paths for form in (path, path + "/")]
+    done = subprocess.run(["git", "check-ignore", "--no-index", "--stdin"], cwd=ROOT, input="\n".join(asked),
+                          capture_output=True, text=True)
+    return {path.rstrip("/") for path in done.stdout.split()}
+
+
+def test_every_repository_path_named_in_code_tests_and_docs_exists():
+    """Fixture READMEs are left out: they also name files of the public repositories captures came from."""
+    named = {(name, m.group(1).rstrip(".")) for name, text in TEXTS.items()
+             if not name.startswith("tests/fixtures/") and name not in PATHS_NOT_IN_THE_TREE
+             for m in REPO_PATH.finditer(text)}
+    named = {(name, re.sub(r"\*\*$", "", path).rstrip(".")) for name, path in named}
+    assert len(named) > 500
+    missing = {(name, path) for name, path in named if not path_exists(path) and path not in PATHS_NOT_IN_THE_TREE}
+    generated = ignored(sorted({path for _, path in missing}))  # bench/out/...: written by the benchmarks
+    assert sorted(f"{name}: {path}" for name, path in missing if path not in generated) == []
+
+
+def test_path_exists_reads_the_forms_in_use():
+    assert path_exists("collectors/captures.record_failure") and path_exists("esxdiag/collectors")
+    assert path_exists("tests/fixtures/host/esxcli_vm_list_*.txt") and path_exists("docs/{name}.md")
+    assert not path_exists("tests/fleet/test_actionable.py") and not path_exists("docs/no-such-doc." + "md")
