@@ -1,6 +1,6 @@
 """Generate a realistic esxtop batch CSV (``esxtop -b -a``) for the parser benchmark.
 
-Layout follows formats.md section 1: every field quoted, field 0 ``(PDH-CSV 4.0) (UTC)(0)``,
+Layout follows docs/raw-formats.md §1: every field quoted, field 0 ``(PDH-CSV 4.0) (UTC)(0)``,
 counter paths ``\\\\host\\Object(Instance)\\Counter``; per VM a ``Group Cpu``, one ``Vcpu`` per world
 (vmx, vmast, vthread, mks, svga, vmx-vcpu-N), ``Group Memory``, two ``Network Port`` vNICs and
 three ``Virtual Disk`` instances; plus host-level Physical Cpu, Memory and uplink ports. VM names

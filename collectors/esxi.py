@@ -20,7 +20,7 @@ from esxdiag.parsers.esxcli import parse_vm_list, parse_vm_ports
 from esxdiag.parsers.netstats import normalize_mac, parse_net_stats_list
 from esxdiag.parsers.vsish import parse_ls
 
-VMXNET3_SUBTYPE = 9  # net-stats -l SubType of a vmxnet3 vNIC (formats.md 3.1)
+VMXNET3_SUBTYPE = 9  # net-stats -l SubType of a vmxnet3 vNIC (docs/raw-formats.md §3.1)
 ESXTOP_MARGIN_S = 30.0  # esxtop start-up and the last row's write on a busy host
 
 

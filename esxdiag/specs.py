@@ -33,7 +33,7 @@ KIB, MIB = 1024, 1024 * 1024
 DEFAULT_COMMAND_TIMEOUT_S = 60.0  # per command sent to a host or guest (--command-timeout)
 DEFAULT_MAX_BYTES = 4 * MIB  # a command's output past its cap is cut and recorded as truncated
 ESXTOP_HEADER_BYTES = 16 * MIB  # esxtop -b: one header line naming every counter (~15k columns: ~1 MB)
-ESXTOP_ROW_BYTES = 4 * MIB  # one sample row; 15k columns measured at ~120 KB (design.md)
+ESXTOP_ROW_BYTES = 4 * MIB  # one sample row; ~110 KB at 17,427 columns (docs/raw-formats.md §1)
 
 
 def esxtop_max_bytes(iterations: int) -> int:

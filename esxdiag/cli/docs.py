@@ -15,6 +15,7 @@ ABOUT = {  # a line for each shipped document; a document without one is still a
     "report-schema": "the report's JSON: verdicts, evidence, coverage statuses, rules and thresholds",
     "fleet-scan": "esxdiag scan: the snapshot, the fleet report and history",
     "parsers": "every parser kind of `esxdiag parse` and the command output it reads",
+    "raw-formats": "what each command esxdiag parses prints, and the quirks of real copies of it",
     "serve": "esxdiag serve: cycles, /metrics, the web pages, alerting and what to install beside it",
     "permissions": "the vCenter role (Read-only), host and guest logins each command needs; every API method",
     "install": "installing esxdiag; the air-gapped install from a wheelhouse (pip --no-index)",

@@ -57,7 +57,7 @@ def reason_family(label: str) -> tuple[str, str] | None:
 PAGE_ABSENT_RX = "droppedRxDueToPageAbsent"
 TX_PORT_KEYS = (("droppedTx", "port droppedTx (clientStats)"),
                 ("droppedTxExceedMTU", "port droppedTxExceedMTU (clientStats)"))
-# esxcli network nic stats get: the receive counters that are loss (formats.md 3.5); "Total receive
+# esxcli network nic stats get: the receive counters that are loss (docs/raw-formats.md §3.5); "Total receive
 # errors" sums the error lines, so it is not added to them
 UPLINK_RX_KEYS = ("Receive packets dropped", "Receive missed errors", "Receive FIFO errors", "Receive CRC errors",
                   "Receive length errors", "Receive over errors", "Receive frame errors")

@@ -1,4 +1,4 @@
-"""The vmxnet3 device version and what it does to ring sizes (docs/diagnosis.md).
+"""The vmxnet3 device version and what it does to ring sizes (docs/diagnosis.md §5, docs/raw-formats.md §4.2).
 
 Pre-v7 devices round ring 1 up to a multiple of 32 x buffers per packet: with MTU above 3050 that is
 96, so the largest ring 1 is 4032. Version 7 (ESXi 8, VM hardware 20 and later) then rounds every
@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import re
 
-JUMBO_MTU = 3050  # above it, pre-v7 ring 1 needs 3 buffers per packet (formats.md 4.2)
+JUMBO_MTU = 3050  # above it, pre-v7 ring 1 needs 3 buffers per packet (docs/raw-formats.md §4.2)
 PRE_V7_JUMBO_STEP = 96
 RING_MAX = 4096
 RING_MIN = 32
-# Linux vmxnet3 drivers before 1.4.6.0-k cap ring 2 at 2048 (docs/diagnosis.md)
+# Linux vmxnet3 drivers before 1.4.6.0-k cap ring 2 at 2048 (docs/raw-formats.md §4.2)
 RING2_CAP_BEFORE = (1, 4, 6, 0)
 RING2_OLD_MAX = 2048
 

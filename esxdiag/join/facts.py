@@ -350,7 +350,7 @@ class VnicFacts:
     ethtool_current_rx: int | None
     driver: str | None
     driver_version: str | None
-    link_speed: str | None = None  # as the guest reports it ("10 Gbps"); not a limit (docs/diagnosis.md)
+    link_speed: str | None = None  # as the guest reports it ("10 Gbps"); not a limit (docs/diagnosis.md §5)
     link_speed_source: str | None = None
     network: str | None = None  # portgroup (vCenter inventory)
     drop_symptoms: tuple[DropSymptom, ...] = ()  # vSwitch port drops without ring counters (esxtop, vCenter)

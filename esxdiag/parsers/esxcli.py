@@ -1,4 +1,4 @@
-"""esxcli plain-text outputs (formats.md 3.3-3.5): the ``network vm list`` table (columns cut at
+"""esxcli plain-text outputs (docs/raw-formats.md §3.3-3.5): the ``network vm list`` table (columns cut at
 the dash ruler), ``network vm port list`` blocks and ``network nic stats get``."""
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ class EsxcliVmPorts:
 
 
 PORT_KEYS = ("Port ID", "vSwitch", "Portgroup", "DVPort ID", "MAC Address", "IP Address", "Team Uplink",
-             "Uplink Port ID", "Active Filters")  # formats.md 3.4, in their printed order
+             "Uplink Port ID", "Active Filters")  # docs/raw-formats.md §3.4, in their printed order
 _VM_PORTS_SAMPLE = """\
    Port ID: 33554578
    vSwitch: vSwitch0
@@ -185,7 +185,7 @@ class EsxcliNicStats:
     warnings: tuple[str, ...] = ()
 
 
-# the counters in the order esxcli prints them (formats.md 3.5): a whole output ends with the last
+# the counters in the order esxcli prints them (docs/raw-formats.md §3.5): a whole output ends with the last
 NIC_STATS_KEYS = (
     "Packets received", "Packets sent", "Bytes received", "Bytes sent", "Receive packets dropped",
     "Transmit packets dropped", "Multicast packets received", "Broadcast packets received", "Multicast packets sent",

@@ -1,5 +1,5 @@
 """Linux guest ``ethtool`` outputs: ``-g`` (ring sizes), ``-i`` (driver) and ``-P`` (permanent
-MAC), formats.md 4.2-4.3; ``-S`` is in esxdiag.parsers.ethtool_stats (re-exported here)."""
+MAC), docs/raw-formats.md §4.2-4.3; ``-S`` is in esxdiag.parsers.ethtool_stats (re-exported here)."""
 
 from __future__ import annotations
 

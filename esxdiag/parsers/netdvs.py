@@ -1,4 +1,4 @@
-"""``net-dvs -l``: each distributed switch the host is a member of, with its DVPorts (formats.md 9,
+"""``net-dvs -l``: each distributed switch the host is a member of, with its DVPorts (docs/raw-formats.md §9,
 vm-support ``commands/net-dvs_-l.txt``).
 
 The declared sample (``_SAMPLE`` below, parsed by the tests) shows the shape.

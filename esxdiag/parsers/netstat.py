@@ -1,5 +1,5 @@
 """Linux TCP counters: ``netstat -s`` (net-tools, whole or grep-filtered), ``nstat -az``/``-asz``
-and ``nstat -j``. See formats.md 4.4 and 4.5."""
+and ``nstat -j``. See docs/raw-formats.md §4.4 and §4.5."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``net-stats -l`` port listing and ``net-stats -A -t vW`` JSON (formats.md 3.1, 3.2)."""
+"""``net-stats -l`` port listing and ``net-stats -A -t vW`` JSON (docs/raw-formats.md §3.1, §3.2)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """PowerShell's default table view (``Get-NetAdapter`` without ``| Format-List``): a header line, a
-ruler of dashes under each column name, then one row per object (formats.md 5.1, 5.2).
+ruler of dashes under each column name, then one row per object (docs/raw-formats.md §5.1, §5.2).
 
 Columns are told apart by the ruler: left-aligned values start under their dashes and may run past
 them, right-aligned ones (numbers) end under them and may start before them, and PowerShell always

@@ -1,4 +1,4 @@
-"""vsish node output (formats.md section 2): ``title {`` + ``label:value`` lines + ``}``.
+"""vsish node output (docs/raw-formats.md §2): ``title {`` + ``label:value`` lines + ``}``.
 
 ``vsish -e get`` prints one node per call. Pasted copies lose the indent, carry prose after a
 value, or were grep-filtered (no title, no closing brace): all are accepted, the last with

@@ -1,4 +1,4 @@
-"""``vsish -pe get`` ("python mode", formats.md 2.4): optional warning lines, then a Python-ish
+"""``vsish -pe get`` ("python mode", docs/raw-formats.md §2.4): optional warning lines, then a Python-ish
 dict with a trailing comma, ``true``/``false``/``null`` and raw newlines inside string values -
 not JSON. Read by a small tokenizer and an iterative parser written for exactly that grammar
 (strings, numbers, the six bare words, ``{}`` and ``[]``), one pass over the text: no ``ast``

@@ -1,5 +1,5 @@
 """``esxcfg-vswitch -l``: standard vSwitches with their port groups, and distributed switches with
-their DVPorts and clients (formats.md 9, vm-support ``commands/esxcfg-vswitch_-l.txt``).
+their DVPorts and clients (docs/raw-formats.md §9, vm-support ``commands/esxcfg-vswitch_-l.txt``).
 
     Switch Name      Num Ports   Used Ports  Configured Ports  MTU     Uplinks
     vSwitch0         1536        3           128               1500    vmnic1

@@ -1,4 +1,4 @@
-"""Windows guest PowerShell outputs (formats.md section 5), read as records by
+"""Windows guest PowerShell outputs (docs/raw-formats.md §5), read as records by
 esxdiag.parsers.pwsh (CSV, JSON or Format-List). Adapters are keyed by ``Name`` and advanced
 properties by ``RegistryKeyword`` (DisplayName/DisplayValue are localised). Counts (queues,
 processors, MTU, statistics) are non-negative integers or a ParseError."""
@@ -73,7 +73,7 @@ _ADVPROPS_SAMPLE = _crlf("""\
 """)
 
 
-# The English DisplayName of each vmxnet3 property the analysis reads (formats.md 5.1): a capture that
+# The English DisplayName of each vmxnet3 property the analysis reads (docs/raw-formats.md §5.1): a capture that
 # selected DisplayName/DisplayValue only is keyed through it (a localised name is kept as printed)
 DISPLAY_KEYWORDS = {
     "Rx Ring #1 Size": "MaxRxRing1Length", "Rx Ring #2 Size": "MaxRxRing2Length", "Tx Ring Size": "MaxTxRingLength",

@@ -1,4 +1,4 @@
-"""Hand-made bundles for the partial-data classes of shared/domain.md section 6: each test writes
+"""Hand-made bundles for the partial-data classes of docs/diagnosis.md §10: each test writes
 only the captures a user would have (a guest-only folder, vCenter only, esxtop without Vcpu
 columns, a counter reset...) in the formats the real tools print, then runs `esxdiag analyze`."""
 

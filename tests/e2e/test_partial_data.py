@@ -1,5 +1,5 @@
 """Verdicts on partial and damaged bundles (issue 6): what was collected is used, nothing is
-invented, and a verdict never goes further than the data (shared/domain.md section 6)."""
+invented, and a verdict never goes further than the data (docs/diagnosis.md §10)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Fleet snapshots built by hand, the way a real vCenter answers instance "*": the aggregate ""
 plus one series per vCPU ("0", "1", ...) and per vNIC (device key "4000", ...). Loaded by the
-fleet tests with importlib (no package), e.g. ``load()`` in tests/fleet/test_actionable.py."""
+fleet tests with importlib (no package), e.g. at the top of tests/fleet/test_damaged_snapshot.py."""
 
 from __future__ import annotations
 

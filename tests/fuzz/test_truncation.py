@@ -145,7 +145,7 @@ BAD_COUNTERS = ["-1", "-0.5", "1.5", "1e3", "0x10", "\u00b2", "n/a", "1844674407
 @pytest.mark.parametrize("bad", BAD_COUNTERS)
 def test_negative_or_non_integer_counters_never_pass_silently(kind, bad):
     if kind == "ethtool-rings" and bad == "n/a":
-        pytest.skip("ethtool's netlink output prints n/a for a ring the driver does not have (formats.md 4.2)")
+        pytest.skip("ethtool's netlink output prints n/a for a ring the driver lacks (docs/raw-formats.md §4.2)")
     text = COUNTER_LINES[kind].format(bad)
     try:
         record = parse_text(kind, text)

@@ -3,7 +3,7 @@ VM names do not have. A VM name with spaces, one that is a prefix of another VM'
 on another uplink, a port of someone else on the same world list, a void uplink, a host-supplied uplink
 name that fails validation, and a host without esxcli. The connection is the real SshConnection (spec
 rendering, validation, run_capture and the bundle) with only its transport replaced by canned outputs
-in the formats of tests/fixtures/host/esxcli_* (formats.md 3.3-3.5); the lab runs the same code end to
+in the formats of tests/fixtures/host/esxcli_* (docs/raw-formats.md §3.3-3.5); the lab runs the same code end to
 end in test_uplinks.py."""
 
 from __future__ import annotations

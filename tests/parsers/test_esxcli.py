@@ -1,6 +1,6 @@
 """esxcli parsers on real output (provenance: tests/fixtures/host/README.md): two
 `esxcli network vm list` tables (one padded with trailing spaces), their `vm port list -w`
-blocks, the intel/mfd `nic stats get -n vmnic9` fixture; formats.md §7 item 5 and bad input."""
+blocks, the intel/mfd `nic stats get -n vmnic9` fixture; docs/raw-formats.md §7 item 5 and bad input."""
 
 from __future__ import annotations
 

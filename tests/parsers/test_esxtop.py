@@ -1,7 +1,7 @@
 """esxtop batch CSV and CPU panel parsers.
 
 Real captures (see tests/fixtures/esxtop/README.md): the gsliu/VisualEsxtopOnline Excel re-saved
-batch CSV and the vswitchzero CPU panel paste from seed 002. Every formats.md section 7 item 1
+batch CSV and the vswitchzero CPU panel paste from seed 002. Every docs/raw-formats.md §7 item 1
 case is generated here with the csv module (the writer quotes like esxtop: QUOTE_ALL).
 """
 

@@ -1,7 +1,7 @@
 """net-stats -l and net-stats -A parsers on real listings (provenance: tests/fixtures/host/README.md):
 the seed's collapsed-space listing, an NSX host with "NSX Manager.eth0", an esxcli netstats
 listing with uplinks > 2^31, a listing whose first vNICs lack .ethN; warlock's pretty -A
-JSON and a raw ENS excerpt; plus formats.md §7 items 3-4 and bad input."""
+JSON and a raw ENS excerpt; plus docs/raw-formats.md §7 items 3-4 and bad input."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """vsish parsers on real output (provenance: tests/fixtures/host/README.md): the seed's rxSummary
 before/after the ring change, its four rxqueues status blocks, the intel/mfd python-mode
-fixture; plus every formats.md §7 item 2 quirk and bad input."""
+fixture; plus every docs/raw-formats.md §7 item 2 quirk and bad input."""
 
 from __future__ import annotations
 
@@ -145,7 +145,7 @@ def test_clientstats_one_per_line_matches_rxsummary_out_of_buffers():
         f"   {pair}\n" for pair in CLIENT_STATS_PASTE.split() if ":" in pair) + "}\n"
     stats = parse_clientstats(one_per_line)
     assert stats.counters == parse_clientstats(CLIENT_STATS_PASTE).counters
-    # formats.md 2.1: droppedRx == running out of buffers on the same port
+    # docs/raw-formats.md §2.1: droppedRx == running out of buffers on the same port
     assert stats.dropped_rx == parse_rxsummary(read("seed002_rxsummary_before.txt")).out_of_buffers
 
 

@@ -1,6 +1,6 @@
 """AnalysisResult fixtures for the report renderers, built directly from esxdiag.result.
 
-Figures come from the seed (shared/seeds/002_*.txt) as replayed by tests/lab/scenarios.json:
+Figures come from the seed (the vswitchzero.com posts, docs/diagnosis.md §11) as replayed by tests/lab/scenarios.json:
 iperf-test1 (ring 1 = 256 per queue, 34.6 out-of-buffer drops/s, CPU healthy) and
 iperf-cpu-limited (800 MHz limit, %RDY 69.60 with %MLMTD 69.52). The Windows RSS VM and the
 hostile names/strings are made up to exercise the enable-rss verdict and escaping.

@@ -1,4 +1,4 @@
-"""vmxnet3 device versions and their ring rules (shared/domain.md sections 3 and 10)."""
+"""vmxnet3 device versions and their ring rules (docs/raw-formats.md §4.2, docs/diagnosis.md §5)."""
 
 from __future__ import annotations
 

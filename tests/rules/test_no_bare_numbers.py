@@ -26,7 +26,7 @@ ALLOWED = {  # (module, expression) -> why the number is not a domain judgment
     ("remediation.py", "ring == 2"): "ring number 2 (jumbo / LRO), a name",
     ("ring_change.py", "ring == 2"): "ring number 2 (jumbo / LRO), a name",
     ("remediation.py", "mtu > 3050"): "vmxnet3 driver fact: above MTU 3050 (3 KB buffer - 22 B header) ring 1 "
-                                      "takes 3 buffers per frame, so sizes round to 96 (domain.md section 3)",
+                                      "takes 3 buffers per frame, so sizes round to 96 (docs/raw-formats.md §4.2)",
     ("verdict.py", "seconds >= 120"): "a window of two minutes or more is said in minutes (words, not a judgment)",
     ("verdict.py", "seconds % 60"): "whole minutes only",
     ("verdict.py", "seconds / 60"): "seconds to minutes",

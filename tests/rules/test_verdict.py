@@ -1,4 +1,4 @@
-"""The per-vNIC ring verdict of shared/domain.md section 4, each verdict shown both ways."""
+"""The per-vNIC ring verdict of docs/diagnosis.md §5, each verdict shown both ways."""
 
 from __future__ import annotations
 

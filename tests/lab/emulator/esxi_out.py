@@ -1,13 +1,13 @@
-"""What an emulated ESXi host prints (formats.md sections 1-3, seed 002 outputs).
+"""What an emulated ESXi host prints (docs/raw-formats.md §1-3, seed 002 outputs).
 
 Each function takes the host answering (model.EsxiHost: its own uplinks, vmknics and VMs only) and
 returns (stdout, stderr, rc). Layouts follow real captures: net-stats -l column
 widths from tests/fixtures/host/net_stats_l_no_eth_suffix_big_uplinks.txt; rxSummary field list
-and 3-space indent from seed 002 / formats.md 2.1 (ESXi 6.0 has these 20 fields); clientStats
-keys from a public capture (formats.md 2.2); rxqueues status lines from seed 002; esxcli network
+and 3-space indent from seed 002 / docs/raw-formats.md §2.1 (ESXi 6.0 has these 20 fields); clientStats
+keys from a public capture (docs/raw-formats.md §2.2); rxqueues status lines from seed 002; esxcli network
 vm list (dash ruler, widths from the longest value), vm port list (3-space ``Key: value`` records,
 blank line between) and nic stats get (title + the 23 keys in order) from the captures in
-tests/fixtures/host/ (formats.md 3.3-3.5).
+tests/fixtures/host/ (docs/raw-formats.md §3.3-3.5).
 """
 
 from __future__ import annotations
@@ -149,7 +149,7 @@ def esxcli_vm_ports(esx: EsxiHost, world: int) -> Out:
     return "\n".join(records), "", 0
 
 
-NIC_STATS_KEYS = (  # formats.md 3.5, in the order esxcli prints them (tests/fixtures/host/esxcli_network_nic_stats_get_*)
+NIC_STATS_KEYS = (  # docs/raw-formats.md §3.5, in esxcli's order (tests/fixtures/host/esxcli_network_nic_stats_get_*)
     "Packets received", "Packets sent", "Bytes received", "Bytes sent", "Receive packets dropped",
     "Transmit packets dropped", "Multicast packets received", "Broadcast packets received", "Multicast packets sent",
     "Broadcast packets sent", "Total receive errors", "Receive length errors", "Receive over errors",
@@ -182,7 +182,7 @@ def _esxtop_columns(esx: EsxiHost) -> list[tuple[str, object]]:
     cols: list[tuple[str, object]] = [(f"\\\\{name}\\Physical Cpu(_Total)\\% Processor Time", float(host["cpu_used_pct"]))]
     for vm in esx.vms:
         cpu, n = vm["cpu"], vm["num_cpu"]
-        # scenario figures are per vCPU; a Group Cpu row sums its worlds (formats.md 1)
+        # scenario figures are per vCPU; a Group Cpu row sums its worlds (docs/raw-formats.md §1)
         run, ready, costop, limited = (cpu[k] * n for k in ("used_pct", "ready_pct", "costop_pct", "max_limited_pct"))
         values = (n + 4, run, run, 1.0, max(0.0, 100.0 * (n + 4) - run - ready), 0.1,
                   ready, max(0.0, 100.0 * n - run - ready), 0.02, costop, limited, 0.0)

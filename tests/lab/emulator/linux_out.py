@@ -1,6 +1,6 @@
-"""What an emulated Linux guest prints (formats.md section 4, seed 002 outputs).
+"""What an emulated Linux guest prints (docs/raw-formats.md §4, seed 002 outputs).
 
-ethtool -S uses the gen C vmxnet3 strings (formats.md 4.1) printed as ethtool's
+ethtool -S uses the gen C vmxnet3 strings (docs/raw-formats.md §4.1) printed as ethtool's
 ``"     %.*s: %llu"``; ethtool -g the ioctl layout with TABs, including the early multi-queue
 quirk (ring x queues) for 3.2 kernels (seed 002 shows RX 512 for 2 x 256); ethtool -i as in
 seed 002. netstat -s / nstat -asz are real captures from a Linux host

@@ -9,7 +9,7 @@ are the same quantities summed per sample interval (20 s), so both come from one
   ``net.packetsTx.summation``: pktsTxOK (the guest's TCP segments sent); ``net.droppedTx``: 0.
   Instances: the vNIC's device key, and "" (the sum over the VM's vNICs).
 * ``cpu.ready/costop/maxlimited.summation``: milliseconds per sample per vCPU = scenario
-  percentage x interval_s x 10 (20 s: pct x 200, domain.md 2); instances "0".."n-1", and ""
+  percentage x interval_s x 10 (20 s: pct x 200, docs/diagnosis.md §4); instances "0".."n-1", and ""
   (the sum over vCPUs, as vCenter sums them). ``cpu.usage.average``: hundredths of a percent.
 
 For a scenario host (``host_value``), from the counters its ``esxcli network nic stats get -n

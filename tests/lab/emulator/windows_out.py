@@ -1,4 +1,4 @@
-"""What an emulated Windows guest prints through OpenSSH -> PowerShell (formats.md section 5).
+"""What an emulated Windows guest prints through OpenSSH -> PowerShell (docs/raw-formats.md §5).
 
 CSV from ConvertTo-Csv -NoTypeInformation (every field quoted), ConvertTo-Json for advanced
 properties (RegistryValue is an array; in CSV it would print as "System.String[]"), Format-List with names padded to the longest,
