@@ -18,8 +18,9 @@ from esxdiag import __version__
 from esxdiag.fleet.rules import Assessment, assess
 from esxdiag.fleet.snapshot import FleetHost, Snapshot
 from esxdiag.fleet.uplink import HostUplink, host_uplink
-from esxdiag.result import SEVERITIES, worst_of
-from esxdiag.vocabulary import DROP_CLASSES, FLEET_CLASSES, SCHEMA_FLEET_REPORT, needs_attention
+from esxdiag.result import worst_of
+from esxdiag.vocabulary import (DROP_CLASSES, FLEET_CLASSES, SCHEMA_FLEET_REPORT, FleetClass, class_rank,
+                                 needs_attention, severity_order)
 
 THRESHOLD_KEYS = ("cpu.ready_pct_warning", "cpu.ready_pct_critical", "cpu.costop_pct", "cpu.max_limited_pct",
                   "ring.drops", "ring.drops_per_s_critical", "fleet.score_drops_weight", "fleet.drops_per_s_floor",
@@ -57,13 +58,9 @@ def _loss(host: str, v) -> dict:
             "errors_per_s": None if v.errors is None else _r(v.errors / v.seconds, 3)}
 
 
-def severity_order(severity: str | None) -> int:
-    return SEVERITIES.index(severity) if severity in SEVERITIES else len(SEVERITIES)
-
-
 def order_key(severity: str | None, confirmed: bool, klass: str, score: float, name: str, key: str) -> tuple:
     """Severity, then confirmed by host counters before suspected from vCenter's, then class, then score."""
-    return severity_order(severity), not confirmed, FLEET_CLASSES.index(klass), -score, name, key
+    return severity_order(severity), not confirmed, class_rank(klass), -score, name, key
 
 
 def rank(assessments: list[Assessment]) -> list[Assessment]:
@@ -208,7 +205,7 @@ def deep_candidates(document: dict, n: int) -> list[dict]:
     moved between hosts in the window (its counters span two ports; the check samples one host, after
     the window), nor an uplink-loss VM (no ring can help frames lost before the vSwitch)."""
     rows = [r for r in document["vms"] if not r.get("moves") and (r["class"] in DROP_CLASSES
-            or r["class"] == "no-data" and r["dropping"] and "vmxnet3" in (r["nic_types"] or ()))]
+            or r["class"] == FleetClass.NO_DATA and r["dropping"] and "vmxnet3" in (r["nic_types"] or ()))]
     return sorted(rows, key=lambda r: (severity_order(r["severity"]), -r["score"], r["rank"]))[:max(0, n)]
 
 

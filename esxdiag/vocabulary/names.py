@@ -1,6 +1,6 @@
 """Names both sides of a stage boundary use: the schema tags of the documents esxdiag writes, the
-migration events, the figures `esxdiag diff` compares. Collectors, rules, analysis and reports import them from here, never from each
-other (README "Layout": imports point down the pipeline)."""
+migration events, the figures `esxdiag diff` compares. Collectors, rules, analysis and reports import
+them from here, never from each other (README "Layout": imports point down the pipeline)."""
 
 from __future__ import annotations
 
