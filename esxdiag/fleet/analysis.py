@@ -1,9 +1,9 @@
 """A fleet snapshot -> the fleet report document (JSON is canonical; every other output renders it).
 
-Ranking: severity (esxdiag.result.SEVERITIES, none last), then confirmed by the deep check's host
-counters before suspected from vCenter's, then class (most urgent first,
-esxdiag.vocabulary.FLEET_CLASSES), then score, then name: a critical CPU limit outranks a
-warning-level drop suspicion.
+Ranking: severity (esxdiag.vocabulary.SEVERITIES, none last), then the score: frames lost per second
+(esxdiag.fleet.rules.frames_lost_per_s), then confirmed by the deep check's host counters before
+suspected from vCenter's, then class (most urgent first, esxdiag.vocabulary.FLEET_CLASSES), then
+name: a critical CPU limit outranks a warning-level drop suspicion.
 Rollups per cluster and per host add the host context vCenter gave: host CPU usage and pNIC
 receive drops and errors over the same window; a host whose uplink loses frames says so once, in its
 rollup (``uplink``), and its VMs carry it (esxdiag.fleet.uplink). Layout: docs/fleet-scan.md.
@@ -23,7 +23,7 @@ from esxdiag.vocabulary import (DROP_CLASSES, FLEET_CLASSES, SCHEMA_FLEET_REPORT
                                  needs_attention, severity_order)
 
 THRESHOLD_KEYS = ("cpu.ready_pct_warning", "cpu.ready_pct_critical", "cpu.costop_pct", "cpu.max_limited_pct",
-                  "ring.drops", "ring.drops_per_s_critical", "fleet.score_drops_weight", "fleet.drops_per_s_floor",
+                  "ring.drops", "ring.drops_per_s_critical", "fleet.drops_per_s_floor",
                   "fleet.drops_per_1000_floor", "fleet.uplink_drops_per_s_floor")
 
 
@@ -59,8 +59,9 @@ def _loss(host: str, v) -> dict:
 
 
 def order_key(severity: str | None, confirmed: bool, klass: str, score: float, name: str, key: str) -> tuple:
-    """Severity, then confirmed by host counters before suspected from vCenter's, then class, then score."""
-    return severity_order(severity), not confirmed, class_rank(klass), -score, name, key
+    """Severity, then the score (frames lost per second: esxdiag.fleet.rules.frames_lost_per_s), then confirmed
+    by host counters before suspected from vCenter's, then class: within a severity the score never rises."""
+    return severity_order(severity), -score, not confirmed, class_rank(klass), name, key
 
 
 def rank(assessments: list[Assessment]) -> list[Assessment]:

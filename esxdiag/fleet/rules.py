@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 from esxdiag.fleet import moves as vmotion
 from esxdiag.fleet import uplink
-from esxdiag.fleet.confirm import confirm
+from esxdiag.fleet.confirm import PROVEN, confirm, proven_rate
 from esxdiag.fleet.figures import EMULATED, Figures, measure, vnic_words
 from esxdiag.fleet.snapshot import FleetVm
 from esxdiag.rules.cpu import costop_words, limit_ready_words, limited_words, ready_from_limit, ready_words
@@ -114,14 +114,7 @@ def assess(vm: FleetVm, t: dict[str, float], deep: dict | None = None,
     klass, severity, reason = folded[0], folded[1], _moved(folded[2], folded[0], moves)
     ready, costop, limited = f.gate.ready, f.gate.costop, f.gate.limited
     d = f.drops
-    terms = {
-        "drops": t["fleet.score_drops_weight"] * ((d.per_s if d else None) or 0)
-        / max(t["ring.drops_per_s_critical"], 1e-9),
-        "drops_per_1000": (d.per_1000 if d else None) or 0.0,
-        "ready": max(0.0, ready.worst_avg - t["cpu.ready_pct_warning"]) if ready else 0.0,
-        "costop": max(0.0, costop.worst_avg - t["cpu.costop_pct"]) if costop else 0.0,
-        "max_limited": max(0.0, limited.worst_avg - t["cpu.max_limited_pct"]) if limited else 0.0,
-    }
+    terms = {"drops_per_s": frames_lost_per_s(d.per_s if d else None, deep, confirmed)}
     terms = {k: round(v, 3) for k, v in terms.items() if v}
     return Assessment(
         vm=vm, klass=klass, severity=severity, reason=reason, score=round(sum(terms.values()), 3), score_terms=terms,
@@ -132,6 +125,16 @@ def assess(vm: FleetVm, t: dict[str, float], deep: dict | None = None,
         costop_worst=costop.worst_avg if costop else None, max_limited_worst=limited.worst_avg if limited else None,
         drops_by_vnic=f.by_vnic, notes=tuple(notes), ready_bound=ready.bound if ready else None,
         confirmed=confirmed, dropping=f.dropping(t), **context)
+
+
+def frames_lost_per_s(drops_per_s: float | None, deep: dict | None, confirmed: bool) -> float:
+    """The VM's impact, the fleet score (docs/fleet-scan.md "Ranking"): received frames it lost per second over
+    the window (vCenter's net.droppedRx), whatever the cause (ring, CPU limit, the uplink when a deep check
+    placed them there); a proof without vCenter drops: the proven vNICs' host drop rate. CPU figures without
+    drops lose no frames: 0."""
+    if drops_per_s is None and confirmed and deep is not None:
+        return proven_rate([v for v in deep.get("vnics") or () if v.get("verdict") in PROVEN]) or 0.0
+    return drops_per_s or 0.0
 
 
 def _moved(reason: str, klass: str, moves: tuple[vmotion.Move, ...] | None) -> str:

@@ -10,7 +10,7 @@ MIGRATION_EVENTS = ("VmMigratedEvent", "DrsVmMigratedEvent", "VmEmigratingEvent"
                     "VmRelocatedEvent")
 
 SCHEMA_SNAPSHOT = "esxdiag.fleet_snapshot/1"
-SCHEMA_FLEET_REPORT = "esxdiag.fleet_report/1"
+SCHEMA_FLEET_REPORT = "esxdiag.fleet_report/2"  # 2: score is frames lost per second (docs/fleet-scan.md)
 
 # `esxdiag diff`: the per-vNIC figures compared, (key in the report JSON, words)
 DIFF_RATES = (
