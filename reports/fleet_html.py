@@ -46,7 +46,7 @@ SHAPES = {  # each within 3.7 px of its centre: a point at the axis' end stays i
 
 def marker(fleet_class: str) -> Markup:
     """One class's scatter marker (and legend swatch) as an SVG path centred on 0,0."""
-    colour, shape, filled = MARKERS[fleet_class]
+    colour, shape, filled = MARKERS[FleetClass(fleet_class)]
     paint = (f'fill="{colour}" fill-opacity="0.8" stroke="{colour}"' if filled and shape != "cross"
              else f'fill="none" stroke="{colour}" stroke-width="1.6"')
     return Markup(f'<path d="{SHAPES[shape]}" {paint}/>')

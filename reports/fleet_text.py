@@ -93,7 +93,7 @@ def calm_line(document: dict) -> str:
 
 def _ready(row: dict) -> str:
     """%RDY, with < or > when it only bounds the per-vCPU figure (vCPU count unknown)."""
-    mark = {"upper": "<=", "lower": ">="}.get(row.get("ready_bound"), "")
+    mark = {"upper": "<=", "lower": ">="}.get(row.get("ready_bound") or "", "")
     return mark + _num(row["ready_worst_pct"])
 
 

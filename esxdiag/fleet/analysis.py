@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from datetime import datetime, timezone
+from typing import Any
 
 from esxdiag import __version__
 from esxdiag.fleet.rules import Assessment, assess
@@ -81,7 +82,7 @@ def rollup_order(group: dict) -> tuple:
             group["vcenter"], group["name"] or "")
 
 
-NO_HOST_CONTEXT = {"cpu_usage_avg_pct": None, "pnic_drops_per_s": None, "pnic_errors_per_s": None, "uplink_loss": [],
+NO_HOST_CONTEXT: dict[str, Any] = {"cpu_usage_avg_pct": None, "pnic_drops_per_s": None, "pnic_errors_per_s": None, "uplink_loss": [],
                    "uplink": None, "uplink_loss_per_s": None, "source": None, "error": None}
 
 

@@ -64,7 +64,7 @@ class HostUplink:
         return f"uplink loss on {self.host} " + "; ".join(parts)
 
 
-def _totals(series: list, interval_s: int) -> tuple[int, float] | None:
+def _totals(series: Sequence[int | None], interval_s: int) -> tuple[int, float] | None:
     values = [v for v in series if v is not None]
     return (sum(values), len(values) * interval_s) if values else None
 

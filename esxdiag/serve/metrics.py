@@ -76,7 +76,7 @@ def counters_read(nic) -> str:
 def vm_samples(entry: VcenterState) -> dict[str, list[Sample]]:
     """Every per-VM and per-vNIC sample of one vCenter's last good report, by family name."""
     out: dict[str, list[Sample]] = {name: [] for name, _, _ in FLEET_FAMILIES}
-    for row in entry.document["vms"]:
+    for row in (entry.document or {}).get("vms", ()):
         labels = {"vcenter": row["vcenter"], "vm": row["name"], "moid": row["moid"], "cluster": row["cluster"] or "",
                   "host": row["host"] or ""}
         out[CLASS[0]].append(Sample(CLASS[0], {**labels, "class": row["class"]}, 1.0))
@@ -173,7 +173,7 @@ def history_families(state: State) -> list[Metric]:
 class ServeCollector(Collector):
     def __init__(self, state: State):
         self.state = state
-        self._cache: dict[str, tuple[dict, object, dict[str, list[Sample]]]] = {}
+        self._cache: dict[str, tuple[dict | None, object, dict[str, list[Sample]]]] = {}
         self._lock = threading.Lock()  # scrapes may run at once
 
     def _samples(self, entry: VcenterState) -> dict[str, list[Sample]]:
