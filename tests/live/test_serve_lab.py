@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from esxdiag.vocabulary import CLASSES, FleetClass
+from esxdiag.vocabulary import CLASSES, SEVERITY_VALUES, FleetClass
 
 pytestmark = pytest.mark.lab
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,6 +50,27 @@ def wait_for(what: str, check, timeout_s: float, every_s: float = 1.0):
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout_s:g} s waiting for {what}")
         time.sleep(every_s)
+
+
+def disagreements(url: str) -> list[str]:
+    """Where /metrics and the fleet page's /fleet.json differ for a VM (class, severity, deep verdicts), read
+    back to back: empty when both render the same rows (a cycle may end in between: the caller retries)."""
+    document = json.loads(fetch(url + "fleet.json"))
+    metrics = fetch(url + "metrics").decode()
+    out = []
+    for r in document["vms"]:
+        who = f'moid="{r["moid"]}"'
+        klass = re.findall(rf'esxdiag_fleet_vm_class{{[^}}]*{who}[^}}]*}} 1', metrics)
+        if not any(f'class="{r["class"]}"' in k for k in klass):
+            out.append(f"{r['name']}: page {r['class']}, /metrics {klass}")
+        level = re.search(rf'esxdiag_fleet_vm_severity{{[^}}]*{who}[^}}]*}} (\S+)', metrics)
+        if level is None or float(level.group(1)) != SEVERITY_VALUES[r["severity"]]:
+            out.append(f"{r['name']}: page {r['severity']}, /metrics {level and level.group(1)}")
+        shown = sorted(v["verdict"] for v in (r.get("deep") or {}).get("vnics", ()))
+        exported = sorted(re.findall(rf'esxdiag_deep_vnic_verdict{{[^}}]*{who}[^}}]*verdict="([^"]+)"', metrics))
+        if shown != exported:
+            out.append(f"{r['name']}: page verdicts {shown}, /metrics {exported}")
+    return out
 
 
 def unalerted(url: str, port: int) -> list[tuple]:
@@ -115,6 +136,12 @@ def test_a_proven_ring_exhaustion_fires_its_alert_and_links_its_page(vcsim, ssh_
                      timeout_s=30)
         except AssertionError:
             raise AssertionError(f"VMs of concern without their alert: {seen[-1]}") from None
+        differ: list = []
+        try:
+            wait_for("the page and /metrics to agree", lambda: not differ.append(disagreements(url)) and not differ[-1],
+                     timeout_s=30)
+        except AssertionError:
+            raise AssertionError(f"the fleet page and /metrics disagree: {differ[-1]}") from None
         page = fetch(alert["annotations"]["page"]).decode()  # the page the alert links to
         assert "iperf-test1" in page and "raise-ring1" in page and "Past scans (1)" in page
         report = page.split('id="deep-report"', 1)[0].rsplit('href="', 1)[1].split('"', 1)[0]
