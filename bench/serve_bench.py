@@ -3,6 +3,7 @@
     python bench/serve_bench.py --vms 1000 --cycles 20            # builds vcsim (~40 s), 20 cycles
     python bench/fleet_bench.py --vms 10000 --serve &             # a 10,000-VM vcsim kept up (~14 min to build)
     python bench/serve_bench.py --vms 10000 --attach --cycles 1 --scrapes 10
+    python bench/serve_bench.py --vms 2000 --cycles 6 --interval 20 --inventory-max-age 0   # whole every cycle
 
 The whole `esxdiag serve` process runs as a user runs it (history, snapshot, /metrics, the page);
 --interval is set just above a cycle's length so the cycles follow each other. Measured:
@@ -87,18 +88,21 @@ def cpu_of_tree(proc: psutil.Process) -> float:
     return total
 
 
-def run(lab, vms: int, cycles: int, interval: float, scrapes: int, workdir: Path) -> dict:
+def run(lab, vms: int, cycles: int, interval: float, scrapes: int, workdir: Path,
+        inventory_max_age: float | None = None) -> dict:
     fb = _fleet_bench()
     env = {**os.environ, "ESXDIAG_PASSWORD": lab.password, "XDG_DATA_HOME": str(workdir / "data")}
     argv = [str(Path(sys.executable).with_name("esxdiag")), "serve", "--vcenter", lab.url, "--user", lab.username,
             "--insecure", "--listen", "127.0.0.1:0", "--interval", str(interval), "--jitter", "0",
             "--timeout", "300", "--history", str(workdir / "history.sqlite"), "--data-dir", str(workdir / "serve")]
+    if inventory_max_age is not None:
+        argv += ["--inventory-max-age", str(inventory_max_age)]
     log = open(workdir / "serve.log", "w")
     proc = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT)
     serve = psutil.Process(proc.pid)
     sampler = TreeSampler(proc.pid)
     sampler.start()
-    out: dict = {"vms": vms, "interval_s": interval, "cycles": []}
+    out: dict = {"vms": vms, "interval_s": interval, "inventory_max_age": inventory_max_age, "cycles": []}
     try:
         while "listening on" not in (workdir / "serve.log").read_text():
             time.sleep(0.1)
@@ -163,6 +167,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scrapes", type=int, default=5)
     parser.add_argument("--delay-ms", type=int, default=20)
     parser.add_argument("--attach", action="store_true", help="use the vcsim `fleet_bench.py --serve` keeps up")
+    parser.add_argument("--inventory-max-age", type=float,
+                        help="serve's --inventory-max-age (default: serve's; 0: the whole inventory every cycle)")
     ns = parser.parse_args(argv)
     fb = _fleet_bench()
     interval = ns.interval or (8.0 if ns.vms <= 1000 else 60.0)
@@ -175,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
                  "-delay", str(ns.delay_ms))
         lab = fb._lab_module().start_vcsim(workdir / "vcsim", flags, timeout_s=7200)
     try:
-        results = run(lab, ns.vms, ns.cycles, interval, ns.scrapes, workdir)
+        results = run(lab, ns.vms, ns.cycles, interval, ns.scrapes, workdir, ns.inventory_max_age)
     finally:
         if not ns.attach:
             lab.stop()

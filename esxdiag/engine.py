@@ -70,8 +70,8 @@ def _vm_result(vm: VmFacts, t: dict[str, float], failed: list[tuple[str, str | N
         outcomes.extend(rule(vm, t))
     vnics = []
     for nic in vm.vnics:
-        for rule in rules.VNIC_RULES:
-            outcomes.extend(rule(vm, nic, t))
+        for vnic_rule in rules.VNIC_RULES:
+            outcomes.extend(vnic_rule(vm, nic, t))
         vnics.append(_vnic_result(vm, nic, t, failed, held))
     findings = sorted((o for o in outcomes if isinstance(o, Finding)), key=lambda f: SEVERITIES.index(f.severity))
     checks = tuple(o for o in outcomes if isinstance(o, RuleCheck))

@@ -70,7 +70,7 @@ class _BoundedLines(io.TextIOWrapper):
     """A text stream whose lines are read at most MAX_LINE_CHARS at a time: a longer line is a
     ParseError naming the file and the cap, found holding no more than the cap."""
 
-    def readline(self, size: int | None = -1) -> str:
+    def readline(self, size: int | None = -1) -> str:  # type: ignore[override]  # typeshed's _IOBase, a base of TextIOWrapper, says bytes
         limit = MAX_LINE_CHARS + 1 if size is None or size < 0 else min(size, MAX_LINE_CHARS + 1)
         line = super().readline(limit)
         if len(line) > MAX_LINE_CHARS:
@@ -78,13 +78,13 @@ class _BoundedLines(io.TextIOWrapper):
                              file=str(getattr(self.buffer, "name", "<input>")))
         return line
 
-    def __next__(self) -> str:
+    def __next__(self) -> str:  # type: ignore[override]  # typeshed's _IOBase, a base of TextIOWrapper, says bytes
         line = self.readline()
         if not line:
             raise StopIteration
         return line
 
-    def __iter__(self) -> "_BoundedLines":
+    def __iter__(self) -> "_BoundedLines":  # type: ignore[override]  # typeshed's _IOBase, a base of TextIOWrapper, says bytes
         return self
 
 

@@ -7,7 +7,9 @@ xml.sax.saxutils.escape / quoteattr, so the returned string can be embedded as m
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from datetime import datetime, timezone
+from typing import TypeGuard
 from xml.sax.saxutils import escape, quoteattr
 
 from esxdiag.bundle import parse_time
@@ -31,7 +33,7 @@ def _num(value: float) -> str:
     return "0" if text in ("-0", "") else text
 
 
-def _parse_time(text: str) -> float | None:
+def _parse_time(text: str | None) -> float | None:
     moment = parse_time(text)
     return moment.timestamp() if moment else None
 
@@ -57,11 +59,12 @@ class _Frame:
         self.height = HEIGHT + legend_rows * LEGEND_ROW + 4
         self.plot_w = WIDTH - LEFT - RIGHT
         self.plot_h = HEIGHT - TOP - BOTTOM
-        all_times = sorted({t for s in series for t in s.times})
-        parsed = {t: _parse_time(t) for t in all_times}
-        self.by_time = all(v is not None for v in parsed.values())
+        parsed = {t: _parse_time(t) for s in series for t in s.times}
+        moments = {t: moment for t, moment in parsed.items() if moment is not None}
+        self.by_time = len(moments) == len(parsed)
+        self.position: dict[str | None, float]
         if self.by_time:
-            self.position = {t: parsed[t] for t in all_times}
+            self.position = moments
         else:
             longest = max(series, key=lambda s: len(s.times))
             self.position = {t: float(i) for i, t in enumerate(longest.times)}
@@ -83,13 +86,14 @@ class _Frame:
         if not self.by_time:
             labels = sorted(self.position.items(), key=lambda kv: kv[1])
             stride = max(1, math.ceil(len(labels) / MAX_TIME_TICKS))
-            return [(self.x(pos), text) for text, pos in labels[::stride]]
+            return [(self.x(pos), text or "") for text, pos in labels[::stride]]
         span = self.x1 - self.x0
         if span == 0:
             return [(self.x(self.x0), _clock(self.x0))]
         step = next((s for s in TICK_STEPS_S if span / s <= MAX_TIME_TICKS), TICK_STEPS_S[-1])
         first = math.ceil(self.x0 / step) * step
-        ticks, moment = [], first
+        ticks: list[tuple[float, str]] = []
+        moment = first
         while moment <= self.x1 and len(ticks) <= MAX_TIME_TICKS:
             ticks.append((self.x(moment), _clock(moment)))
             moment += step
@@ -145,7 +149,7 @@ def _legend_layout(labels: list[str]) -> tuple[int, int]:
     return columns, math.ceil(len(labels) / columns)
 
 
-def _legend(series: list[Series], extra: list[tuple[str, str, str]] = ()) -> list[str]:
+def _legend(series: list[Series], extra: Sequence[tuple[str, str, str]] = ()) -> list[str]:
     """Legend below the plot: colour and line style swatch plus the label as text (not colour alone)."""
     entries = [(PALETTE[i % len(PALETTE)], s.label, DASHES[i % len(DASHES)]) for i, s in enumerate(series)]
     entries += list(extra)
@@ -163,12 +167,12 @@ def _legend(series: list[Series], extra: list[tuple[str, str, str]] = ()) -> lis
     return parts
 
 
-def _finite(value: float | None) -> bool:
+def _finite(value: float | None) -> TypeGuard[float]:
     return value is not None and math.isfinite(value)
 
 
 def line_chart(series: list[Series], title: str, unit: str,
-               thresholds: list[tuple[str, float]] = ()) -> str:
+               thresholds: Sequence[tuple[str, float]] = ()) -> str:
     """Lines per series over time, gaps (None) break the line; dashed, labelled threshold lines
     (name "warning" / "critical" picks the style)."""
     series = [s for s in series if any(_finite(v) for v in s.values)]
@@ -193,10 +197,11 @@ def line_chart(series: list[Series], title: str, unit: str,
     for index, one in enumerate(series):
         colour = quoteattr(PALETTE[index % len(PALETTE)])
         dash = DASHES[index % len(DASHES)]
-        runs, run = [], []
-        for moment, value in zip(one.times, one.values):
-            if _finite(value):
-                run.append((frame.x(frame.position[moment]), frame.y(value)))
+        runs: list[list[tuple[float, float]]] = []
+        run: list[tuple[float, float]] = []
+        for moment, reading in zip(one.times, one.values):
+            if _finite(reading):
+                run.append((frame.x(frame.position[moment]), frame.y(reading)))
             elif run:
                 runs.append(run)
                 run = []
@@ -221,24 +226,24 @@ def rate_bars(rows: list[tuple[str, float | None, str]], title: str, unit: str) 
     """One horizontal bar per (label, value, suffix) on a shared axis, the label left of the bar and
     the value (with its suffix, e.g. "/s over 62 s") after it: comparable side by side, readable
     without colour."""
-    rows = [(label, value, note) for label, value, note in rows if _finite(value)]
-    if not rows:
+    bars = [(label, value, note) for label, value, note in rows if _finite(value)]
+    if not bars:
         return no_data_chart(title)
     row_h, label_w, top = 26, 260, TOP + 4
     plot_w = WIDTH - label_w - 90
-    peak = max(max(value, 0.0) for _, value, _ in rows)
+    peak = max(max(value, 0.0) for _, value, _ in bars)
     xmax = _nice_ceiling(peak * 1.05) if peak > 0 else 1.0
-    height = top + row_h * len(rows) + 34
-    description = f"{len(rows)} rates, largest {_num(peak)} {unit}"
+    height = top + row_h * len(bars) + 34
+    description = f"{len(bars)} rates, largest {_num(peak)} {unit}"
     parts = _open(title, height, description)
-    bottom = top + row_h * len(rows)
+    bottom = top + row_h * len(bars)
     for i in range(5):
         x = _num(label_w + plot_w * i / 4)
         parts.append(f'<line x1="{x}" y1="{top}" x2="{x}" y2="{bottom}" stroke="#e4e4e4"/>')
         parts.append(f'<text x="{x}" y="{bottom + 14}" text-anchor="middle">{escape(_num(xmax * i / 4))}</text>')
     parts.append(f'<text x="{label_w + plot_w}" y="{bottom + 28}" text-anchor="end">{escape(unit)}</text>')
     parts.append(f'<line x1="{label_w}" y1="{top}" x2="{label_w}" y2="{bottom}" stroke="#888"/>')
-    for index, (label, value, note) in enumerate(rows):
+    for index, (label, value, note) in enumerate(bars):
         y = top + index * row_h
         width = max(value, 0.0) / xmax * plot_w
         shown = f"{value:,.2f}".rstrip("0").rstrip(".") + note
@@ -256,10 +261,15 @@ def rate_bars(rows: list[tuple[str, float | None, str]], title: str, unit: str) 
 def interval_rates(series: Series) -> Series:
     """Cumulative counter readings -> growth per second over each sample interval. A decrease is a
     counter reset (VM reboot, driver reload), shown as a gap, never as a negative value."""
-    values = []
-    for (t0, before), (t1, after) in zip(zip(series.times, series.values), zip(series.times[1:], series.values[1:])):
-        start, end = _parse_time(t0), _parse_time(t1)
-        usable = _finite(before) and _finite(after) and after >= before and start is not None and end is not None \
-            and end > start
-        values.append((after - before) / (end - start) if usable else None)
+    values = [_interval_rate(_parse_time(t0), before, _parse_time(t1), after)
+              for (t0, before), (t1, after) in zip(zip(series.times, series.values),
+                                                   zip(series.times[1:], series.values[1:]))]
     return Series(series.label, "per second", series.times[1:], tuple(values), series.source)
+
+
+def _interval_rate(start: float | None, before: float | None, end: float | None, after: float | None) -> float | None:
+    if start is None or end is None or not _finite(before) or not _finite(after):
+        return None
+    if after < before or end <= start:
+        return None
+    return (after - before) / (end - start)

@@ -39,8 +39,9 @@ def rows(vm: dict[str, Any]) -> list[tuple[str, list[tuple[str, str, str, str]]]
                                 vm["tcp"][k]["change"] or "") for k, label in _TCP])]
     for nic in vm["vnics"]:
         title = f"{vnic_prefix(nic['label'])}{nic['label'] or ''} {nic['mac'] or ''} {nic['guest_interface'] or ''}".split()
-        lines = [("ring verdict", *(v or "absent" for v in nic["verdict"]),
-                  "changed" if nic["verdict"][0] != nic["verdict"][1] else "unchanged")]
+        verdict_before, verdict_after = nic["verdict"]
+        lines = [("ring verdict", verdict_before or "absent", verdict_after or "absent",
+                  "changed" if verdict_before != verdict_after else "unchanged")]
         lines += [(label, _num(nic["sizes"][k][0]), _num(nic["sizes"][k][1]), _size_change(*nic["sizes"][k]))
                   for k, label in SIZES]
         lines += [(label, _num(nic["rates"][k]["before"]), _num(nic["rates"][k]["after"]),

@@ -9,7 +9,7 @@ import sys
 import textwrap
 
 from esxdiag.vocabulary import FLEET_CLASSES, FleetClass, needs_attention
-from esxdiag.reports.text import safe_text
+from esxdiag.terminal import safe_text
 from esxdiag.reports.words import count
 
 COLUMNS = (("#", 3), ("severity", 8), ("class", 15), ("VM", 24), ("vCenter", 18), ("host", 16), ("drops/s", 9),

@@ -14,7 +14,7 @@ from urllib.parse import quote
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
-from esxdiag.reports import charts, text, words
+from esxdiag.reports import charts, words
 from esxdiag.result import SEVERITIES, AnalysisResult, Finding, Series, VmResult, VnicResult
 
 SEVERITY_CLASSES = {"critical", "warning", "info"}
@@ -42,8 +42,8 @@ def environment() -> Environment:
     """The Jinja2 environment of every esxdiag page: autoescaped, strict, with the report's filters."""
     env = Environment(loader=PackageLoader("esxdiag.templates", "."), autoescape=True,
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.filters["fmt"] = text.fmt
-    env.filters["verdict_words"] = text.verdict_words
+    env.filters["fmt"] = words.fmt
+    env.filters["verdict_words"] = words.verdict_words
     env.filters["severity_class"] = lambda s: s if s in SEVERITY_CLASSES else "unknown"
     env.filters["severity_icon"] = lambda s: SEVERITY_ICONS.get(s, "\u25cb")
     env.filters["verdict_class"] = lambda v: VERDICT_CLASSES.get(v, "unknown")
@@ -63,8 +63,8 @@ def source_href(source: str, bundle_root: pathlib.Path | None, report_path: path
 
 
 def cpu_table(vm: VmResult) -> dict[str, Any]:
-    """text.per_vcpu_table with vCPUs named in words ("vCPU 0", not "vmx-vcpu-0:name")."""
-    table = text.per_vcpu_table(vm)
+    """words.per_vcpu_table with vCPUs named in words ("vCPU 0", not "vmx-vcpu-0:name")."""
+    table = words.per_vcpu_table(vm)
     return {**table, "rows": [(words.vcpu_words(who), row) for who, row in table["rows"]]}
 
 
@@ -74,7 +74,7 @@ def vm_charts(vm: VmResult, thresholds: dict[str, float]) -> list[Markup]:
     groups: dict[str, list[Series]] = defaultdict(list)
     for one in vm.charts:
         if any(v is not None for v in one.values):
-            metric, who = text.split_cpu_label(one)
+            metric, who = words.split_cpu_label(one)
             label = "VM total / vCPUs" if who == "per-vCPU average" else words.vcpu_words(who)
             groups[metric].append(Series(label, one.unit, one.times, one.values, one.source))
     rendered = []
@@ -91,7 +91,7 @@ def vm_charts(vm: VmResult, thresholds: dict[str, float]) -> list[Markup]:
 
 def counter_rows(metrics: dict[str, Any]) -> list[dict[str, Any]]:
     rows = []
-    for key, label in text.COUNTERS:
+    for key, label in words.COUNTERS:
         c = metrics.get(key)
         if isinstance(c, dict):
             what, where = COUNTER_WORDS.get(key, (label, ""))
@@ -102,7 +102,7 @@ def counter_rows(metrics: dict[str, Any]) -> list[dict[str, Any]]:
 def vnic_charts(vnic: VnicResult) -> list[Markup]:
     """Rates over the window side by side (one chart, one axis); counters read many times are also
     drawn as per-second rates over time. None when no counter was read at both ends."""
-    bars = [(f"{r['what']} ({r['where']})", r["c"]["per_s"], f"/s over {text.fmt(r['c'].get('seconds'))} s")
+    bars = [(f"{r['what']} ({r['where']})", r["c"]["per_s"], f"/s over {words.fmt(r['c'].get('seconds'))} s")
             for r in counter_rows(vnic.metrics) if r["c"].get("per_s") is not None]
     out = []
     if bars:
@@ -122,17 +122,17 @@ def adapter_facts(vnic: VnicResult) -> list[tuple[str, str]]:
     for ring in (1, 2):
         if m.get(f"ring{ring}_size") is not None:
             largest = m.get(f"ring{ring}_max")
-            of = f" of {text.fmt(largest)}" if largest else ""
-            facts.append((f"RX ring {ring}", f"{text.fmt(m[f'ring{ring}_size'])}{of} entries per queue"))
+            of = f" of {words.fmt(largest)}" if largest else ""
+            facts.append((f"RX ring {ring}", f"{words.fmt(m[f'ring{ring}_size'])}{of} entries per queue"))
     if m.get("rx_queues") is not None:
-        facts.append(("RX queues", text.fmt(m["rx_queues"])))
+        facts.append(("RX queues", words.fmt(m["rx_queues"])))
     if m.get("mtu") is not None:
-        facts.append(("MTU", f"{text.fmt(m['mtu'])} bytes"))
+        facts.append(("MTU", f"{words.fmt(m['mtu'])} bytes"))
     if m.get("rss_enabled") is not None:
         facts.append(("Receive Side Scaling", "on" if m["rss_enabled"] else "off"))
     shown = {"driver", "driver_version", "ring1_size", "ring2_size", "ring1_max", "ring2_max", "rx_queues", "mtu",
-             "rss_enabled", "ring_size_source", "vcenter_dropped_rx"} | {key for key, _ in text.COUNTERS}
-    facts += [(key.replace("_", " ").capitalize(), text.fmt(value)) for key, value in m.items()
+             "rss_enabled", "ring_size_source", "vcenter_dropped_rx"} | {key for key, _ in words.COUNTERS}
+    facts += [(key.replace("_", " ").capitalize(), words.fmt(value)) for key, value in m.items()
               if key not in shown and value is not None and not isinstance(value, dict)]
     return facts
 
@@ -143,14 +143,14 @@ def vnic_view(vm: VmResult, vnic: VnicResult) -> dict[str, Any]:
         "vnic": vnic, "deciding": deciding, "folded": folded, "adapter": adapter_facts(vnic),
         "ring_source": vnic.metrics.get("ring_size_source"), "counters": counter_rows(vnic.metrics),
         "vcenter_drops": vnic.metrics.get("vcenter_dropped_rx"),
-        "counter_phrases": text.counter_phrases(vnic.metrics), "charts": vnic_charts(vnic),
+        "counter_phrases": words.counter_phrases(vnic.metrics), "charts": vnic_charts(vnic),
         "disagreements": [f for f in vm.findings if f.rule == "drop-sources" and f.vnic == vnic.mac],
-        "ledger": vnic.verdict.ledger if text.ledger_shown(vnic.verdict.ledger) else None,
+        "ledger": vnic.verdict.ledger if words.ledger_shown(vnic.verdict.ledger) else None,
     }
 
 
 def sorted_findings(findings: tuple[Finding, ...]) -> list[Finding]:
-    return sorted(findings, key=lambda f: (text.severity_rank(f.severity), f.rule, f.title))
+    return sorted(findings, key=lambda f: (words.severity_rank(f.severity), f.rule, f.title))
 
 
 def render_html(result: AnalysisResult, bundle_root: pathlib.Path | None = None,
@@ -162,7 +162,7 @@ def render_html(result: AnalysisResult, bundle_root: pathlib.Path | None = None,
         vms.append({
             "vm": vm, "anchor": f"vm-{index}", "worst": vm.worst_severity(), "cpu_table": cpu_table(vm),
             "cpu_file": next((one.source for one in vm.charts if one.source), None),
-            "cpu_limit": text.cpu_limit_words(vm), "findings": sorted_findings(vm.findings),
+            "cpu_limit": words.cpu_limit_words(vm), "findings": sorted_findings(vm.findings),
             "charts": vm_charts(vm, result.thresholds),
             "vnics": [vnic_view(vm, vnic) for vnic in vm.vnics],
         })
@@ -170,6 +170,6 @@ def render_html(result: AnalysisResult, bundle_root: pathlib.Path | None = None,
     counts = {s: sum(1 for f in result.all_findings() if f.severity == s) for s in SEVERITIES}
     return env.get_template("report.html.j2").render(
         result=result, vms=vms, gaps=gaps, counts=counts, worst=result.worst_severity(),
-        failed=(text.failed_headline(result) or "").removeprefix("RUN FAILED: "),  # the badge says it
+        failed=(words.failed_headline(result) or "").removeprefix("RUN FAILED: "),  # the badge says it
         collected=len(result.coverage) - len(gaps),
         partial=sum(1 for item in result.coverage if item.status == "partial"))

@@ -5,9 +5,8 @@ Every line goes through esxdiag.terminal as a whole, so no interpolated name rea
 from __future__ import annotations
 
 from esxdiag.result import AnalysisResult, Evidence
-from esxdiag.reports.text import (counter_phrases, cpu_source, failed_headline, fmt, ring_phrases, verdict_headline,
-                                  whole_window_words)
-from esxdiag.reports.words import count
+from esxdiag.reports.words import (count, counter_phrases, cpu_source, failed_headline, fmt, ring_phrases,
+                                   verdict_headline, whole_window_words)
 from esxdiag.terminal import safe_lines
 
 
@@ -21,7 +20,8 @@ def _evidence_line(e: Evidence) -> str:
 
 
 def render_rings(result: AnalysisResult) -> str:
-    out: list[str] = [failed_headline(result)] if failed_headline(result) else []
+    headline = failed_headline(result)
+    out: list[str] = [headline] if headline else []
     for vm in result.vms:
         cpu = vm.cpu
         cpu_line = (f"per-vCPU %RDY max {fmt(cpu.get('ready_pct_max'))}, %CSTP max {fmt(cpu.get('costop_pct_max'))}, "

@@ -41,7 +41,8 @@ DEVICE_PATH = "config.hardware.device"
 # every keyed answer is checked against the VM's vNIC count, and a VM that does not match is read whole.
 NIC_KEY_BASE = 4000
 MAX_KEYED_NICS = 10
-_PLACE_TYPES = [vim.Datacenter, vim.ComputeResource, vim.HostSystem, vim.Folder]
+PLACE_TYPES = [vim.Datacenter, vim.ComputeResource, vim.HostSystem, vim.Folder]
+PLACE_PATHS = ["name", "parent"]
 _CARD = vim.vm.device.VirtualEthernetCard
 
 
@@ -81,8 +82,12 @@ class Places:
 
 
 def read_places(session: VsphereSession) -> Places:
-    rows = _view_rows(session, [session.content.rootFolder], _PLACE_TYPES, [
-        _PS.PropertySpec(type=t, pathSet=["name", "parent"]) for t in _PLACE_TYPES], None)
+    return places_of(session, _view_rows(session, [session.content.rootFolder], PLACE_TYPES, [
+        _PS.PropertySpec(type=t, pathSet=PLACE_PATHS) for t in PLACE_TYPES], None))
+
+
+def places_of(session: VsphereSession, rows: list[tuple[Ref, dict, list[dict]]]) -> Places:
+    """Places from the (Ref, props, missing) rows of the place objects (PLACE_TYPES, PLACE_PATHS)."""
     places = Places()
     root = session.content.rootFolder._moId
     places.objects[root] = {"moid": root, "name": "", "parent": None, "kind": "folder"}
@@ -146,12 +151,12 @@ def vm_pages(session: VsphereSession, places: Places, filters: Filters,
                 continue
             seen.add(ref.moid)
             vm = vm_record(ref.managed(stub), props, missing, places)
-            if _selected(vm, filters):
+            if selected(vm, filters):
                 page.append(vm)
         yield page, more
 
 
-def _selected(vm: dict, filters: Filters) -> bool:
+def selected(vm: dict, filters: Filters) -> bool:
     """The place filters not used as the container, and the name globs."""
     checks = ((filters.hosts, vm["host"]), (filters.clusters, vm["cluster"]), (filters.datacenters, vm["datacenter"]))
     if any(wanted and value not in wanted for wanted, value in checks):

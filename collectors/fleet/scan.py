@@ -4,8 +4,9 @@ Per vCenter: login, CurrentTime (the window ends on the server's clock), the max
 option, the places pass, the paged VM pass; then, in shares of VMs (in this process, or in worker
 processes on the same session for big fleets), the vNICs and the QueryPerf batches of the
 powered-on VMs; then their hosts; last the window's migration events (one QueryEvents: a failure
-there costs the events only, said in the vCenter's entry), logout. The snapshot layout is
-documented in docs/fleet-scan.md.
+there costs the events only, said in the vCenter's entry), logout. With a watch (watch.py, serve's
+cycles) the login is kept and the places and VM pages come from the kept inventory, only its
+changes read. The snapshot layout is documented in docs/fleet-scan.md.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from typing import Callable, Iterator
 
 from esxdiag.collectors.credentials import Credentials
 from esxdiag.collectors.fleet import events, inventory, perf, workers
-from esxdiag.collectors.fleet.share import ShareTask, collect_share
+from esxdiag.collectors.fleet.share import ShareTask, collect_share, has_drops
+from esxdiag.collectors.fleet.watch import Known, Watch, Watches
 from esxdiag.collectors.vsphere_perf import iso_utc
 from esxdiag.collectors.vsphere_session import VsphereSession, api_errors, connect
 from esxdiag.errors import CollectionError
@@ -63,16 +65,19 @@ class Progress:
 
 
 def scan(targets: list[Credentials], options: ScanOptions, progress: Callable[[int, int], None] | None = None,
-         stop: threading.Event | None = None) -> dict:
+         stop: threading.Event | None = None, watches: Watches | None = None) -> dict:
     """The fleet snapshot (a JSON-ready dict) of every target, scanned concurrently. ``stop`` set (or
-    Ctrl-C here) ends each vCenter's scan at its next inventory page, listed as interrupted."""
+    Ctrl-C here) ends each vCenter's scan at its next inventory page, listed as interrupted.
+    ``watches`` (kept by the caller between scans): each vCenter's login and inventory are kept and
+    only their changes read (watch.py); the snapshot is the one a full read gives."""
     tracker = Progress(progress)
     stop = stop or threading.Event()
     started = datetime.now(timezone.utc)
     pool = ThreadPoolExecutor(max_workers=max(1, min(len(targets), 8)), thread_name_prefix="vcenter")
     processes = workers.WorkerPool(options.workers)  # one pool for every vCenter, started when one needs it
     try:
-        parts = list(pool.map(lambda c: _scan_one(c, options, tracker, processes, stop), targets))
+        parts = list(pool.map(lambda c: _scan_one(c, options, tracker, processes, stop,
+                                                  watches.get(c) if watches is not None else None), targets))
     except BaseException:  # Ctrl-C: the vCenter threads stop at their next page, not after the last
         stop.set()
         raise
@@ -90,7 +95,7 @@ def scan(targets: list[Credentials], options: ScanOptions, progress: Callable[[i
 
 
 def _scan_one(creds: Credentials, options: ScanOptions, tracker: Progress, processes: workers.WorkerPool,
-              stop: threading.Event) -> dict:
+              stop: threading.Event, watch: Watch | None = None) -> dict:
     where = f"{creds.host}:{creds.port}"
     status = {"url": creds.url, "name": where, "status": "failed", "error": None, "error_kind": None,
               "requests": 0, "seconds": None, "max_query_metrics": None, "max_query_metrics_source": None,
@@ -100,15 +105,24 @@ def _scan_one(creds: Credentials, options: ScanOptions, tracker: Progress, proce
     session = None
     out = {"vcenter": status, "hosts": [], "vms": []}
     try:
-        session = connect(creds, timeout_s=options.timeout_s)
-        out.update(_collect(session, options, status, tracker, processes, stop))
+        known = None
+        if watch is None:
+            session = connect(creds, timeout_s=options.timeout_s)
+        else:
+            session, known = watch.read(lambda: connect(creds, timeout_s=options.timeout_s), options.filters,
+                                        options.page_size)
+        out.update(_collect(session, options, status, tracker, processes, stop, known))
         status["status"] = "scanned"
     except CollectionError as exc:
         status.update(error=exc.one_line(), error_kind=exc.kind)
     except Exception as exc:  # a bug on one vCenter must not lose the others: listed, kind internal
         status.update(error=f"internal error: {type(exc).__name__}: {exc}", error_kind="internal")
     finally:
-        if session is not None:
+        if watch is not None:
+            status["requests"] = watch.requests()
+            if status["status"] != "scanned":
+                watch.drop()  # the next scan logs in again and reads whole
+        elif session is not None:
             status["requests"] = session.request_count
             session.close()
         status["seconds"] = round(time.monotonic() - started, 3)
@@ -116,7 +130,8 @@ def _scan_one(creds: Credentials, options: ScanOptions, tracker: Progress, proce
 
 
 def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracker: Progress,
-             processes: workers.WorkerPool, stop: threading.Event) -> dict:
+             processes: workers.WorkerPool, stop: threading.Event, known: Known | None = None) -> dict:
+    """One vCenter's scan; ``known``: its inventory, from a watch (else read here)."""
     name = status["name"]
     with api_errors(session, "reading the server clock"):
         end = session.si.CurrentTime()
@@ -129,16 +144,18 @@ def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracke
     status.update(max_query_metrics=max_metrics, max_query_metrics_source=source)
     limits = perf.BatchLimits(max_metrics, options.max_metrics)
     with api_errors(session, "reading the inventory"):
-        places = inventory.read_places(session)
+        places = known.places if known is not None else inventory.read_places(session)
     status["unmatched_filters"] = inventory.unmatched(places, options.filters)
     make = functools.partial(ShareTask, end=end, window_s=options.window_s, limits=limits,
-                             in_flight=options.in_flight, page_size=options.page_size, nic_types=options.nic_types)
+                             in_flight=options.in_flight, page_size=options.page_size, nic_types=options.nic_types,
+                             read_vnics=known is None)
     found: dict = {"vnics": {}, "whole": 0, "records": {}, "errors": {}}
     vms: list[dict] = []
     shares, pages_read = None, 0
     try:
         with api_errors(session, "reading the inventory"), _ReadAhead(
-                inventory.vm_pages(session, places, options.filters, options.page_size)) as pages:
+                known.pages(options.page_size) if known is not None
+                else inventory.vm_pages(session, places, options.filters, options.page_size)) as pages:
             for page, more in pages:
                 if stop.is_set():
                     raise CollectionError(f"{name}: scan interrupted after {len(vms)} VMs", kind="interrupted")
@@ -147,7 +164,9 @@ def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracke
                 for vm in page:
                     vm.pop("_obj")  # shares rebuild references from MOIDs, here or in a worker
                 pages_read += 1
-                if shares is None and workers.worker_count(options.workers, pages_read, more) > 1:
+                # a watched inventory has no pages to decode beside the workers: they only cost their start
+                automatic = more and known is None
+                if shares is None and workers.worker_count(options.workers, pages_read, automatic) > 1:
                     shares = processes.shares(workers.login_for_workers(session, options.timeout_s))
                     status["workers"] = processes.size
                 if not page:
@@ -168,6 +187,9 @@ def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracke
             shares.close()
     status["vms"] = len(vms)
     on = [v for v in vms if v["power_state"] == "poweredOn"]
+    if known is not None:
+        _known_vnics(known, vms if options.nic_types == "all" else
+                     [v for v in on if has_drops(found["records"].get(v["moid"]))], found)
     status["perf_errors"] = len(found["errors"])
     status["whole_device_lists"] = found["whole"]
     for vm in vms:
@@ -190,6 +212,13 @@ def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracke
                           "perf_error": host_errors.get(e.key)})
     _migrations(session, vms, end, options, status)
     return {"hosts": hosts, "vms": vms}
+
+
+def _known_vnics(known: Known, vms: list[dict], found: dict) -> None:
+    """The vNICs read_vnics would give these VMs, from the watch's device lists (no request)."""
+    for vm in vms:
+        found["vnics"][vm["moid"]], whole = known.vnics(vm)
+        found["whole"] += whole
 
 
 def _migrations(session: VsphereSession, vms: list[dict], end, options: ScanOptions, status: dict) -> None:

@@ -20,6 +20,7 @@ class ShareTask:
     in_flight: int
     page_size: int | None
     nic_types: str
+    read_vnics: bool = True  # False: the caller has the vNICs already (a watched inventory: watch.py)
 
 
 def collect_share(session: VsphereSession, task: ShareTask,
@@ -32,21 +33,21 @@ def collect_share(session: VsphereSession, task: ShareTask,
     on = [vm for vm in task.vms if vm["power_state"] == "poweredOn"]
     vnic_rows = [dict(vm, vnics=None) for vm in task.vms]
     whole = 0
-    if task.nic_types == "all":
+    if task.nic_types == "all" and task.read_vnics:
         with api_errors(session, "reading the vNICs"):
             whole = inventory.read_vnics(session, vnic_rows, objs, task.page_size)
     records, errors = perf.query(session, [perf.Entity(v["moid"], v["name"], objs[v["moid"]]) for v in on],
                                  perf.VM_COUNTERS, task.end, task.window_s, task.limits, task.in_flight,
                                  (lambda n: progress(task, n)) if progress else None)
-    if task.nic_types != "all":
-        dropping = {v["moid"] for v in on if _has_drops(records.get(v["moid"]))}
+    if task.nic_types != "all" and task.read_vnics:
+        dropping = {v["moid"] for v in on if has_drops(records.get(v["moid"]))}
         vnic_rows = [row for row in vnic_rows if row["moid"] in dropping]
         with api_errors(session, "reading the vNICs of the VMs with receive drops"):
             whole = inventory.read_vnics(session, vnic_rows, objs, task.page_size)
-    return {"vnics": {row["moid"]: row["vnics"] for row in vnic_rows}, "whole": whole, "records": records,
-            "errors": errors}
+    vnics = {row["moid"]: row["vnics"] for row in vnic_rows} if task.read_vnics else {}
+    return {"vnics": vnics, "whole": whole, "records": records, "errors": errors}
 
 
-def _has_drops(record: dict | None) -> bool:
+def has_drops(record: dict | None) -> bool:
     return record is not None and any(v for s in record["series"] if s["counter"] == "net.droppedRx.summation"
                                        for v in s["values"] if v)

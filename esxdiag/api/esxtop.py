@@ -31,7 +31,7 @@ from esxdiag.errors import EsxdiagError, NoData
 from esxdiag.parsers import naming_file
 from esxdiag.parsers.esxtop import check_vcpus_hint, read_rows, sample_interval
 from esxdiag.parsers.esxtop_arrow import TableRows
-from esxdiag.parsers.esxtop_columns import VCPU_WORLD, Layout
+from esxdiag.parsers.esxtop_columns import Layout, vcpu_number
 from esxdiag.parsers.esxtop_rows import Rows, clean_series, non_finite_warning
 from esxdiag.textio import open_text_stream
 
@@ -167,7 +167,7 @@ def _vcpu_frame(pd, raw, layout: Layout, chosen: tuple[str, ...]):
     keys, sources = [], []
     if "vcpu_ready_pct" in chosen:
         for name, group in layout.groups.items():
-            for world in sorted(group.vcpu_worlds, key=lambda w: int(VCPU_WORLD.match(w).group(1))):
+            for world in sorted(group.vcpu_worlds, key=vcpu_number):
                 if group.vcpu_worlds[world] is not None:
                     keys.append((name, world))
                     sources.append(group.vcpu_worlds[world])

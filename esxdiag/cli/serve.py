@@ -51,6 +51,10 @@ def register(sub) -> None:
     w.add_argument("--deep-recheck", type=float, default=DEEP_RECHECK_S, metavar="SECONDS",
                    help="a VM deep-checked less than SECONDS ago leaves its turn to the next suspect; its result "
                    "is shown for --proof-max-age (default: %(default)g)")
+    w.add_argument("--inventory-max-age", type=float, default=3600.0, metavar="SECONDS",
+                   help="each vCenter's login and inventory are kept between cycles and only the changes read; "
+                   "the whole inventory is read again when the kept copy is SECONDS old, and after any fault "
+                   "(default: %(default)g; 0: the whole inventory every cycle)")
     w.add_argument("--shutdown-grace", type=float, default=5.0, metavar="SECONDS",
                    help="on SIGTERM, how long a running cycle may take to stop before it is abandoned "
                    "(default: %(default)g)")

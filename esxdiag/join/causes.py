@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import re
 from esxdiag.join.facts import CounterWindow, DropSymptom, UplinkFacts
+from esxdiag.join.readings import Reading
+from esxdiag.join.sources import Sources
 from esxdiag.join.windowing import counter, queue_sum, window_seconds
-from esxdiag.parsers.netstats import norm_mac
+from esxdiag.parsers.netstats import NetStatsPort, norm_mac
 
 # rxSummary labels differ across ESXi releases (ESXi 6.x "# of pkts dropped due to large hdrs", ESXi 8 also
 # "# of pkts dropped due to large inner (encap) hdrs", 37 keys in all): a reason is found by the words of its
@@ -61,42 +63,42 @@ UPLINK_RX_KEYS = ("Receive packets dropped", "Receive missed errors", "Receive F
                   "Receive length errors", "Receive over errors", "Receive frame errors")
 
 
-def rx_reasons(joiner, target_id: str | None, port, notes: list[str]) -> dict[str, CounterWindow]:
+def rx_reasons(sources: Sources, target_id: str | None, port: NetStatsPort | None, notes: list[str]) -> dict[str, CounterWindow]:
     """Every drop-reason label of the vNIC (rxSummary, clientStats page absent) -> its counter over the window,
     keyed by the label as printed; ``reason_family`` says which cause each is."""
     if port is None or target_id is None:
         return {}
     params = {"portset": port.switch, "port": str(port.port)}
     out: dict[str, CounterWindow] = {}
-    summary = joiner.r.samples("vsish_rxsummary", target_id, **params)
+    summary = sources.readings.samples("vsish_rxsummary", target_id, **params)
     labels = [k for k in dict.fromkeys(k for s in summary for k in s.record.counters) if reason_family(k)]
-    secs = window_seconds(summary, joiner.clocks)
+    secs = window_seconds(summary, sources.clocks)
     for label in labels:
         found = counter(f"{label} (rxSummary)", summary, lambda rec, k=label: rec.counters.get(k), secs, label, notes)
         if found is not None:
             out[label] = found
-    client = joiner.r.samples("vsish_clientstats", target_id, **params)
+    client = sources.readings.samples("vsish_clientstats", target_id, **params)
     page = counter(f"port {PAGE_ABSENT_RX} (clientStats)", client, lambda rec: rec.counters.get(PAGE_ABSENT_RX),
-                   window_seconds(client, joiner.clocks), PAGE_ABSENT_RX, notes)
+                   window_seconds(client, sources.clocks), PAGE_ABSENT_RX, notes)
     if page is not None:
         out[PAGE_ABSENT_RX] = page
     return out
 
 
-def port_packets_rx(joiner, target_id: str | None, port, notes: list[str]) -> CounterWindow | None:
+def port_packets_rx(sources: Sources, target_id: str | None, port: NetStatsPort | None, notes: list[str]) -> CounterWindow | None:
     """Frames the port delivered over the window (clientStats pktsRxOK): the denominator of the drop floor."""
     if port is None or target_id is None:
         return None
-    client = joiner.r.samples("vsish_clientstats", target_id, portset=port.switch, port=str(port.port))
+    client = sources.readings.samples("vsish_clientstats", target_id, portset=port.switch, port=str(port.port))
     return counter("port pktsRxOK (clientStats)", client, lambda rec: rec.counters.get("pktsRxOK"),
-                   window_seconds(client, joiner.clocks), "pktsRxOK", notes)
+                   window_seconds(client, sources.clocks), "pktsRxOK", notes)
 
 
-def port_tx(joiner, target_id: str | None, port, notes: list[str]) -> dict[str, CounterWindow]:
+def port_tx(sources: Sources, target_id: str | None, port: NetStatsPort | None, notes: list[str]) -> dict[str, CounterWindow]:
     if port is None or target_id is None:
         return {}
-    client = joiner.r.samples("vsish_clientstats", target_id, portset=port.switch, port=str(port.port))
-    secs = window_seconds(client, joiner.clocks)
+    client = sources.readings.samples("vsish_clientstats", target_id, portset=port.switch, port=str(port.port))
+    secs = window_seconds(client, sources.clocks)
     out = {}
     for key, words in TX_PORT_KEYS:
         found = counter(words, client, lambda rec, k=key: rec.counters.get(k), secs, key, notes)
@@ -105,7 +107,8 @@ def port_tx(joiner, target_id: str | None, port, notes: list[str]) -> dict[str, 
     return out
 
 
-def guest_tx_and_queues(samples: list, seconds: float | None, notes: list[str]) -> tuple[dict, dict]:
+def guest_tx_and_queues(samples: list[Reading], seconds: float | None,
+                        notes: list[str]) -> tuple[dict[str, CounterWindow], dict[int, CounterWindow]]:
     """From the guest's ethtool -S readings: tx ring full and driver tx drops summed over tx queues,
     and pkts rx OOB per rx queue."""
     tx: dict[str, CounterWindow] = {}
@@ -128,43 +131,44 @@ def guest_tx_and_queues(samples: list, seconds: float | None, notes: list[str]) 
     return tx, queues
 
 
-def uplinks(joiner, target_id: str | None, port, mac: str | None, host_name: str | None,
+def uplinks(sources: Sources, target_id: str | None, port: NetStatsPort | None, mac: str | None, host_name: str | None,
             notes: list[str]) -> tuple[tuple[UplinkFacts, ...], str | None]:
     """The vmnic(s) that carry the vNIC (``Team Uplink`` of its port in ``esxcli network vm port
     list``), each with its receive-loss counters from ``esxcli network nic stats get`` at both ends
     of the window and vCenter's host counters for it. (uplinks, why the uplink is unknown)."""
     if target_id is None:
         return (), "the vNIC's host port was not found"
-    team, mapping = _team_uplinks(joiner, target_id, port, mac)
+    team, mapping = _team_uplinks(sources, target_id, port, mac)
     if team:
-        return tuple(_uplink(joiner, target_id, host_name, vmnic, mapping, notes) for vmnic in team), None
+        return tuple(_uplink(sources, target_id, host_name, vmnic, mapping, notes) for vmnic in team), None
     # which uplink carries the vNIC is not known: the host's uplinks that were read are kept (mapping None), so
     # a loss on them is said as the host's, never as this vNIC's cause
-    read = {c.params.get("vmnic") for c in joiner.bundle.find("esxcli_nic_stats", target_id)}
-    for cap in joiner.bundle.find("vsphere_host_perf"):
-        reading = joiner.r.read(cap)
+    read = {c.params.get("vmnic") for c in sources.bundle.find("esxcli_nic_stats", target_id)}
+    for cap in sources.bundle.find("vsphere_host_perf"):
+        reading = sources.readings.read(cap)
         if reading is not None and reading.record.host == host_name:
             read |= {s.instance for s in reading.record.series if s.instance}
-    host_links = tuple(_uplink(joiner, target_id, host_name, vmnic, None, notes) for vmnic in sorted(read - {None}))
+    host_links = tuple(_uplink(sources, target_id, host_name, vmnic, None, notes)
+                       for vmnic in sorted(v for v in read if v is not None))
     if not host_links:
         return (), "not read (esxcli network vm port list -w WORLD, esxcli network nic stats get -n vmnicN)"
     return host_links, (f"uplink counters were read for {', '.join(link.vmnic for link in host_links)}, but no "
                         "esxcli network vm port list says which of them carries this vNIC (Team Uplink)")
 
 
-def _uplink(joiner, target_id: str, host_name: str | None, vmnic: str, mapping: str | None,
+def _uplink(sources: Sources, target_id: str, host_name: str | None, vmnic: str, mapping: str | None,
             notes: list[str]) -> UplinkFacts:
-    samples = joiner.r.samples("esxcli_nic_stats", target_id, vmnic=vmnic)
-    secs = window_seconds(samples, joiner.clocks)
+    samples = sources.readings.samples("esxcli_nic_stats", target_id, vmnic=vmnic)
+    secs = window_seconds(samples, sources.clocks)
     counters = tuple(c for key in UPLINK_RX_KEYS
                      if (c := counter(f"{vmnic} {key}", samples, lambda rec, k=key: rec.counters.get(k), secs,
                                       key, notes)) is not None)
-    return UplinkFacts(vmnic, host_name or target_id, mapping, counters, _host_perf_symptoms(joiner, host_name, vmnic))
+    return UplinkFacts(vmnic, host_name or target_id, mapping, counters, _host_perf_symptoms(sources, host_name, vmnic))
 
 
-def _team_uplinks(joiner, target_id: str, port, mac: str | None) -> tuple[list[str], str]:
-    for cap in joiner.bundle.find("esxcli_vm_ports", target_id):
-        reading = joiner.r.read(cap)
+def _team_uplinks(sources: Sources, target_id: str, port: NetStatsPort | None, mac: str | None) -> tuple[list[str], str]:
+    for cap in sources.bundle.find("esxcli_vm_ports", target_id):
+        reading = sources.readings.read(cap)
         for record in reading.record.ports if reading else ():
             same_port = port is not None and record.port_id == port.port
             if (same_port or (mac and norm_mac(record.mac) == mac)) and record.team_uplink:
@@ -173,10 +177,10 @@ def _team_uplinks(joiner, target_id: str, port, mac: str | None) -> tuple[list[s
     return [], ""
 
 
-def _host_perf_symptoms(joiner, host_name: str | None, vmnic: str) -> tuple[DropSymptom, ...]:
+def _host_perf_symptoms(sources: Sources, host_name: str | None, vmnic: str) -> tuple[DropSymptom, ...]:
     out = []
-    for cap in joiner.bundle.find("vsphere_host_perf"):
-        reading = joiner.r.read(cap)
+    for cap in sources.bundle.find("vsphere_host_perf"):
+        reading = sources.readings.read(cap)
         if reading is None or (host_name and reading.record.host != host_name):
             continue
         for name, words in (("net.droppedRx.summation", "vCenter host net.droppedRx"),

@@ -52,9 +52,10 @@ def trusted(span: float, others: list[float], window_s: float | None) -> bool:
 
 def span_of(stamps: list[datetime | None]) -> float | None:
     """Seconds from the first to the last stamp, or None when a stamp is missing."""
-    if len(stamps) < 2 or not all(stamps):
+    first, last = (stamps[0], stamps[-1]) if len(stamps) > 1 else (None, None)
+    if first is None or last is None or not all(stamps):
         return None
-    return (stamps[-1] - stamps[0]).total_seconds()
+    return (last - first).total_seconds()
 
 
 def in_order(stamps: list[datetime]) -> bool:
@@ -112,9 +113,10 @@ class Clocks:
         if len(readings) < 2:
             return None
         target = readings[0].capture.target
-        stamps = [r.capture.time for r in readings]
-        span = span_of(stamps)
-        if span is None:
+        read_at = [r.capture.time for r in readings]
+        stamps = [t for t in read_at if t is not None]
+        span = span_of(read_at)
+        if span is None or len(stamps) < len(read_at):
             return float(self.window_s) if self.window_s else None
         if in_order(stamps) and trusted(span, list(self._others(target).values()), self.window_s):
             return span

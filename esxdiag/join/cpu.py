@@ -16,10 +16,12 @@ dropped (a gap in the series) and counted in ``CpuFacts.warnings``, never compar
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import overload
 
 from esxdiag.join.facts import CpuFacts
 
-Values = tuple  # tuple[float | None, ...]
+Values = tuple[float | None, ...]
 _WHOLE = {int, type(None)}
 
 
@@ -27,15 +29,21 @@ class _Cleaner:
     def __init__(self):
         self.dropped = 0
 
-    def __call__(self, values) -> Values | None:
+    @overload
+    def __call__(self, values: None) -> None: ...
+
+    @overload
+    def __call__(self, values: Sequence[float | None]) -> Values: ...
+
+    def __call__(self, values: Sequence[float | None] | None) -> Values | None:
         if values is None:
             return None
         kinds = set(map(type, values))
         if kinds <= _WHOLE:  # vCenter's counts: no NaN or inf possible, only a sign to check
-            present = [v for v in values if v is not None] if type(None) in kinds else values
+            present = [v for v in values if v is not None]
             if not present or min(present) >= 0:
                 return tuple(values)
-        out = []
+        out: list[float | None] = []
         for v in values:
             bad = v is not None and (not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0)
             self.dropped += bad

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from dataclasses import replace
 
 from esxdiag.join.causes import guest_tx_and_queues
 from esxdiag.join.facts import CounterWindow, RingSetting
+from esxdiag.join.records import GuestSide, VnicEntry
+from esxdiag.join.sources import Sources, inventories
+from esxdiag.join.readings import Reading
+from esxdiag.bundle import Target
 from esxdiag.join.windowing import counter, queue_sum, sample_time, window_seconds
 from esxdiag.parsers.netstats import norm_mac
 from esxdiag.specs import LINUX, WINDOWS
@@ -16,11 +20,11 @@ from esxdiag.parsers.numbers import is_count
 _VMXNET3_DRIVERS = {"vmxnet3": "vmxnet3", "e1000": "e1000", "e1000e": "e1000e"}
 
 
-def guest_side(joiner, guest, mac: str | None, missing: list[str], vmxnet3: bool = True,
-               iface_hint: str | None = None, only_vnic: bool = False, bypass: bool = False) -> dict[str, Any]:
+def guest_side(sources: Sources, guest: Target | None, mac: str | None, missing: list[str], vmxnet3: bool = True,
+               iface_hint: str | None = None, only_vnic: bool = False, bypass: bool = False) -> GuestSide:
     """``bypass``: a NIC outside the vSwitch (SR-IOV VF, DirectPath, guest-only), whose guest counters are
     the only evidence: what is missing of them is said as for a vmxnet3 vNIC."""
-    out: dict[str, Any] = {
+    out: GuestSide = {
         "interface": None, "oob": None, "discards": None, "ring1_size": None, "ring2_size": None,
         "ring_size_source": None, "ring1_max": None, "ring2_max": None, "rx_queues": None,
         "rx_queues_source": None, "mtu": None, "rss_enabled": None, "windows_adapter": None,
@@ -37,29 +41,29 @@ def guest_side(joiner, guest, mac: str | None, missing: list[str], vmxnet3: bool
                        "ring settings and persistence")
         return out
     if guest.kind == LINUX:
-        iface_hint = iface_hint or _linux_interface(joiner, guest.id, mac, out, only_vnic)
-        _linux(joiner, guest.id, mac, out, missing if vmxnet3 or bypass else [], iface_hint)
+        iface_hint = iface_hint or _linux_interface(sources, guest.id, mac, out, only_vnic)
+        _linux(sources, guest.id, mac, out, missing if vmxnet3 or bypass else [], iface_hint)
     elif guest.kind == WINDOWS:
-        _windows(joiner, guest.id, mac, out, missing, iface_hint)
+        _windows(sources, guest.id, mac, out, missing, iface_hint)
     return out
 
 
-def _linux_interface(joiner, target: str, mac: str | None, out: dict[str, Any], only_vnic: bool) -> str | None:
+def _linux_interface(sources: Sources, target: str, mac: str | None, out: GuestSide, only_vnic: bool) -> str | None:
     """The guest interface of a vNIC whose MAC no guest capture shows: the interface holding one of the
     vNIC's IP addresses (the vCenter inventory's guest NICs, esxcli network vm port list) in the guest's
     ``ip address`` capture; else, for a VM with one vNIC, the one interface the guest's ethtool captures
     are of. Each says how it was tied."""
-    links = joiner.r.first("ip_link", target)
+    links = sources.readings.first("ip_link", target)
     if mac is None or links is not None and any(norm_mac(link.mac) == mac for link in links.record.links):
         return None
-    ips = _vnic_ips(joiner, mac)
+    ips = _vnic_ips(sources, mac)
     for link in links.record.links if links is not None else ():
         if ips & set(link.addresses):
             out["notes"].append(f"guest interface {link.name}: it holds {sorted(ips & set(link.addresses))[0]}, an IP "
                                 f"address of the vNIC {mac} (no guest capture shows the MAC)")
             return link.name
     named = {cap.params.get("iface") for spec in ("ethtool_stats", "ethtool_rings", "ethtool_driver")
-             for cap in joiner.bundle.find(spec, target)} - {None}
+             for cap in sources.bundle.find(spec, target)} - {None}
     if only_vnic and len(named) == 1:
         iface = named.pop()
         out["notes"].append(f"guest interface {iface}: the only interface the guest's ethtool captures are of, and the "
@@ -69,19 +73,19 @@ def _linux_interface(joiner, target: str, mac: str | None, out: dict[str, Any], 
     return None
 
 
-def _vnic_ips(joiner, mac: str) -> set[str]:
+def _vnic_ips(sources: Sources, mac: str) -> set[str]:
     """The vNIC's IP addresses as the host and vCenter see them (0.0.0.0 is printed for unknown)."""
-    ips = {ip for reading in joiner.inventories().values() for nic in reading.record.guest_nics
+    ips = {ip for reading in inventories(sources).values() for nic in reading.record.guest_nics
            if norm_mac(nic.mac) == mac for ip in nic.ip_addresses}
-    for cap in joiner.bundle.find("esxcli_vm_ports"):
-        reading = joiner.r.read(cap)
+    for cap in sources.bundle.find("esxcli_vm_ports"):
+        reading = sources.readings.read(cap)
         ips |= {p.ip for p in (reading.record.ports if reading else ()) if p.ip and norm_mac(p.mac) == mac}
     return ips - {"0.0.0.0", ""}
 
 
-def _linux(joiner, target: str, mac: str | None, out: dict[str, Any], missing: list[str],
+def _linux(sources: Sources, target: str, mac: str | None, out: GuestSide, missing: list[str],
            iface_hint: str | None) -> None:
-    r = joiner.r
+    r = sources.readings
     iface = None
     links = r.first("ip_link", target)
     if links is not None:
@@ -89,7 +93,7 @@ def _linux(joiner, target: str, mac: str | None, out: dict[str, Any], missing: l
             if (mac and norm_mac(link.mac) == mac) or link.name == iface_hint:
                 iface, out["mtu"] = link.name, link.mtu
     if iface is None:
-        for cap in joiner.bundle.find("ethtool_permaddr", target):
+        for cap in sources.bundle.find("ethtool_permaddr", target):
             reading = r.read(cap)
             if reading and norm_mac(reading.record.mac) == mac:
                 iface = cap.params.get("iface")
@@ -105,12 +109,12 @@ def _linux(joiner, target: str, mac: str | None, out: dict[str, Any], missing: l
         out["type"] = _VMXNET3_DRIVERS.get(driver.record.driver)
     samples = r.samples("ethtool_stats", target, iface=iface)
     if samples and driver is not None and driver.record.driver != "vmxnet3":
-        out["driver_counters"] = driver_counters(samples, window_seconds(samples, joiner.window), iface, out["notes"])
+        out["driver_counters"] = driver_counters(samples, window_seconds(samples, sources.window), iface, out["notes"])
     if samples:
         start, end = (samples[0] if len(samples) > 1 else None), samples[-1]
         out["oob"] = queue_sum("guest pkts rx OOB (sum of rx queues)", samples,
                                lambda rec: {q.queue: q.pkts_rx_oob for q in rec.rx_queues},
-                               window_seconds(samples, joiner.clocks), "pkts rx OOB", out["notes"])
+                               window_seconds(samples, sources.clocks), "pkts rx OOB", out["notes"])
         if end.record.rx_queues:
             out["rx_queues"], out["rx_queues_source"] = len(end.record.rx_queues), end.file
         if start is not None:
@@ -123,7 +127,7 @@ def _linux(joiner, target: str, mac: str | None, out: dict[str, Any], missing: l
                 "source": end.file}
         for warning in end.record.warnings:
             out["notes"].append(f"ethtool -S {iface}: {warning}")
-        out["tx"], out["queue_oob"] = guest_tx_and_queues(samples, window_seconds(samples, joiner.clocks),
+        out["tx"], out["queue_oob"] = guest_tx_and_queues(samples, window_seconds(samples, sources.clocks),
                                                           out["notes"])
     elif driver is not None and driver.record.driver != "vmxnet3":
         missing.append(f"ethtool -S {iface} at the start and the end of the window: the {driver.record.driver} "
@@ -145,14 +149,15 @@ def ring_settings(hits, iface: str) -> tuple[RingSetting, ...]:
                  for h in hits if h.sets_ring and h.iface in (None, iface))
 
 
-def driver_counters(samples, secs: float | None, iface: str, notes: list[str]) -> dict[str, CounterWindow]:
+def driver_counters(samples: list[Reading], secs: float | None, iface: str, notes: list[str]) -> dict[str, CounterWindow]:
     """Every counter a non-vmxnet3 driver prints in ethtool -S, by its own name, over the window."""
     names = list(dict.fromkeys(name for s in samples for name in s.record.device_counters))
-    return {name: counter(f"{name} (ethtool -S {iface})", samples,
-                          lambda rec, n=name: rec.device_counters.get(n), secs, name, notes) for name in names}
+    windows = {name: counter(f"{name} (ethtool -S {iface})", samples,
+                             lambda rec, n=name: rec.device_counters.get(n), secs, name, notes) for name in names}
+    return {name: window for name, window in windows.items() if window is not None}
 
 
-def _linux_rings(rings, iface: str, version: tuple[int, ...] | None, out: dict[str, Any]) -> None:
+def _linux_rings(rings: Reading, iface: str, version: tuple[int, ...] | None, out: GuestSide) -> None:
     """Ring sizes from ethtool -g. Early multi-queue vmxnet3 drivers (before per-queue ring sizes,
     driver < 1.2) print RX as size x rx queues (the seed: RX 512 for 2 x 256); vsish is authoritative."""
     cur, mx = rings.record.current, rings.record.max
@@ -180,9 +185,9 @@ def _linux_rings(rings, iface: str, version: tuple[int, ...] | None, out: dict[s
                             "queues); collect vsish rxqueues status from the host to know")
 
 
-def _windows(joiner, target: str, mac: str | None, out: dict[str, Any], missing: list[str],
+def _windows(sources: Sources, target: str, mac: str | None, out: GuestSide, missing: list[str],
              adapter_hint: str | None) -> None:
-    r = joiner.r
+    r = sources.readings
     adapters = r.first("win_netadapter", target)
     name = None
     if adapters is not None:
@@ -248,37 +253,37 @@ def _windows(joiner, target: str, mac: str | None, out: dict[str, Any], missing:
             return stats.received_discarded_packets if stats else None
 
         out["discards"] = counter("guest ReceivedDiscardedPackets", samples, discards,
-                                  window_seconds(samples, joiner.clocks), "ReceivedDiscardedPackets", out["notes"])
+                                  window_seconds(samples, sources.clocks), "ReceivedDiscardedPackets", out["notes"])
 
 
 _VMWARE_OUIS = ("00:50:56", "00:0c:29", "00:05:69", "00:1c:14")
 _WINDOWS_TYPES = (("vmxnet3", "vmxnet3"), ("82574", "e1000e"), ("pro/1000 mt", "e1000"))
 
 
-def guest_vnics(joiner, guest) -> list[dict[str, Any]]:
+def guest_vnics(sources: Sources, guest: Target | None) -> list[VnicEntry]:
     """When nothing else lists the VM's vNICs (no inventory, no host port list): the guest's own
     interfaces — the ones the capture looked at with ethtool (else VMware-MAC links), keyed by
     the permanent MAC; interfaces whose driver is not a VMware vNIC's are left out."""
     if guest is None:
         return []
-    r = joiner.r
+    r = sources.readings
     if guest.kind == WINDOWS:
         adapters = r.first("win_netadapter", guest.id)
-        out = []
+        out: list[VnicEntry] = []
         for adapter in adapters.record.adapters if adapters else ():
             description = (adapter.description or "").lower()
             vtype = next((t for key, t in _WINDOWS_TYPES if key in description), None)
             if vtype is None and _WINDOWS_NIC_WORDS.search(description):  # a VF carries a VMware MAC too
-                out.append({**guest_only_nic(adapter.name, norm_mac(adapter.mac), adapter.description),
-                            "label": f"guest adapter {adapter.name} ({adapter.description})"})
+                out.append(replace(guest_only_nic(adapter.name, norm_mac(adapter.mac), adapter.description),
+                                   label=f"guest adapter {adapter.name} ({adapter.description})"))
             elif vtype or (adapter.mac or "").startswith(_VMWARE_OUIS):
-                out.append({"mac": norm_mac(adapter.mac), "label": f"guest adapter {adapter.name}", "type": vtype,
-                            "device_key": None, "guest_interface": adapter.name})
+                out.append(VnicEntry(norm_mac(adapter.mac), f"guest adapter {adapter.name}", vtype,
+                                     guest_interface=adapter.name))
         return out
     links = r.first("ip_link", guest.id)
     by_name = {link.name: link for link in links.record.links} if links else {}
     looked_at = [c.params["iface"] for spec in ("ethtool_stats", "ethtool_driver", "ethtool_rings", "ethtool_permaddr")
-                 for c in joiner.bundle.find(spec, guest.id) if c.params.get("iface")]
+                 for c in sources.bundle.find(spec, guest.id) if c.params.get("iface")]
     names = list(dict.fromkeys(looked_at)) or [
         n for n, link in by_name.items() if norm_mac(link.permaddr or link.mac) and
         (link.permaddr or link.mac).lower().startswith(_VMWARE_OUIS)]
@@ -292,16 +297,16 @@ def guest_vnics(joiner, guest) -> list[dict[str, Any]]:
         link = by_name.get(iface)
         mac = norm_mac(perm.record.mac if perm else (link.permaddr or link.mac) if link else None)
         if driver is None or name in _VMXNET3_DRIVERS:
-            out.append({"mac": mac, "label": f"guest {iface}", "type": _VMXNET3_DRIVERS.get(name), "device_key": None,
-                        "guest_interface": iface})
+            out.append(VnicEntry(mac, f"guest {iface}", _VMXNET3_DRIVERS.get(name) if name else None,
+                                 guest_interface=iface))
         else:  # an SR-IOV VF or a DirectPath NIC: its own driver, no vSwitch port
             out.append(guest_only_nic(iface, mac, name))
     return out
 
 
-def guest_only_nic(iface: str, mac: str | None, driver: str | None) -> dict[str, Any]:
-    return {"mac": mac, "label": f"guest {iface} ({driver or 'driver unknown'})", "type": "guest-only",
-            "device_key": None, "guest_interface": iface, "attachment": "guest-only"}
+def guest_only_nic(iface: str, mac: str | None, driver: str | None) -> VnicEntry:
+    return VnicEntry(mac, f"guest {iface} ({driver or 'driver unknown'})", "guest-only", guest_interface=iface,
+                     attachment="guest-only")
 
 
 # Windows adapters of a physical NIC or a VF (InterfaceDescription); loopback, Hyper-V, miniports, VPNs are not
@@ -310,29 +315,29 @@ _WINDOWS_NIC_WORDS = re.compile(r"virtual function|connectx|mellanox|nvidia.*eth
                                 re.I)
 
 
-def _unclaimed_windows(joiner, guest, macs: set[str | None]) -> list[dict[str, Any]]:
-    adapters = joiner.r.first("win_netadapter", guest.id)
-    out = []
+def _unclaimed_windows(sources: Sources, guest: Target, macs: set[str | None]) -> list[VnicEntry]:
+    adapters = sources.readings.first("win_netadapter", guest.id)
+    out: list[VnicEntry] = []
     for adapter in adapters.record.adapters if adapters else ():
         mac = norm_mac(adapter.mac)
         if mac and mac not in macs and _WINDOWS_NIC_WORDS.search(adapter.description or ""):
-            out.append({**guest_only_nic(adapter.name, mac, adapter.description), "label": f"guest adapter "
-                        f"{adapter.name} ({adapter.description})"})
+            out.append(replace(guest_only_nic(adapter.name, mac, adapter.description),
+                               label=f"guest adapter {adapter.name} ({adapter.description})"))
     return out
 
 
-def unclaimed_interfaces(joiner, guest, macs: set[str | None]) -> list[dict[str, Any]]:
+def unclaimed_interfaces(sources: Sources, guest: Target | None, macs: set[str | None]) -> list[VnicEntry]:
     """Guest NICs (Linux: interfaces the capture ran ethtool on, with a NIC's driver; Windows: adapters whose
     description is a NIC's or a VF's) whose MAC no listed vNIC has: an SR-IOV VF or DirectPath NIC vCenter
     does not list with that MAC, or a guest the inventory is not of. Each is listed with its driver, never
     dropped."""
     if guest is not None and guest.kind == WINDOWS:
-        return _unclaimed_windows(joiner, guest, macs)
+        return _unclaimed_windows(sources, guest, macs)
     if guest is None or guest.kind != LINUX:
         return []
-    r = joiner.r
-    out = []
-    for cap in joiner.bundle.find("ethtool_driver", guest.id):
+    r = sources.readings
+    out: list[VnicEntry] = []
+    for cap in sources.bundle.find("ethtool_driver", guest.id):
         iface = cap.params.get("iface")
         reading = r.read(cap)
         if not iface or reading is None or reading.record.driver in NOT_VSPHERE_NICS:

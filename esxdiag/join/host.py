@@ -3,34 +3,35 @@ drops its vSwitch port saw (esxtop Network Port %DRPRX, vCenter net.droppedRx)."
 
 from __future__ import annotations
 
-from typing import Any
-
 from esxdiag.join.facts import DropSymptom
 from esxdiag.join.readings import Reading
+from esxdiag.join.records import HostSide, VnicEntry
+from esxdiag.join.sources import Sources
+from esxdiag.parsers.esxtop import PortRx
 from esxdiag.parsers.netstats import NetStatsList, NetStatsPort, norm_mac
 from esxdiag.join.windowing import (RX_SUMMARY_LRO, RX_SUMMARY_OOB, RX_SUMMARY_RING1, RX_SUMMARY_RING2, counter,
                                sample_time, window_seconds)
 
 
-def host_side(joiner, target_id: str | None, port, missing: list[str], vmxnet3: bool = True) -> dict[str, Any]:
-    out: dict[str, Any] = {
+def host_side(sources: Sources, target_id: str | None, port: NetStatsPort | None, missing: list[str], vmxnet3: bool = True) -> HostSide:
+    out: HostSide = {
         "ring1_full": None, "ring2_full": None, "out_of_buffers": None, "dropped_rx": None, "lro": None,
         "ring1_size": None, "ring2_size": None, "ring_size_source": None, "rx_queues": None,
         "rx_queues_source": None, "series": {}, "notes": [],
     }
     if port is None or target_id is None:
         return out
-    r = joiner.r
+    r = sources.readings
     params = {"portset": port.switch, "port": str(port.port)}
     notes = out["notes"]
     client = r.samples("vsish_clientstats", target_id, **params)  # every adapter type's port counts its drops
     out["dropped_rx"] = counter("port droppedRx (clientStats)", client, lambda rec: rec.dropped_rx,
-                                window_seconds(client, joiner.clocks), "droppedRx", notes)
+                                window_seconds(client, sources.clocks), "droppedRx", notes)
     if not vmxnet3:
         return out
     samples = r.samples("vsish_rxsummary", target_id, **params)
     start, end = (samples[0], samples[-1]) if len(samples) > 1 else (None, samples[-1] if samples else None)
-    secs = window_seconds(samples, joiner.clocks)
+    secs = window_seconds(samples, sources.clocks)
     if not samples:
         missing.append(f"vsish rxSummary for port {port.port}: ring-full and out-of-buffer counters")
     elif start is None:
@@ -78,18 +79,28 @@ def host_side(joiner, target_id: str | None, port, missing: list[str], vmxnet3: 
     return out
 
 
-def esxcli_port_list(joiner, target_id: str) -> Reading | None:
+def host_port_lists(sources: Sources) -> list[tuple[str, Reading]]:
+    """(host target id, its port list) for each host: net-stats -l, else esxcli network vm port list."""
+    out = []
+    for target in sources.hosts():
+        reading = sources.readings.first("net_stats_list", target.id) or esxcli_port_list(sources, target.id)
+        if reading:
+            out.append((target.id, reading))
+    return out
+
+
+def esxcli_port_list(sources: Sources, target_id: str) -> Reading | None:
     """A host port list from ``esxcli network vm port list -w WORLD`` captures when the host has no
     net-stats -l: each port with its MAC and vSwitch, the VM named from ``esxcli network vm list``
     (World ID -> Name), else ``world WORLD``. Standard vSwitches only give the portset name vsish
     uses; a distributed switch's port list names the switch, not its DvsPortset-N."""
     names = {}
-    listing = joiner.r.first("esxcli_vm_list", target_id)
+    listing = sources.readings.first("esxcli_vm_list", target_id)
     if listing is not None:
         names = {str(vm.world_id): vm.name for vm in listing.record.vms}
     ports, first = [], None
-    for cap in joiner.bundle.find("esxcli_vm_ports", target_id):
-        reading = joiner.r.read(cap)
+    for cap in sources.bundle.find("esxcli_vm_ports", target_id):
+        reading = sources.readings.read(cap)
         if reading is None:
             continue
         first = first or reading
@@ -106,16 +117,18 @@ def esxcli_port_list(joiner, target_id: str) -> Reading | None:
                                                               "(no net-stats -l)",)))
 
 
-def _esxtop_port_row(esxtop, port):
+def _esxtop_port_row(esxtop: Reading, port: NetStatsPort) -> PortRx | None:
     """The esxtop ``Network Port`` row of the vNIC's port: port IDs are unique per host; the portset
     only breaks a tie."""
     same_id = [r for key, r in esxtop.record.ports.items() if key.rpartition(":")[2] == str(port.port)]
     return next((r for r in same_id if r.portset == port.switch), same_id[0] if len(same_id) == 1 else None)
 
 
-def port_tx_symptoms(esxtop, port) -> tuple[DropSymptom, ...]:
+def port_tx_symptoms(esxtop: Reading | None, port: NetStatsPort | None) -> tuple[DropSymptom, ...]:
     """esxtop %DRPTX of the vNIC's port: frames the guest sent that the port dropped."""
-    row = _esxtop_port_row(esxtop, port) if esxtop is not None and port is not None else None
+    if esxtop is None or port is None:
+        return ()
+    row = _esxtop_port_row(esxtop, port)
     if row is None or row.transmit_dropped_pct is None:
         return ()
     symptom = DropSymptom("esxtop %DRPTX (% Outbound Packets Dropped at the vSwitch port)",
@@ -124,7 +137,7 @@ def port_tx_symptoms(esxtop, port) -> tuple[DropSymptom, ...]:
     return (symptom,) if symptom.present else ()
 
 
-def port_drop_symptoms(esxtop, perf, port, nic: dict[str, Any], vnic_count: int) -> tuple[DropSymptom, ...]:
+def port_drop_symptoms(esxtop: Reading | None, perf: Reading | None, port: NetStatsPort | None, nic: VnicEntry, vnic_count: int) -> tuple[DropSymptom, ...]:
     """The vNIC's vSwitch port drops over the window. esxtop ``Network Port`` rows join by port ID
     (with the portset when net-stats -l gave one); without the host port list, only a VM with one
     vNIC and one port row joins (the VM name is not unique per vNIC). vCenter series join by device
@@ -141,7 +154,7 @@ def port_drop_symptoms(esxtop, perf, port, nic: dict[str, Any], vnic_count: int)
             out.append(DropSymptom("esxtop %DRPRX (% Received Packets Dropped at the vSwitch port)",
                                    tuple(row.received_dropped_pct), "%", esxtop.file, "% Received Packets Dropped"))
     if perf is not None:
-        instances = [str(nic["device_key"])] if nic.get("device_key") is not None else []
+        instances = [str(nic.device_key)] if nic.device_key is not None else []
         instances += [""] if vnic_count == 1 else []
         for instance in instances:
             dropped = perf.record.values("net.droppedRx.summation", instance)

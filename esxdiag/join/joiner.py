@@ -7,46 +7,40 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from esxdiag.bundle import Bundle, slug
-from esxdiag.join.clocks import Clocks
+from esxdiag.bundle import Bundle, Target
 from esxdiag.join.causes import port_packets_rx, port_tx, rx_reasons, uplinks
 from esxdiag.join.cpu import cpu_from_esxtop, cpu_from_perf
 from esxdiag.join.device import device_version, ring1_max, ring2_max
-from esxdiag.join.facts import WINDOWS_DISCARDS, CounterWindow, PoolFacts, VmFacts, VnicFacts
+from esxdiag.join.facts import WINDOWS_DISCARDS, CounterWindow, Move, PoolFacts, VmFacts, VnicFacts
 from esxdiag.join.moves import (event_moves, port_segments, sampled_moves, since_move, with_later_ports,
                                 with_ports)
 from esxdiag.join.guest import guest_side, guest_vnics, unclaimed_interfaces
-from esxdiag.join.host import esxcli_port_list, host_side, port_drop_symptoms, port_tx_symptoms
+from esxdiag.join.host import host_port_lists, host_side, port_drop_symptoms, port_tx_symptoms
 from esxdiag.join.readings import Reading, Readings
+from esxdiag.join.records import GuestSide, HostSide, VnicEntry
+from esxdiag.join.sources import Sources, host_name, inventories
 from esxdiag.specs import ESXI, LINUX, WINDOWS
 from esxdiag.join.windowing import counter, window_seconds
 from esxdiag.parsers.netstats import norm_mac
 
+
 class Joiner:
+    """Builds each VM's facts from the bundle's readings; what it reads is in ``sources``, which its
+    helpers (esxdiag.join.host, guest, causes, moves) take instead of the joiner."""
+
     def __init__(self, bundle: Bundle, readings: Readings):
         self.bundle = bundle
+        self.sources = Sources.of(bundle, readings)
         self.r = readings
-        self.window = bundle.window_s
-        self.clocks = Clocks.of(bundle)  # the window's length per target, and the clock steps counters meet
-        self.guests: dict[str, Any] = {}  # VM name -> guest target, for guests the manifest does not tie to a VM
+        self.clocks = self.sources.clocks
+        self.guests: dict[str, Target] = {}  # VM name -> guest target, for guests the manifest does not tie to a VM
 
     # --- which VMs, which targets -------------------------------------------------------
     def inventories(self) -> dict[str, Reading]:
-        out: dict[str, Reading] = {}
-        for cap in self.bundle.find("vsphere_vm"):
-            reading = self.r.read(cap)
-            if reading:
-                out[reading.record.name] = reading
-        return out
+        return inventories(self.sources)
 
     def host_port_lists(self) -> list[tuple[str, Reading]]:
-        out = []
-        for target in self.bundle.targets:
-            if target.kind == ESXI:
-                reading = self.r.first("net_stats_list", target.id) or esxcli_port_list(self, target.id)
-                if reading:
-                    out.append((target.id, reading))
-        return out
+        return host_port_lists(self.sources)
 
     def vm_names(self, inventories: dict[str, Reading]) -> list[str]:
         names = list(self.bundle.subject_vms)
@@ -68,11 +62,11 @@ class Joiner:
         unclaimed = [t for t in self.bundle.targets if t.kind in (LINUX, WINDOWS) and not t.vm]
         macs: dict[str, str] = {}
         for name, reading in inventories.items():
-            macs.update({norm_mac(v.mac): name for v in reading.record.vnics if norm_mac(v.mac)})
+            macs.update({mac: name for v in reading.record.vnics if (mac := norm_mac(v.mac))})
         for _, reading in self.host_port_lists():
-            macs.update({norm_mac(p.mac): p.vm for p in reading.record.ports if p.kind == "vnic" and norm_mac(p.mac)})
+            macs.update({mac: p.vm for p in reading.record.ports if p.kind == "vnic" and (mac := norm_mac(p.mac))})
         for target in unclaimed:
-            owner = next((macs[n["mac"]] for n in guest_vnics(self, target) if n["mac"] in macs), None)
+            owner = next((macs[n.mac] for n in guest_vnics(self.sources, target) if n.mac in macs), None)
             if owner is None and len(unclaimed) == 1 and len(names) == 1:
                 owner = names[0]
             if owner is not None and owner in names and self.guest_target(owner) is None:
@@ -98,7 +92,7 @@ class Joiner:
                     return reading
         return None
 
-    def guest_target(self, vm: str):
+    def guest_target(self, vm: str) -> Target | None:
         if vm in self.guests:
             return self.guests[vm]
         return next((t for t in self.bundle.targets if t.vm == vm and t.kind in (LINUX, WINDOWS)), None)
@@ -139,10 +133,10 @@ class Joiner:
         if cpu is None or cpu.bound != "exact":  # vCenter's per-vCPU instances beat an esxtop bound
             if perf_cpu is not None and (cpu is None or perf_cpu.bound == "exact"):
                 cpu, esxtop_missing = perf_cpu, cpu is None and esxtop_missing
-                if perf.record.note:
+                if perf is not None and perf.record.note:
                     notes.append(f"vCenter performance: {perf.record.note}")
         elif perf_cpu is not None and perf_cpu.bound == "exact":  # kept for when esxtop covers part of the window
-            cpu_whole = replace(perf_cpu, window_s=self.window)
+            cpu_whole = replace(perf_cpu, window_s=self.sources.window)
         if cpu is None:
             missing.append("CPU figures in the window (esxtop batch or vCenter performance): "
                            "CPU contention and limits cannot be ruled out")
@@ -160,10 +154,10 @@ class Joiner:
                               "retransmitted segments", notes)
             segs = counter("TCP segments sent", samples, lambda r: r.segments_sent, secs, "segments sent", notes)
         if cpu is not None:
-            cpu = replace(cpu, window_s=self.window)
+            cpu = replace(cpu, window_s=self.sources.window)
         esxi = (inv.host_version if inv else None) or self.esxi_version()
         hardware = inv.hardware_version if inv else None
-        events = event_moves(self, name)
+        events = event_moves(self.sources, name)
         vnics = tuple(self.vnic_facts(name, inv, guest, (hardware, esxi), events))
         # vCenter says when and between which hosts, the bundle which ports (the first vNIC that moved)
         moves = next((n.moves for n in vnics if len(n.segments) > 1), None) or next(
@@ -190,47 +184,46 @@ class Joiner:
                 return reading.record.lines[0].strip()
         return None
 
-    def vnic_list(self, name: str, inv: Any, guest) -> list[dict[str, Any]]:
+    def vnic_list(self, name: str, inv: Any, guest: Target | None) -> list[VnicEntry]:
         """The VM's vNICs from the inventory, else the host's port list, else the guest's interfaces."""
         if inv is not None:
-            return [{"mac": norm_mac(v.mac), "label": v.label, "type": v.type, "device_key": v.device_key,
-                     "network": v.network} for v in inv.vnics]
-        out, seen = [], set()
+            return [VnicEntry(norm_mac(v.mac), v.label, v.type, v.device_key, v.network) for v in inv.vnics]
+        out: list[VnicEntry] = []
+        seen: set[str | None] = set()
         for _, reading in self.host_port_lists():
             for port in reading.record.ports:
                 # one vNIC however many hosts' port lists name its MAC (it moved in the window)
                 if port.kind == "vnic" and port.vm == name and norm_mac(port.mac) not in seen:
                     seen.add(norm_mac(port.mac))
                     vtype = "vmxnet3" if port.subtype == 9 else None
-                    out.append({"mac": norm_mac(port.mac), "label": f"vNIC {port.vnic_index}", "type": vtype,
-                                "device_key": None})
-        return out or guest_vnics(self, guest)
+                    out.append(VnicEntry(norm_mac(port.mac), f"vNIC {port.vnic_index}", vtype))
+        return out or guest_vnics(self.sources, guest)
 
-    def vnic_facts(self, vm: str, inv: Any, guest, versions: tuple[str | None, str | None], events=()):
+    def vnic_facts(self, vm: str, inv: Any, guest: Target | None, versions: tuple[str | None, str | None],
+                   events: tuple[Move, ...] = ()) -> list[VnicFacts]:
         """Every vNIC the inventory (or host, or guest) lists, then every guest NIC none of them claims."""
         nics = self.vnic_list(vm, inv, guest)
         built = [self._one_vnic(vm, nic, guest, len(nics), versions, events) for nic in nics]
         used = {n.guest_interface for n in built} - {None}
-        extras = [x for x in unclaimed_interfaces(self, guest, {n.mac for n in built} - {None})
-                  if x["guest_interface"] not in used]
+        extras = [x for x in unclaimed_interfaces(self.sources, guest, {n.mac for n in built} - {None})
+                  if x.guest_interface not in used]
         untied = [i for i, n in enumerate(built) if n.attachment == "passthrough" and n.guest_interface is None]
         if len(untied) == 1 and len(extras) == 1:  # a DirectPath device has no MAC in vCenter to tie it by
             extra = extras.pop()
             nic = nics[untied[0]]
-            tied = {**nic, "mac": extra["mac"], "guest_interface": extra["guest_interface"],
-                    "tied_by": tie_words(nic, extra)}
+            tied = replace(nic, mac=extra.mac, guest_interface=extra.guest_interface, tied_by=tie_words(nic, extra))
             built[untied[0]] = self._one_vnic(vm, tied, guest, len(nics), versions, events)
         built += [self._one_vnic(vm, nic, guest, len(nics) + len(extras), versions, events) for nic in extras]
         return built
 
-    def _one_vnic(self, vm: str, nic: dict[str, Any], guest, vnic_count: int,
-                  versions: tuple[str | None, str | None] = (None, None), events=()) -> VnicFacts:
-        mac = nic["mac"]
+    def _one_vnic(self, vm: str, nic: VnicEntry, guest: Target | None, vnic_count: int,
+                  versions: tuple[str | None, str | None] = (None, None), events: tuple[Move, ...] = ()) -> VnicFacts:
+        mac = nic.mac
         missing: list[str] = []
         attachment = attachment_of(nic)
         if attachment is not None:
             return self._bypass_nic(vm, nic, attachment, guest, missing)
-        segments = port_segments(self, mac)
+        segments = port_segments(self.sources, mac)
         target_id, port = self._port_of(segments[-1]) if segments else (None, None)  # at the window's end
         moves = with_later_ports(with_ports(events, segments), segments) if events else sampled_moves(segments)
         since = since_move(segments[-1], segments[-2] if len(segments) > 1 else None, moves) if segments else None
@@ -240,8 +233,8 @@ class Joiner:
             move_notes.append(f"the vNIC was {chain} within the window (a vMotion): host counters of the ports are "
                               "separate series and are never subtracted from each other; the figures are the last "
                               f"port's, counted {since}")
-        vmxnet3 = nic.get("type") in (None, "vmxnet3")
-        host = _counted_since(host_side(self, target_id, port, missing, vmxnet3), since)
+        vmxnet3 = nic.type in (None, "vmxnet3")
+        host = _host_since(host_side(self.sources, target_id, port, missing, vmxnet3), since)
         if port is None and self.host_port_lists():
             missing.append(f"no host port with MAC {mac} in net-stats -l (VM powered off, or on another host)")
         elif not self.host_port_lists():
@@ -249,7 +242,7 @@ class Joiner:
             missing.append("host port list (net-stats -l): " + (
                 f"could not be collected ({failed.error_kind}: {failed.error})" if failed
                 else "host captures were not collected"))
-        guest_facts = guest_side(self, guest, mac, missing, vmxnet3, nic.get("guest_interface"), vnic_count == 1)
+        guest_facts = guest_side(self.sources, guest, mac, missing, vmxnet3, nic.guest_interface, vnic_count == 1)
         esxtop = self.esxtop_for(vm)
         symptoms = port_drop_symptoms(esxtop, self.perf_for(vm), port, nic, vnic_count)
         notes = (move_notes + list(host["notes"]) + list(guest_facts["notes"]) +
@@ -259,13 +252,13 @@ class Joiner:
             ring1, ring2, size_source = ring_sizes(guest_facts, notes)
             notes += [guest_facts["ring_note"]] if guest_facts["ring_note"] else []
         version, version_why = device_version(*versions, guest_facts["mtu"], (ring1, ring2)) if vmxnet3 else (None, None)
-        host_name = self.host_name(target_id)
-        links, links_unknown = uplinks(self, target_id, port, mac, host_name, notes)
+        host_label = host_name(self.sources, target_id)
+        links, links_unknown = uplinks(self.sources, target_id, port, mac, host_label, notes)
         rx_queues, queues_source = host["rx_queues"], host["rx_queues_source"]
         if rx_queues is None:
             rx_queues, queues_source = guest_facts["rx_queues"], guest_facts["rx_queues_source"]
         return VnicFacts(
-            vm=vm, mac=mac, label=nic.get("label"), type=nic.get("type") or guest_facts.get("type"),
+            vm=vm, mac=mac, label=nic.label, type=nic.type or guest_facts["type"],
             portset=port.switch if port else None, port=port.port if port else None,
             guest_os=guest.kind if guest else None, guest_interface=guest_facts["interface"],
             ring1_full=host["ring1_full"], ring2_full=host["ring2_full"],
@@ -281,31 +274,32 @@ class Joiner:
             ethtool_current_rx=guest_facts["ethtool_current_rx"], driver=guest_facts["driver"],
             driver_version=guest_facts["driver_version"], link_speed=guest_facts["link_speed"],
             link_speed_source=guest_facts["link_speed_source"], drop_symptoms=symptoms,
-            network=nic.get("network"),
+            network=nic.network,
             series={**host["series"], **guest_facts["series"]}, missing=tuple(missing),
             notes=tuple(notes), uplinks=links, uplinks_unknown=links_unknown,
-            rx_reasons=_counted_since(rx_reasons(self, target_id, port, notes) if vmxnet3 else {}, since),
-            packets_rx=_counted_since(port_packets_rx(self, target_id, port, notes), since),
-            tx={**_counted_since(port_tx(self, target_id, port, notes), since), **guest_facts["tx"]},
+            rx_reasons=_windows_since(rx_reasons(self.sources, target_id, port, notes) if vmxnet3 else {}, since),
+            packets_rx=_window_since(port_packets_rx(self.sources, target_id, port, notes), since),
+            tx={**_windows_since(port_tx(self.sources, target_id, port, notes), since), **guest_facts["tx"]},
             tx_symptoms=port_tx_symptoms(esxtop, port), segments=tuple(segments), moves=moves,
             guest_queue_oob=guest_facts["queue_oob"], device_version=version, device_version_why=version_why,
             driver_counters=guest_facts["driver_counters"],
         )
 
-    def _bypass_nic(self, vm: str, nic: dict[str, Any], attachment: str, guest, missing: list[str]) -> VnicFacts:
+    def _bypass_nic(self, vm: str, nic: VnicEntry, attachment: str, guest: Target | None,
+                    missing: list[str]) -> VnicFacts:
         """An SR-IOV VF, a DirectPath NIC or a guest-only NIC (by its driver, a VF or DirectPath NIC vCenter does
         not list with that MAC): its traffic bypasses the vSwitch, so no port counters and no vmxnet3 rings. What
         the guest's driver counts is the evidence."""
-        mac, iface = nic["mac"], nic.get("guest_interface")
-        notes = [nic["tied_by"]] if nic.get("tied_by") else []
+        mac, iface = nic.mac, nic.guest_interface
+        notes = [nic.tied_by] if nic.tied_by else []
         if attachment == "passthrough" and mac is None and iface is None:
             missing.append("the guest interface of this DirectPath I/O device: vCenter gives it no MAC, and no single "
                            "guest NIC is left unclaimed to tie it to (ethtool -P and ethtool -i of each guest NIC)")
-            guest_facts = guest_side(self, None, None, [], False)  # nothing of the guest is known to be its
+            guest_facts = guest_side(self.sources, None, None, [], False)  # nothing of the guest is known to be its
         else:
-            guest_facts = guest_side(self, guest, mac, missing, False, iface, False, bypass=True)
+            guest_facts = guest_side(self.sources, guest, mac, missing, False, iface, False, bypass=True)
         return VnicFacts(
-            vm=vm, mac=mac, label=nic.get("label"), type=nic.get("type"), portset=None, port=None,
+            vm=vm, mac=mac, label=nic.label, type=nic.type, portset=None, port=None,
             guest_os=guest.kind if guest else None, guest_interface=guest_facts["interface"],
             ring1_full=None, ring2_full=None, host_out_of_buffers=None, dropped_rx=None, guest_oob=None,
             guest_discards=guest_facts["discards"], lro_packets=None, ring1_size=None, ring2_size=None,
@@ -315,11 +309,11 @@ class Joiner:
             windows_adapter=guest_facts["windows_adapter"], small_rx_buffers=None, ring_settings=None,
             ethtool_current_rx=guest_facts["ethtool_current_rx"], driver=guest_facts["driver"],
             driver_version=guest_facts["driver_version"], link_speed=guest_facts["link_speed"],
-            link_speed_source=guest_facts["link_speed_source"], network=nic.get("network"),
+            link_speed_source=guest_facts["link_speed_source"], network=nic.network,
             missing=tuple(missing), notes=tuple(notes + list(guest_facts["notes"])), attachment=attachment,
             driver_counters=guest_facts["driver_counters"] or windows_counters(guest_facts["discards"]),
             ring_rx_max=guest_facts["ring_rx_max"],
-            tied_by=nic.get("tied_by"),
+            tied_by=nic.tied_by,
         )
 
     def _port_of(self, segment):
@@ -331,16 +325,7 @@ class Joiner:
                     return target_id, port
         return None, None
 
-    def host_name(self, target_id: str | None) -> str | None:
-        """The host's name as vCenter knows it: the inventory's host for the VMs on it, else the target id."""
-        if target_id is None:
-            return None
-        for reading in self.inventories().values():
-            if reading.record.host and f"esxi-{slug(reading.record.host)}" == target_id:
-                return reading.record.host
-        return target_id[len("esxi-"):] if target_id.startswith("esxi-") else target_id
-
-    def _switch_mtu_note(self, target_id: str | None, port, guest_facts: dict[str, Any]) -> list[str]:
+    def _switch_mtu_note(self, target_id: str | None, port, guest_facts: GuestSide) -> list[str]:
         """The guest's MTU sets ring 1's maximum; when no guest capture says it, the switch's MTU
         (esxcfg-vswitch -l) at least tells whether jumbo frames can reach the vNIC."""
         if guest_facts["mtu"] is not None or port is None or target_id is None:
@@ -354,43 +339,48 @@ class Joiner:
                 "guest uses jumbo frames, ring 1's maximum is 4032 on pre-v7 vmxnet3, not 4096"]
 
 
-def _counted_since(value, since: str | None):
-    """Host counters of a port a move connected, marked with what they count from (not the vNIC's start):
-    a CounterWindow, or a dict of them (anything else is returned as it is)."""
+def _window_since(window: CounterWindow | None, since: str | None) -> CounterWindow | None:
+    """Host counters of a port a move connected, marked with what they count from (not the vNIC's start)."""
+    return replace(window, since=since) if window is not None and since is not None else window
+
+
+def _windows_since(windows: dict[str, CounterWindow], since: str | None) -> dict[str, CounterWindow]:
+    return {k: replace(v, since=since) for k, v in windows.items()} if since is not None else windows
+
+
+def _host_since(host: HostSide, since: str | None) -> HostSide:
     if since is None:
-        return value
-    if isinstance(value, CounterWindow):
-        return replace(value, since=since)
-    if isinstance(value, dict):
-        return {k: _counted_since(v, since) for k, v in value.items()}
-    return value
+        return host
+    return {**host, "ring1_full": _window_since(host["ring1_full"], since),
+            "ring2_full": _window_since(host["ring2_full"], since),
+            "out_of_buffers": _window_since(host["out_of_buffers"], since),
+            "dropped_rx": _window_since(host["dropped_rx"], since), "lro": _window_since(host["lro"], since)}
 
 
-def windows_counters(discards) -> dict[str, Any]:
+def windows_counters(discards: CounterWindow | None) -> dict[str, CounterWindow]:
     """A Windows guest's adapter counts its receive discards (Get-NetAdapterStatistics), whatever the NIC."""
     return {WINDOWS_DISCARDS: discards} if discards is not None else {}
 
 
-def attachment_of(nic: dict[str, Any]) -> str | None:
+def attachment_of(nic: VnicEntry) -> str | None:
     """How the NIC reaches the wire when it is not through a vSwitch port: "sriov", "passthrough", "guest-only"."""
-    if nic.get("attachment"):
-        return nic["attachment"]
-    return nic.get("type") if nic.get("type") in ("sriov", "passthrough") else None
+    if nic.attachment:
+        return nic.attachment
+    return nic.type if nic.type in ("sriov", "passthrough") else None
 
 
-def tie_words(device: dict[str, Any], extra: dict[str, Any]) -> str:
-    return (f"{device.get('label') or 'the DirectPath device'} is tied to guest {extra['guest_interface']} "
-            f"({extra['label'].split('(')[-1].rstrip(')')}) because it is the VM's only DirectPath I/O device and "
-            f"{extra['guest_interface']} the only guest NIC no vNIC MAC claims (vCenter gives passthrough devices no "
+def tie_words(device: VnicEntry, extra: VnicEntry) -> str:
+    return (f"{device.label or 'the DirectPath device'} is tied to guest {extra.guest_interface} "
+            f"({(extra.label or '').split('(')[-1].rstrip(')')}) because it is the VM's only DirectPath I/O device and "
+            f"{extra.guest_interface} the only guest NIC no vNIC MAC claims (vCenter gives passthrough devices no "
             "MAC)")
 
 
-def ring_sizes(side: dict[str, Any], notes: list[str]) -> tuple[int | None, int | None, str | None]:
+def ring_sizes(side: HostSide | GuestSide, notes: list[str]) -> tuple[int | None, int | None, str | None]:
     """Ring sizes from one view (host or guest). A vmxnet3 ring holds 32 to 4,096 entries: any other
     figure is damaged or a driver that does not report it, and is unknown rather than compared."""
-    sizes = []
-    for ring in (1, 2):
-        size = side[f"ring{ring}_size"]
+    sizes: list[int | None] = []
+    for ring, size in ((1, side["ring1_size"]), (2, side["ring2_size"])):
         if size is not None and not 32 <= size <= 4096:
             notes.append(f"ring {ring} size {size:,} from {side['ring_size_source']} is not a vmxnet3 ring size "
                          "(32 to 4,096 entries): treated as unknown")

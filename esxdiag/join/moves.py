@@ -10,7 +10,9 @@ from dataclasses import replace
 
 from esxdiag.bundle import slug
 from esxdiag.join.facts import Move, PortSegment
-from esxdiag.parsers.netstats import norm_mac
+from esxdiag.join.host import host_port_lists
+from esxdiag.join.sources import Sources, host_name
+from esxdiag.parsers.netstats import NetStatsPort, norm_mac
 
 MIGRATION_EVENTS = ("VmMigratedEvent", "DrsVmMigratedEvent", "VmEmigratingEvent", "VmBeingHotMigratedEvent",
                     "VmBeingMigratedEvent", "VmRelocatedEvent", "VmBeingRelocatedEvent")
@@ -18,11 +20,11 @@ MIGRATION_EVENTS = ("VmMigratedEvent", "DrsVmMigratedEvent", "VmEmigratingEvent"
 DONE = ("VmMigratedEvent", "DrsVmMigratedEvent", "VmRelocatedEvent")
 
 
-def event_moves(joiner, vm: str) -> tuple[Move, ...]:
+def event_moves(sources: Sources, vm: str) -> tuple[Move, ...]:
     """The VM's migrations vCenter reported for the window."""
     moves: list[Move] = []
-    for cap in joiner.bundle.find("vsphere_events"):
-        reading = joiner.r.read(cap)
+    for cap in sources.bundle.find("vsphere_events"):
+        reading = sources.readings.read(cap)
         if reading is None or reading.record.vm not in (vm, None):
             continue
         events = [e for e in reading.record.events if e.type in MIGRATION_EVENTS]
@@ -32,7 +34,7 @@ def event_moves(joiner, vm: str) -> tuple[Move, ...]:
     return tuple(sorted(moves, key=lambda m: m.time or ""))
 
 
-def port_segments(joiner, mac: str | None) -> list[PortSegment]:
+def port_segments(sources: Sources, mac: str | None) -> list[PortSegment]:
     """The ports holding the MAC whose counters were read, one per host, in the order they were read
     (the first sample number read, then its time: two hosts' clocks may disagree): more than one means the
     vNIC moved between the window's samples. A port list naming the MAC on a host where nothing of it was
@@ -40,24 +42,24 @@ def port_segments(joiner, mac: str | None) -> list[PortSegment]:
     if not mac:
         return []
     found = []
-    for target_id, reading in joiner.host_port_lists():
+    for target_id, reading in host_port_lists(sources):
         for port in reading.record.ports:
             if norm_mac(port.mac) == mac:
                 found.append((target_id, port))
                 break
-    read = [(span, pair) for pair in found if (span := _read_span(joiner, *pair)) is not None]
+    read = [(span, pair) for pair in found if (span := _read_span(sources, *pair)) is not None]
     timed = all(span[0] is not None for span, _ in read)  # sample order first; the clock among equal samples
     read.sort(key=lambda item: (item[0][2], item[0][0] if timed else ""))
     chosen = [(span, pair) for span, pair in read] or [((None, None, 0), pair) for pair in found[:1]]
-    return [PortSegment(target, joiner.host_name(target), port.port, port.switch, span[0], span[1])
+    return [PortSegment(target, host_name(sources, target), port.port, port.switch, span[0], span[1])
             for span, (target, port) in chosen]
 
 
-def _read_span(joiner, target_id: str, port) -> tuple[str | None, str | None, int] | None:
+def _read_span(sources: Sources, target_id: str, port: NetStatsPort) -> tuple[str | None, str | None, int] | None:
     """(the earliest and the latest reading's time, the first sample number) of the port's counters; None
     when none was read."""
     caps = [c for spec in ("vsish_rxsummary", "vsish_clientstats")
-            for c in joiner.bundle.find(spec, target_id, portset=port.switch, port=str(port.port))]
+            for c in sources.bundle.find(spec, target_id, portset=port.switch, port=str(port.port))]
     if not caps:
         return None
     times = [c.time.isoformat() for c in caps if c.time]

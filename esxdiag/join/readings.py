@@ -37,7 +37,8 @@ def describe(cap: Capture) -> str:
     name = spec.parser if spec.parser.replace("-", "_") == cap.spec else cap.spec
     label = spec.about or PARSERS[spec.parser].about
     params = ", ".join(f"{k} {v}" for k, v in sorted(cap.params.items()))
-    when = {0: " (window start)", 1: " (window end)"}.get(cap.sample, f" (sample {cap.sample})" if cap.sample else "")
+    when = "" if cap.sample is None else {0: " (window start)", 1: " (window end)"}.get(cap.sample,
+                                                                                     f" (sample {cap.sample})")
     return f"{name}{' ' + params if params else ''}{when}: {label}"
 
 

@@ -90,8 +90,8 @@ def queue_sum(what: str, readings: list[Reading], per_queue: Callable, seconds: 
 
 
 def _sum_of(values: dict, queues: set) -> int | None:
-    picked = [values.get(q) for q in queues]
-    return None if any(v is None for v in picked) else sum(picked)
+    picked = [v for q in queues if (v := values.get(q)) is not None]
+    return sum(picked) if len(picked) == len(queues) else None
 
 
 def sample_time(reading: Reading | None) -> str | None:

@@ -65,9 +65,14 @@ def parse_file(kind: str, path: str | Path, **options: Any) -> Any:
 def noted(record: Any, notes: list[str]) -> Any:
     """``record`` with ``notes`` (what was left out of the text before parsing) ahead of its own
     warnings; a record without a warnings field is returned as it is."""
-    if not notes or not dataclasses.is_dataclass(record) or "warnings" not in {f.name for f in dataclasses.fields(record)}:
-        return record
-    return dataclasses.replace(record, warnings=(*notes, *record.warnings))
+    if notes and _has_warnings(record):
+        return dataclasses.replace(record, warnings=(*notes, *record.warnings))
+    return record
+
+
+def _has_warnings(record: Any) -> bool:
+    return (dataclasses.is_dataclass(record) and not isinstance(record, type)
+            and "warnings" in {f.name for f in dataclasses.fields(record)})
 
 
 @contextlib.contextmanager

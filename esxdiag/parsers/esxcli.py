@@ -141,11 +141,11 @@ def parse_vm_ports(text: str) -> EsxcliVmPorts:
     skipped.check(sum(len(fields) for _, fields in blocks))
     if not blocks:
         raise NoData("esxcli network vm port list printed no ports")
-    line, last = blocks[-1]
+    last_line, last = blocks[-1]
     printed = {key for _, fields in blocks[:-1] for key in fields} or set(PORT_KEYS)  # what the others hold
     missing = [key for key in PORT_KEYS if key in printed and key not in last]
     if missing and list(last)[-1] in PORT_KEYS[:-1]:  # it stops on a key esxcli prints others after
-        warnings.append(f"the last port record (line {line}) stops without {', '.join(missing[:3])}"
+        warnings.append(f"the last port record (line {last_line}) stops without {', '.join(missing[:3])}"
                         f"{' ...' if len(missing) > 3 else ''}: the capture may be cut")
     return EsxcliVmPorts(tuple(_port(fields, number) for number, fields in blocks), tuple(warnings))
 

@@ -30,13 +30,13 @@ import csv
 import re
 import statistics
 from dataclasses import dataclass
-from typing import Callable, Iterator, TextIO
+from typing import Callable, Iterator, Literal, TextIO, overload
 
 from esxdiag.errors import NoData, ParseError
 from esxdiag.parsers import esxtop_arrow
 from esxdiag.parsers.esxtop_arrow import TableRows
 from esxdiag.parsers.cuts import is_terminal_junk, junk_warning
-from esxdiag.parsers.esxtop_columns import VCPU_WORLD, Layout, read_layout
+from esxdiag.parsers.esxtop_columns import Layout, read_layout, vcpu_number
 from esxdiag.parsers.esxtop_panel import CpuPanel, CpuPanelGroup, parse_cpu_panel
 from esxdiag.parsers.esxtop_rows import Rows, Series, clean_series, read_csv_rows
 from esxdiag.parsers.pdh import PdhMarker, iso_utc
@@ -118,15 +118,24 @@ def check_vcpus_hint(vm: str | None, vcpus: int | None) -> None:
         raise ParseError("a vcpus hint needs one VM (vm=NAME) and must be >= 1")
 
 
+@overload
+def read_rows(stream: TextIO, vm: str | None, warnings: list[str], narrow: Callable[[Layout], Layout] | None = None,
+              as_table: Literal[False] = False) -> tuple[Layout, Rows]: ...
+
+
+@overload
+def read_rows(stream: TextIO, vm: str | None, warnings: list[str], narrow: Callable[[Layout], Layout] | None = None,
+              as_table: bool = False) -> tuple[Layout, Rows | TableRows]: ...
+
+
 def read_rows(stream: TextIO, vm: str | None, warnings: list[str], narrow: Callable[[Layout], Layout] | None = None,
               as_table: bool = False) -> tuple[Layout, Rows | TableRows]:
     """The header mapped to the wanted columns (``narrow`` may keep fewer: esxdiag.api reads only
     the counters asked for), then the data rows of those columns: ``Rows`` of Python values, or,
     with ``as_table`` and when the pyarrow path can be taken, its table (``TableRows``, non-finite
     cells not yet cleaned). Warnings about the file are appended to ``warnings``."""
-    first_line, junk = _header_line(stream, warnings)
+    first_line, head, junk = _header_line(stream, warnings)
     text_line = first_line[1:] if first_line.startswith("\ufeff") else first_line
-    head = _MARKER_LINE.match(text_line)
     quoted, delimiter = head.group(1) == '"', head.group(2) or ","
     if delimiter not in ",;":
         raise ParseError(f"not an esxtop batch CSV: unexpected separator {delimiter!r} after the marker", 1)
@@ -168,17 +177,18 @@ _NO_SAMPLES = ("header only: no samples (the capture holds esxtop's column heade
                "was stopped before its first sample, or the output was cut after the header)")
 
 
-def _header_line(stream: TextIO, warnings: list[str]) -> tuple[str, int]:
-    """The PDH-CSV header line and how many lines before it were skipped: what the terminal printed
+def _header_line(stream: TextIO, warnings: list[str]) -> tuple[str, re.Match[str], int]:
+    """The PDH-CSV header line, its marker and how many lines before it were skipped: what the terminal printed
     before esxtop's output (``no termcap entry for a 'xterm-256color' terminal``, a prompt, the login
     banner) is skipped with a warning naming it, at most MAX_JUNK_LINES lines."""
     skipped: list[str] = []
     while len(skipped) <= MAX_JUNK_LINES:
         line = stream.readline()
         text = line[1:] if line.startswith("\ufeff") else line
-        if _MARKER_LINE.match(text):
+        marker = _MARKER_LINE.match(text)
+        if marker:
             warnings.extend(junk_warning(n, junk) for n, junk in enumerate(skipped, 1) if junk.strip())
-            return line, len(skipped)
+            return line, marker, len(skipped)
         skipped.append(line)
         if not line or not _junk(line, sum(1 for junk in skipped if junk.strip())):
             break
@@ -244,8 +254,8 @@ def _vm_records(layout: Layout, series: dict[int, Series], vcpus_hint: int | Non
         vcpus = vcpus_hint or len(group.vcpu_worlds) or None
         source = "hint" if vcpus_hint else "vcpu-instances" if vcpus else None
         members = [m for m in counter("Members") or () if m is not None and 0 <= m < 1 << 31]
-        worlds = sorted(group.vcpu_worlds, key=lambda w: int(VCPU_WORLD.match(w).group(1)))
-        vcpu_ready = {w: series[group.vcpu_worlds[w]] for w in worlds if group.vcpu_worlds[w] is not None}
+        worlds = sorted(group.vcpu_worlds, key=vcpu_number)
+        vcpu_ready = {w: series[column] for w in worlds if (column := group.vcpu_worlds[w]) is not None}
         ready, costop, limited = counter("% Ready"), counter("% CoStop"), counter("% Max Limited")
         records[name] = VmCpu(
             vcpus=vcpus, ready_pct=_per_vcpu(ready, vcpus), costop_pct=_per_vcpu(costop, vcpus),

@@ -116,8 +116,9 @@ def read_arrow_rows(path: str, start: int, size: int, layout: Layout, header_end
     table = pa.concat_tables(part[0] for part in parts)
     rows_in_last, last_invalid = parts[-1][0].num_rows, parts[-1][1]
     del parts
-    stamps = [parse_stamp(text, layout.pdh.bias_min) for text in table.column(0).to_pylist()]
-    if None in stamps:
+    parsed = [parse_stamp(text, layout.pdh.bias_min) for text in table.column(0).to_pylist()]
+    stamps = [stamp for stamp in parsed if stamp is not None]
+    if len(stamps) < len(parsed):
         return None  # a bad timestamp or a blank line: the csv path says which line
     keep = len(stamps)
     if last_invalid:

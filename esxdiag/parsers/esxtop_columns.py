@@ -21,6 +21,14 @@ from esxdiag.parsers.pdh import PdhMarker, parse_marker, split_counter_path
 GROUP_COUNTERS = ("% Ready", "% CoStop", "% Max Limited", "% Used", "% Run", "% Swap Wait", "Members")
 PORT_COUNTERS = ("% Received Packets Dropped", "Packets Received/sec", "MBits Received/sec", "% Outbound Packets Dropped")
 VCPU_WORLD = re.compile(r"(?:vmx-vcpu-|vmm)([0-9]{1,9})(?::|$)")
+
+
+def vcpu_number(world: str) -> int:
+    """The vCPU index in a vCPU world's name (vmx-vcpu-3:..., vmm3)."""
+    match = VCPU_WORLD.match(world)
+    if match is None:
+        raise ValueError(f"not a vCPU world: {world!r}")
+    return int(match.group(1))
 _VM_PORT = re.compile(r"([^:]*):([0-9]{1,20}):([0-9]{1,20}):(.*)", re.S)
 _VCPU_TAIL = re.compile(r"(.*?):([0-9]+):(.*)", re.S)
 _VM_WORLD = re.compile(r"vmx(?:$|-)|vmm\d|vmast")
@@ -55,7 +63,7 @@ class Layout:
     names: dict[int, str] = field(default_factory=dict)  # wanted column -> header text (for warnings)
 
     def wanted_columns(self) -> list[int]:
-        wanted = set()
+        wanted: set[int] = set()
         for group in self.groups.values():
             wanted.update(group.columns.values())
             wanted.update(c for c in group.vcpu_worlds.values() if c is not None)
@@ -106,8 +114,8 @@ def read_layout(header: list[str], vm: str | None, warnings: list[str]) -> Layou
     kept_ports: dict[str, Port] = {}
     for (portset, port_id), port in ports.items():
         if port.vm in kept_names:
-            key = port_id if port_id not in kept_ports else f"{portset}:{port_id}"
-            kept_ports[key] = port
+            kept_key = port_id if port_id not in kept_ports else f"{portset}:{port_id}"
+            kept_ports[kept_key] = port
     layout = Layout(len(header), pdh, next(iter(hosts), None), kept, kept_ports)
     layout.names = {index: header[index] for index in layout.wanted_columns()}
     return layout

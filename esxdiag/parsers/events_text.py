@@ -136,19 +136,20 @@ def _readings(wording: str, message: str) -> set[tuple[str, str, str]]:
     for i in _places(body, " from "):
         vm, rest = body[:i], body[i + len(" from "):]
         for j in _places(rest, " to "):
-            source, target = rest[:j], rest[j + len(" to "):]
+            before, after = rest[:j], rest[j + len(" to "):]
             if wording == "VmMigratedEvent":
-                source, target = _host_before(source, ", ", need_rest=True), _host_before(target, ", ", need_rest=True)
+                source, target = _host_before(before, ", ", need_rest=True), _host_before(after, ", ", need_rest=True)
             else:
-                source, target = _host_before(source + " in cluster x", " in cluster "), \
-                    _host_before(target, " in cluster ", need_rest=True)
+                source, target = _host_before(before + " in cluster x", " in cluster "), \
+                    _host_before(after, " in cluster ", need_rest=True)
             if vm and source and target:
                 found.add((vm, source, target))
     return found
 
 
 def _places(text: str, word: str) -> list[int]:
-    places, at = [], text.find(word)
+    places: list[int] = []
+    at = text.find(word)
     while at >= 0 and len(places) < _MAX_SPLITS:
         places.append(at)
         at = text.find(word, at + 1)

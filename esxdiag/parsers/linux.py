@@ -227,7 +227,7 @@ def parse_ring_persistence(text: str) -> RingPersistence:
     """Output of ``grep -rsIn -e ethtool -e ring-rx <config paths>``. Unlike other captures an
     empty output is a real answer - grep found nothing, i.e. nothing makes ring sizes
     persistent - so it returns ``hits=()`` instead of raising NoData."""
-    hits = []
+    hits: list[PersistHit] = []
     text, warnings = drop_cut_line(text)
     skipped = Skipped(warnings)
     for n, raw in enumerate(text.splitlines(), 1):

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from esxdiag.errors import NoData, ParseError
 from esxdiag.parsers.cuts import Skipped, drop_cut_line
@@ -89,7 +91,7 @@ def parse_netstat(text: str) -> NetstatCounters:
     return dataclasses.replace(record, warnings=tuple(cut) + record.warnings) if cut else record
 
 
-def _typed(counters: dict[str, int], names: dict[str, str | tuple[str, ...]], source: str,
+def _typed(counters: dict[str, int], names: Mapping[str, str | tuple[str, ...]], source: str,
            warnings: tuple[str, ...] = ()) -> NetstatCounters:
     values = {}
     for field, wanted in names.items():
@@ -188,13 +190,13 @@ def _netstat_s(text: str) -> NetstatCounters:
         counters.put(key, value, f"line {n}")
     skipped.check(len(counters) + len(counters.ambiguous) + len(seen_sections))
     elided = bool(skipped.marks)
-    ambiguous, counters = counters.ambiguous, dict(counters)
-    if not counters and not ambiguous:
+    ambiguous, counts = counters.ambiguous, dict(counters)
+    if not counts and not ambiguous:
         raise NoData("netstat -s printed section headers but no counters")
     names = {field: tuple(f"{sec}: {t}" for t in texts for sec in ("Tcp", "TcpExt", "")) if saw_section
              else texts for field, (_, texts) in _FIELDS.items()}
     names = {f: tuple(k.removeprefix(": ") for k in keys) for f, keys in names.items()}
-    record = _typed(counters, names, "netstat", tuple(notes))
+    record = _typed(counts, names, "netstat", tuple(notes))
     if "TcpExt" in seen_sections and section == "TcpExt" and not elided:
         notes.append("TcpExt is the last section (net-tools prints IpExt after it): the capture may be cut "
                      "there, so a TcpExt counter it does not show is unknown, not 0")
@@ -202,16 +204,16 @@ def _netstat_s(text: str) -> NetstatCounters:
     elif "TcpExt" in seen_sections and not elided:
         # net-tools prints TcpExt counters only when non-zero (opt_number / unknown entries in
         # statistics.c printval), so inside a whole TcpExt section (IpExt follows) a missing counter is 0
-        zeros = {f: 0 for f in _TCPEXT_FIELDS if getattr(record, f) is None and not ambiguous & set(names[f])}
+        zeros: dict[str, Any] = {f: 0 for f in _TCPEXT_FIELDS if getattr(record, f) is None and not ambiguous & set(names[f])}
         record = dataclasses.replace(record, **zeros)
     if all(getattr(record, f) is None for f in _FIELDS):
         if not saw_section:
             raise ParseError("no netstat -s section headers (Ip:, Tcp:, TcpExt: ...) and no known TCP counter "
                              "wording: not netstat -s output")
-        if "Tcp" in {k.split(":", 1)[0] for k in counters}:
+        if "Tcp" in {k.split(":", 1)[0] for k in counts}:
             notes.append("Tcp section present but no known English wording: localised output? "
                          "collect with LC_ALL=C")
-            record = _typed(counters, names, "netstat", tuple(notes))
+            record = _typed(counts, names, "netstat", tuple(notes))
     return record
 
 
@@ -219,12 +221,15 @@ def _one_netstat_output(text: str) -> tuple[str, list[str]]:
     """``netstat -s`` printed twice into one capture (a start and an end sample pasted together)
     is not one sample: identical copies are read once with a warning, different ones are a
     ParseError (which sample would the capture be?)."""
-    blocks, seen, lines = [[]], set(), text.splitlines()
-    for n, line in enumerate(lines, 1):
+    blocks: list[list[tuple[int, str]]] = [[]]
+    seen: set[str] = set()
+    repeated: list[str] = []  # the section each further output starts with
+    for n, line in enumerate(text.splitlines(), 1):
         section = _SECTION.match(line)
         if section and not line[0].isspace():
             if section.group(1) in seen:
                 blocks.append([])
+                repeated.append(section.group(1))
                 seen.clear()
             seen.add(section.group(1))
         blocks[-1].append((n, line))
@@ -232,7 +237,7 @@ def _one_netstat_output(text: str) -> tuple[str, list[str]]:
         return text, []
     bodies = {tuple(line.rstrip() for _, line in block if line.strip()) for block in blocks}
     if len(bodies) > 1:
-        raise ParseError(f"section {_SECTION.match(blocks[1][0][1]).group(1)!r} starts again: two different "
+        raise ParseError(f"section {repeated[0]!r} starts again: two different "
                          "netstat -s outputs in one capture (start and end pasted together?); save each sample "
                          "in its own file", line=blocks[1][0][0])
     return "\n".join(line for _, line in blocks[0]) + "\n", [

@@ -176,11 +176,11 @@ def _read(body: str, first_line: int, warnings: list[str]) -> Any:
                 stack[-1].add(items, line)
             else:
                 done, root = True, items
-        elif expect == "key" and kind == "value" and isinstance(value, str):
+        elif frame is not None and expect == "key" and kind == "value" and isinstance(value, str):
             frame.key, frame.expect, frame.may_close = value, ":", False
-        elif expect == ":" and kind == ":":
+        elif frame is not None and expect == ":" and kind == ":":
             frame.expect = "value"
-        elif expect == "," and kind == ",":
+        elif frame is not None and expect == "," and kind == ",":
             frame.expect, frame.may_close = ("key" if frame.opener == "{" else "value"), True
         elif expect == "value" and kind in "{[":
             if len(stack) >= MAX_DEPTH:

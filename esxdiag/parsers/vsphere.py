@@ -13,7 +13,7 @@ import re
 import types
 import typing
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from esxdiag.errors import NoData, ParseError
 from esxdiag.parsers.jsontext import load_json
@@ -262,7 +262,10 @@ def parse_host_perf(text: str) -> HostPerf:
     return _perf(text, HostPerf, SCHEMA_HOST_PERF)
 
 
-def _perf(text: str, cls: type, schema: str) -> VmPerf | HostPerf:
+_Perf = TypeVar("_Perf", "VmPerf", "HostPerf")
+
+
+def _perf(text: str, cls: type[_Perf], schema: str) -> _Perf:
     perf = build_record(cls, _load(text, schema), "")
     host = cls is HostPerf
     if not perf.series:
@@ -367,7 +370,7 @@ def _converter(hint: Any) -> Callable[[Any, str], Any]:
                 return tuple(value)  # the common case checked in one pass; otherwise the precise error below
             return tuple(item_conv(v, f"{where}[{i}]") for i, v in enumerate(value))
         return convert_tuple
-    if dataclasses.is_dataclass(hint):
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         return _record_converter(hint)
 
     def convert_scalar(value: Any, where: str) -> Any:

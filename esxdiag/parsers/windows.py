@@ -241,12 +241,18 @@ def parse_stats(text: str) -> WinStats:
     if not any(k in r for r in records for k in _STAT_KEYS):
         raise ParseError("no ReceivedBytes/ReceivedDiscardedPackets/... property: not Get-NetAdapterStatistics "
                          "output (use Format-List * to see the discard counters)")
-    adapters = {}
-    for record in unique(records, ("Name",), found.warnings):
-        name = str(record["Name"])
-        values = [counter(record.get(k), f"{name} {k}") for k in _STAT_KEYS]
-        adapters[name] = WinAdapterStats(*values, {k: raw_text(v) for k, v in record.items()})
+    adapters = {str(record["Name"]): _adapter_stats(record, str(record["Name"]))
+                for record in unique(records, ("Name",), found.warnings)}
     return WinStats(adapters, tuple(found.warnings))
+
+
+def _adapter_stats(record: dict[str, Value], name: str) -> WinAdapterStats:
+    def value(key: str) -> int | None:
+        return counter(record.get(key), f"{name} {key}")
+    return WinAdapterStats(value("ReceivedDiscardedPackets"), value("ReceivedPacketErrors"),
+                           value("OutboundDiscardedPackets"), value("OutboundPacketErrors"),
+                           value("ReceivedUnicastPackets"), value("ReceivedBytes"),
+                           {k: raw_text(v) for k, v in record.items()})
 
 
 # ---------------------------------------------------------------- Get-NetAdapter

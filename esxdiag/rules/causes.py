@@ -90,7 +90,7 @@ def rx_causes(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> list[Cause]:
             continue
         what, why = REASON_WORDS[family]
         parts = ", ".join(f"{c.locator} +{c.delta:,}{_rate(c)}" for c in rising)  # the counters' own words
-        remedy = ()
+        remedy: tuple[Remediation, ...] = ()
         if family == "mtu":
             remedy = (fix.align_mtu(vm.guest_os, nic.guest_interface, nic.windows_adapter, nic.mtu),)
         elif family in ("page-absent", "buffer-map-failure"):
@@ -115,9 +115,8 @@ def uplink_loss(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
     causes = [c for link in nic.uplinks if link.mapping and (c := uplink_cause(link, t)) is not None]
     host_only = [c for link in nic.uplinks if not link.mapping and (c := uplink_cause(link, t)) is not None]
     if causes:
-        worst = max((c for link in nic.uplinks if link.mapping for c in link.counters if c.rate_per_s is not None),
-                    key=lambda c: c.rate_per_s, default=None)
-        severity = drop_severity(worst.rate_per_s if worst else None, t, "uplink.drops_per_s_critical")
+        rates = [c.rate_per_s for link in nic.uplinks if link.mapping for c in link.counters if c.rate_per_s is not None]
+        severity = drop_severity(max(rates) if rates else None, t, "uplink.drops_per_s_critical")
         return [_uplink_finding(vm, nic, causes, severity,
                                 f"Uplink loss on the path of {nic.label or nic.mac}: ", "",
                                 "These frames are lost on the physical NIC, before the vSwitch: no vNIC ring can "

@@ -79,10 +79,10 @@ def limited_words(limited: WindowStat | None, limit_mhz: int | None, t: dict[str
     """(throttling: True / False / None when it cannot be told, words) for %MLMTD and the configured limit."""
     threshold = t["cpu.max_limited_pct"]
     judged = limited.judge(threshold) if limited is not None else None
-    if judged == "above":
+    if limited is not None and judged == "above":
         return True, (f"a CPU limit is throttling (%MLMTD {limited.qualifier}{limited.worst_avg:.1f}% > "
                       f"{threshold:g}" + (f", limit {limit_mhz} MHz)" if limit_mhz else ")"))
-    if judged == "below":
+    if limited is not None and judged == "below":
         return False, f"%MLMTD {limited.range_words()} <= {threshold:g}"
     if limit_mhz is not None:
         return None, f"CPU limit {limit_mhz} MHz set, %MLMTD not measured"
@@ -107,7 +107,7 @@ def cpu_contention(vm: VmFacts, t: dict[str, float]):
                                 limited.locator))
     severity = "critical" if ready.worst_avg > crit else "warning"
     band = ready_band(severity, t)
-    if ready_from_limit(ready, limited, t):  # the limit, not other VMs, causes the wait
+    if limited is not None and ready_from_limit(ready, limited, t):  # the limit, not other VMs, causes the wait
         return [Finding(
             "cpu-contention", "info", vm.name, None, f"CPU ready time on {vm.name} comes from its CPU limit",
             f"Worst vCPU ready {ready.qualifier}{ready.worst_avg:.1f}%, of which {limited.worst_avg:.1f}% is "
@@ -150,7 +150,7 @@ def cpu_limit(vm: VmFacts, t: dict[str, float]):
     judged = limited.judge(threshold) if limited is not None else None
     configured = Evidence("CPU limit configured on the VM", limit, "MHz", None, None, vm.inventory_file,
                           "cpu_allocation.limit_mhz")
-    if judged == "above":
+    if limited is not None and judged == "above":
         place = limit_place(vm)
         return [Finding(
             "cpu-limit", "critical", vm.name, None, f"A CPU limit is throttling {vm.name}",
@@ -161,7 +161,7 @@ def cpu_limit(vm: VmFacts, t: dict[str, float]):
         )]
     if limit is not None:
         measured = judged == "below"
-        against = (limited.evidence(threshold, "<="),) if measured else ()
+        against = (limited.evidence(threshold, "<="),) if measured and limited is not None else ()
         return [Finding(
             "cpu-limit", "info" if measured else "warning", vm.name, None,
             f"{vm.name} has a {limit} MHz CPU limit",
@@ -179,7 +179,8 @@ def cpu_limit(vm: VmFacts, t: dict[str, float]):
             f"{place.words[0].upper()}{place.words[1:]}"
             + ("; it did not throttle this VM in this window (%MLMTD 0)." if measured else
                "; CPU was not measured in the window, so its effect is unknown." if judged is None else "."),
-            evidence=place.evidence, evidence_against=(limited.evidence(threshold, "<="),) if measured else (),
+            evidence=place.evidence,
+            evidence_against=(limited.evidence(threshold, "<="),) if measured and limited is not None else (),
             remediation=() if measured else place.remediation)]  # a pool's cap is shared, often on purpose
     if limited is None:
         return [RuleCheck("cpu-limit", "pass" if vm.inventory_file else "skip",

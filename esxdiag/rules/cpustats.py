@@ -184,14 +184,15 @@ def cpu_state(cpu: CpuFacts | None, limit_mhz: int | None, t: dict[str, float],
     limit_judged = judged(limited, t["cpu.max_limited_pct"])
     throttled = limit_judged == "above" or (limit_mhz is not None and limit_judged in (None, "unknown"))
     contended = "above" in (judged(ready, t["cpu.ready_pct_critical"]), judged(costop, t["cpu.costop_pct"]))
-    both = whole_window_evidence(cpu, whole, t) if len(sources) > 1 else None
-    healthy = tuple(s.evidence(th, "<=") for s, th in pairs if judged(s, th) == "below") + ((both,) if both else ())
-    straddled = tuple(s for s, th in pairs if judged(s, th) == "unknown")
+    both = whole_window_evidence(sources[0], sources[1], t) if len(sources) > 1 else None
+    read = [(s, th) for s, th in pairs if s is not None]
+    healthy = tuple(s.evidence(th, "<=") for s, th in read if s.judge(th) == "below") + ((both,) if both else ())
+    straddled = tuple(s for s, th in read if s.judge(th) == "unknown")
     undecided = tuple(
         Evidence(f"{s.what} per vCPU is {s.range_words()} (the vCPU count is unknown): it can be neither confirmed "
                  f"nor ruled out against {th:g}%", round(s.worst_avg, 2), "% per vCPU (least)", th, "?",
                  s.source, s.locator)
-        for s, th in pairs if judged(s, th) == "unknown")
+        for s, th in read if s.judge(th) == "unknown")
     measured = any(s is not None for s in (ready, costop, limited))  # a series of only NaN is not a measurement
     if not measured:
         undecided += (Evidence("CPU was not measured in the window: contention or a limit cannot be ruled out",
@@ -205,9 +206,10 @@ def cpu_state(cpu: CpuFacts | None, limit_mhz: int | None, t: dict[str, float],
     partial = coverage(cpu, t)
     caveats = tuple(e for e in (
         swap.evidence(t["cpu.swap_wait_pct"]) if swap else None,
-        Evidence(f"%RUN ({cpu.source}), least busy vCPU ({run.vcpu}) window average: every vCPU is saturated",
-                 round(run.worst_avg, 2), "% per vCPU", t["cpu.run_pct_saturated"], ">=", run.source, run.locator)
-        if saturated else None, partial) if e is not None)
+        Evidence(f"%RUN ({cpu.source}), least busy vCPU ({saturated.vcpu}) window average: every vCPU is saturated",
+                 round(saturated.worst_avg, 2), "% per vCPU", t["cpu.run_pct_saturated"], ">=", saturated.source,
+                 saturated.locator)
+        if saturated and cpu else None, partial) if e is not None)
     return CpuState(ready, costop, limited, throttled, contended, healthy, undecided, measured, straddled,
                     swap, saturated, partial, caveats, both)
 

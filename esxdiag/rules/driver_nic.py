@@ -101,12 +101,14 @@ def family_of(driver: str | None, key: str) -> str | None:
 def _summed(key: str, members: list[CounterWindow]) -> CounterWindow:
     if len(members) == 1:
         return members[0]
-    complete = all(c.complete for c in members)
+    what = f"{key} (sum of {len(members)} queues)"
     seconds = next((c.seconds for c in members if c.seconds), None)
-    start = sum(c.start for c in members) if complete else None
-    end = sum(c.total or 0 for c in members)
-    return CounterWindow(f"{key} (sum of {len(members)} queues)", start, start + sum(c.delta for c in members)
-                         if complete else end, seconds, members[-1].source, members[-1].locator)
+    if all(c.complete for c in members):  # each start and delta read
+        start = sum(c.start or 0 for c in members)
+        end = start + sum(c.delta or 0 for c in members)
+        return CounterWindow(what, start, end, seconds, members[-1].source, members[-1].locator)
+    return CounterWindow(what, None, sum(c.total or 0 for c in members), seconds, members[-1].source,
+                         members[-1].locator)
 
 
 def driver_drops(nic: VnicFacts) -> list[DriverDrop]:
@@ -190,7 +192,7 @@ def decide_driver_nic(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> RingV
         return RingVerdict(Verdict.INSUFFICIENT_EVIDENCE, f"{what}: none of its {len(nic.driver_counters)} ethtool -S "
                            f"counters is a receive drop counter of {nic.driver}: its drops cannot be judged.",
                            missing=(f"a receive drop counter of {nic.driver} in ethtool -S",))
-    total = sum(d.delta for d in rising)
+    total = sum(d.delta or 0 for d in rising)  # a rising drop's delta is read
     seconds = next((d.window.seconds for d in rising if d.window.seconds), None)
     floor = under_floor(nic, total, seconds, t)
     if not rising or floor is not None:
@@ -262,7 +264,7 @@ def nic_driver_drops(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
         return [RuleCheck("nic-driver-drops", "pass", "a vNIC on a vSwitch port: its ring verdict judges it",
                           nic.mac)]
     rising = rising_drops(nic, t)
-    total = sum(d.delta for d in rising)
+    total = sum(d.delta or 0 for d in rising)  # a rising drop's delta is read
     seconds = next((d.window.seconds for d in rising if d.window.seconds), None)
     if not rising or under_floor(nic, total, seconds, t) is not None:
         read = any(c.complete for c in nic.driver_counters.values())

@@ -44,7 +44,7 @@ def ring_exhaustion(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
     severity = Severity.WARNING if guest_only else drop_severity(rate, t)
     rings = " and ".join(f"ring {n}" for n, up in ((1, sig.ring1_rising), (2, sig.ring2_rising)) if up and read[n])
     drops = f"{sig.drops.delta:,} packets dropped ({rate:,.1f}/s)" if rate is not None and sig.drops else "drops rising"
-    if guest_only:
+    if guest_only and sig.drops is not None:
         return [Finding(
             "ring-exhaustion", severity, vm.name, nic.mac,
             f"Receive buffers ran out in the guest on {nic.label or nic.mac}{_port_words(vm, nic)}",
@@ -102,18 +102,19 @@ def emulated_adapter(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
     if nic.type not in ("e1000", "e1000e"):
         return [RuleCheck("emulated-adapter", "pass", f"adapter type {nic.type or 'unknown'}", nic.mac)]
     port = nic.dropped_rx
-    dropping = port is not None and port.delta is not None and port.delta > t["ring.drops"]
-    rate = port.rate_per_s if dropping else None
+    dropped = port if port is not None and port.delta is not None and port.delta > t["ring.drops"] else None
+    dropping = dropped is not None
+    rate = dropped.rate_per_s if dropped else None
     severity = drop_severity(rate, t)
-    drops = (f" Its port dropped {port.delta:,} received frames in the window"
-             + (f" ({rate:,.1f}/s)" if rate is not None else "") + "." if dropping else "")
+    drops = (f" Its port dropped {dropped.delta:,} received frames in the window"
+             + (f" ({rate:,.1f}/s)" if rate is not None else "") + "." if dropped else "")
     return [Finding(
         "emulated-adapter", severity, vm.name, nic.mac,
         f"{nic.label or nic.mac} is an emulated {nic.type}" + (" and drops received frames" if dropping else ""),
         f"{nic.type} is emulated: more host CPU per packet and small fixed rx rings.{drops} vmxnet3 is the adapter "
         f"for network-heavy VMs. Its 1 Gbps link speed is not a limit. {LINK_SPEED_FACTS}",
         evidence=(Evidence("adapter type", nic.type, None, "vmxnet3", "!=", None, "vnics[].type"),)
-        + ((port.evidence(t["ring.drops"]),) if dropping else ()),
+        + ((dropped.evidence(t["ring.drops"]),) if dropped else ()),
         remediation=(fix.replace_emulated_nic(vm.name, nic.label, nic.mac, nic.type, nic.network, vm.guest_os),),
     )]
 

@@ -175,7 +175,7 @@ def windows_raise_ring(adapter: str | None, ring: int, current: int | None, targ
                      + (f" (now {buffers:,})" if buffers is not None and not raise_ring else ""))
     cmds.append(f"Get-NetAdapterAdvancedProperty -Name {name} | Format-List DisplayName,DisplayValue,RegistryKeyword"
                 "   # verify")
-    notes = ()
+    notes: tuple[str, ...] = ()
     if not raise_ring:
         notes = (f"Rx Ring #{ring} Size is already {current:,}: the ring cannot grow, but the {buf_name} pool it is "
                  f"filled from can (up to {WINDOWS_BUFFERS_MAX:,}); VMware raises both together. No vCPU cost.",)
@@ -247,6 +247,7 @@ def vsphere_remove_pool_limit(pool: str, moid: str | None, path: str | None, lim
     PowerCLI (pool names repeat across clusters, and a name would change every match)."""
     kind = "vApp" if vapp else "resource pool"
     limit = f" of {limit_mhz:,} MHz" if limit_mhz else ""
+    commands: tuple[str, ...]
     if vapp:
         get = f"Get-VApp -Id {ps_quote('VirtualApp-' + moid)}" if moid else f"Get-VApp -Name {ps_name(pool)}"
         commands = (f"{get} | Set-VApp -CpuLimitMhz $null",)
@@ -370,7 +371,7 @@ def replace_emulated_nic(vm: str, label: str | None, mac: str | None, nic_type: 
     )
 
 
-def uplink_loss(vmnic: str, counters: list[str]) -> Remediation:
+def uplink_loss(vmnic: str, counters: list[str | None]) -> Remediation:
     """Loss on the physical NIC: its own ring (missed / FIFO errors: the host did not drain it) or the wire
     (CRC, length, frame errors). Host commands, read-only ones first."""
     nic = sh_arg(vmnic, "vmnic")

@@ -4,7 +4,7 @@ ring 1 / ring 2 — each with only the steps that would change something."""
 
 from __future__ import annotations
 
-from esxdiag.result import Evidence, RingVerdict
+from esxdiag.result import Evidence, Remediation, RingVerdict
 from esxdiag.rules import remediation as fix
 from esxdiag.join.device import runs_as
 from esxdiag.rules.causes import hot_queues
@@ -20,17 +20,17 @@ def change_ring(vm, nic, sig, evidence, cpu: CpuState, missing: list[str], t) ->
     against = _ready_investigate_band(cpu, t) + cpu.undecided + cpu.caveats
     if vm.guest_os == "windows" and nic.rx_queues == 1 and (vm.vcpus or 0) > 1 and nic.rss_enabled is not True:
         q = Evidence("rx queues in use", 1, "queues", vm.vcpus, "< vCPUs", nic.rx_queues_source, "rxqueues")
-        ring = ()
+        raise_ring: tuple[Remediation, ...] = ()
         if _windows_room(nic, 1, int(t["ring.max_size"])):
-            ring = (fix.windows_raise_ring(nic.windows_adapter, 1, nic.ring1_size, int(t["ring.max_size"]), 1,
+            raise_ring = (fix.windows_raise_ring(nic.windows_adapter, 1, nic.ring1_size, int(t["ring.max_size"]), 1,
                                            t["ring.memory_kb_per_ring1_entry"], nic.small_rx_buffers),)
         return RingVerdict(
             Verdict.ENABLE_RSS,
             f"Drops are rising on a single rx queue while the VM has {vm.vcpus} vCPUs and RSS is "
             f"{'off' if nic.rss_enabled is False else 'not confirmed on'}: enable RSS so receive work spreads"
-            + (", then raise Rx Ring #1 if drops continue." if ring else "."),
+            + (", then raise Rx Ring #1 if drops continue." if raise_ring else "."),
             evidence=evidence + (q,) + cpu.healthy, evidence_against=against,
-            remediation=(fix.windows_enable_rss(nic.windows_adapter, vm.vcpus),) + ring,
+            remediation=(fix.windows_enable_rss(nic.windows_adapter, vm.vcpus),) + raise_ring,
             missing=tuple(missing))
     for ring, rising, size, ring_max in ((1, sig.ring1_rising, nic.ring1_size, nic.ring1_max),
                                          (2, sig.ring2_rising, nic.ring2_size, nic.ring2_max)):

@@ -24,13 +24,13 @@ def guest_retransmits(vm: VmFacts, t: dict[str, float]):
                           f"{retrans.delta:,} retransmitted segments" + (f" ({pct:.2f}% of sent)" if pct is not None else "")
                           + (f" ({wraps})" if wraps else ""))]
     evidence = [retrans.evidence(rate_limit if high_rate else None)]
-    if pct is not None:
+    if pct is not None and sent is not None:
         evidence.append(Evidence("retransmitted / sent segments" + (f" ({wraps})" if wraps else ""), round(pct, 2),
                                  "%", limit, ">", sent.source, "segments sent"))
     return [Finding(
         "guest-retransmits", "warning", vm.name, None, f"{vm.name} is retransmitting TCP segments",
         f"{retrans.delta:,} segments retransmitted in the window"
-        + (f" ({pct:.2f}% of {sent.delta:,} sent{'; ' + wraps if wraps else ''})" if pct is not None else "")
+        + (f" ({pct:.2f}% of {sent.delta:,} sent{'; ' + wraps if wraps else ''})" if pct is not None and sent else "")
         + ". A sender retransmits when the receiver drops: check the ring verdict of the VMs it sends to.",
         evidence=tuple(evidence),
     )]

@@ -15,7 +15,7 @@ from esxdiag.rules import remediation as fix
 from esxdiag.rules.causes import Cause, reason_counters, rx_causes, rx_fine_tx_dropping, tx_rising
 from esxdiag.rules.floor import floor_words
 from esxdiag.rules.ledger import rx_ledger
-from esxdiag.rules.cpustats import CpuState, cpu_state
+from esxdiag.rules.cpustats import CpuState, WindowStat, cpu_state
 from esxdiag.rules.limits import effective_limit_mhz, limit_place
 from esxdiag.rules.driver_nic import buffers_rising, decide_driver_nic, rising_drops
 from esxdiag.rules.ring_change import change_ring
@@ -60,9 +60,9 @@ def frames_received(nic: VnicFacts) -> int | None:
     if nic.packets_rx is not None and nic.packets_rx.delta:
         return nic.packets_rx.delta
     for symptom in nic.drop_symptoms:
-        received = [p for p in symptom.packets_rx if p is not None and p >= 0]
-        if symptom.unit == "packets" and sum(received):
-            return round(sum(received))
+        received = sum((p for p in symptom.packets_rx if p is not None and p >= 0), 0.0)
+        if symptom.unit == "packets" and received:
+            return round(received)
     return None
 
 
@@ -88,14 +88,15 @@ def signals(nic: VnicFacts, t: dict[str, float]) -> RingSignals:
     ring1_rising = above(nic.ring1_full, full_min)
     ring2_rising = above(nic.ring2_full, full_min)
     drops_rising = above(drops, drop_min)
-    if drops_rising and drops is nic.dropped_rx and drops.delta - attributed(nic) <= drop_min:
+    port_delta = drops.delta if drops is not None and drops is nic.dropped_rx else None
+    if drops_rising and port_delta is not None and port_delta - attributed(nic) <= drop_min:
         drops_rising = False  # every port drop has another cause
     ring1_unknown = nic.ring1_full is None or not nic.ring1_full.complete
     if drops_rising and not ring2_rising and ring1_unknown:
         ring1_rising = True  # no windowed ring-full counter: out-of-buffer drops land on ring 1 first
     windowed = any(c.complete for c in (nic.ring1_full, nic.ring2_full, drops) if c is not None)
     floor = None
-    if drops_rising and drops.complete:
+    if drops_rising and drops is not None and drops.delta is not None:
         floor = under_floor(nic, drops.delta, drops.seconds, t)
         if floor is not None:  # a handful of drops: no ring change is worth its guest memory
             ring1_rising = ring2_rising = drops_rising = False
@@ -109,7 +110,7 @@ def decide(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> RingVerdict:
     others = rx_causes(vm, nic, t)
     ledger = rx_ledger(nic) if nic.type in (None, "vmxnet3") or nic.dropped_rx is not None else None
     verdict = dataclasses.replace(_decide(vm, nic, t, others, ledger), ledger=ledger)
-    if unexplained_rising(nic, ledger, t) and "not explained by any counter" not in verdict.summary:
+    if ledger is not None and unexplained_rising(nic, ledger, t) and "not explained by any counter" not in verdict.summary:
         verdict = dataclasses.replace(verdict, summary=verdict.summary + f" {ledger.unexplained:,} of "
                                       f"{ledger.port_drops:,} port drops are not explained by any counter read.")
     if verdict.verdict in (Verdict.NOT_NEEDED, Verdict.PAST_EXHAUSTION_ONLY) and tx_rising(nic, t):
@@ -152,7 +153,7 @@ def _decide(vm: VmFacts, nic: VnicFacts, t: dict[str, float], others: list[Cause
             first = _cpu_first(vm, cpu, evidence, list(nic.missing), t, "The vSwitch port drops frames")
             if first is not None:
                 return first
-        if residue:
+        if residue and ledger is not None:
             return _unexplained(vm, nic, ledger, evidence, cpu)
         if sig.floor is not None:
             return _under_floor(sig, evidence, nic.missing)
@@ -165,7 +166,7 @@ def _decide(vm: VmFacts, nic: VnicFacts, t: dict[str, float], others: list[Cause
     if cpu.swap is not None or page_absent is not None:
         return _memory_first(vm, cpu, page_absent, evidence, missing, t)
     if cpu.saturated is not None:
-        return _saturated(vm, nic, cpu, evidence, missing)
+        return _saturated(vm, nic, cpu, cpu.saturated, evidence, missing)
     if cpu.straddled:  # contention judged on the conservative side: no ring raise it might not justify
         return _cpu_undecided(vm, cpu, evidence, missing)
     return change_ring(vm, nic, sig, evidence, cpu, missing, t)
@@ -225,8 +226,8 @@ def _memory_first(vm: VmFacts, cpu: CpuState, page_absent, evidence, missing: li
         evidence_against=cpu.undecided, remediation=(fix.vsphere_relieve_memory(vm.name),), missing=tuple(missing))
 
 
-def _saturated(vm: VmFacts, nic: VnicFacts, cpu: CpuState, evidence, missing: list[str]) -> RingVerdict:
-    run = cpu.saturated
+def _saturated(vm: VmFacts, nic: VnicFacts, cpu: CpuState, run: WindowStat, evidence,
+               missing: list[str]) -> RingVerdict:
     return RingVerdict(
         Verdict.GUEST_SATURATED,
         f"Drops are rising while every vCPU is busy (least busy vCPU %RUN {run.worst_avg:.1f}%) and ready time is "
@@ -276,7 +277,7 @@ def _cpu_first(vm: VmFacts, cpu: CpuState, evidence, missing: list[str], t, what
         return RingVerdict(
             Verdict.CPU_LIMIT_FIRST,
             f"{what} while a CPU limit "
-            + (f"throttles the VM ({cpu.figure('%MLMTD', limited)}" if shown else
+            + (f"throttles the VM ({cpu.figure('%MLMTD', limited)}" if shown and limited else
                "is set that no %MLMTD figure of the window rules out (limit set")
             + (f", limit {vm.cpu_limit_mhz:,} MHz)" if vm.cpu_limit_mhz else ")")
             + (": remove the limit first" if vm.cpu_limit_mhz is not None and not place.evidence else
@@ -438,7 +439,7 @@ def _not_vmxnet3(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> RingVerdic
     rising = port is not None and port.delta is not None and port.delta > t["ring.drops"]
     symptoms = [s for s in nic.drop_symptoms if s.rising]
     drops = ""
-    if rising:
+    if rising and port is not None:
         rate = f", {port.rate_per_s:,.1f}/s" if port.rate_per_s is not None else ""
         drops = f" Its port dropped {port.delta:,} received frames in the window (droppedRx{rate})."
     elif symptoms:

@@ -64,17 +64,18 @@ def run_scan(targets: list, options, thresholds: dict, snapshot_path: Callable[[
              saved: tuple[Snapshot, Path] | None = None, progress=None, stop: threading.Event | None = None,
              on_snapshot: Callable[[Snapshot, Path], None] | None = None, deep: DeepPlan | None = None,
              on_deep_error: Callable[[Exception], None] | None = None, proofs: Proofs | None = None,
-             record: Callable[[dict, frozenset], dict | None] | None = None) -> Scanned:
+             record: Callable[[dict, frozenset], dict | None] | None = None, watches=None) -> Scanned:
     """Scan ``targets`` (Credentials) with ``options`` (ScanOptions), or judge a ``saved`` (snapshot,
     path) instead. ``snapshot_path(data)`` says where the new snapshot goes; ``on_snapshot`` sees it
     before any analysis (and may refuse it by raising); ``on_deep_error``: the scan stands without
     its deep check (else the error propagates); ``record(document, retired)`` appends to the history
-    with the proofs this scan retired, and returns what changed (its errors name the file)."""
+    with the proofs this scan retired, and returns what changed (its errors name the file). ``watches``
+    (esxdiag.collectors.fleet.watch.Watches, kept by the caller): read only the inventory's changes."""
     with cyclic_gc_paused():
         if saved is None:
             from esxdiag.collectors.fleet import scan  # pyvmomi: only when a scan goes to the network
 
-            data = scan(targets, options, progress, stop)
+            data = scan(targets, options, progress, stop, watches)
             if stop is not None and stop.is_set() and not any(v["status"] == "scanned" for v in data["vcenters"]):
                 return Scanned(None)  # shutdown ended it: abandoned, not failed
             path = write_snapshot(data, snapshot_path(data))

@@ -52,6 +52,10 @@ class CycleRunner:
         self.snapshots.mkdir(parents=True, exist_ok=True)
         self.proof_max_age_s = proof_max_age(args.proof_max_age, args.deep_recheck)
         self.deep = bool(args.deep or args.deep_vm)
+        self.watches = None  # each vCenter's login and inventory kept between cycles (docs/serve.md)
+        if args.inventory_max_age:
+            from esxdiag.collectors.fleet.watch import Watches  # pyvmomi: only when serve scans
+            self.watches = Watches(args.inventory_max_age)
 
     def __call__(self, creds, stop: threading.Event, entry: VcenterState) -> Outcome:
         now = time.time()
@@ -68,7 +72,7 @@ class CycleRunner:
                            deep=deep, on_deep_error=deep_failed,
                            proofs=Proofs({(c.vcenter, moid): c for moid, c in entry.deep.items()},
                                          self.proof_max_age_s),
-                           record=self.record)
+                           record=self.record, watches=self.watches)
         if scanned.document is None:
             return Outcome(None)
         if scanned.history_error:
@@ -76,6 +80,11 @@ class CycleRunner:
         return Outcome(scanned.document, scanned.checks, scanned.unreached_hosts, scanned.history_error,
                        frozenset(moid for _, moid, _ in scanned.retired), scanned.history_written,
                        Expiry.of(scanned.document, scanned.snapshot, self.thresholds, self.proof_max_age_s))
+
+    def close(self) -> None:
+        """Log out of the vCenters whose login the cycles kept."""
+        if self.watches is not None:
+            self.watches.close()
 
     def record(self, document: dict, retired: frozenset = frozenset()) -> dict | None:
         """Record the cycle, its deep checks and the proofs it retired in the history, then apply retention."""

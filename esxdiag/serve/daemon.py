@@ -37,7 +37,8 @@ def check(args: argparse.Namespace) -> None:
     check_fleet_options(args)
     for name, low, high in (("interval", 1, 86400), ("retention_days", 0.01, 3650), ("deep_hosts", 1, 1000),
                             ("deep_recheck", 0, 7 * 86400), ("shutdown_grace", 0, 600),
-                            ("web_max_connections", 1, 10000), ("web_idle_timeout", 0.5, 3600)):
+                            ("web_max_connections", 1, 10000), ("web_idle_timeout", 0.5, 3600),
+                            ("inventory_max_age", 0, 7 * 86400)):
         if getattr(args, name) is not None and not low <= getattr(args, name) <= high:
             raise EsxdiagError(f"--{name.replace('_', '-')} must be between {low:g} and {high:g}")
     if args.jitter is not None and not 0 <= args.jitter < args.interval / 2:
@@ -121,6 +122,7 @@ def serve(args: argparse.Namespace) -> list[str]:
     server.shutdown()
     server.server_close()
     abandoned = scheduler.stop(args.shutdown_grace)
+    runner.close()
     if abandoned:
         log.warning("abandoned after %g s: %s (nothing of theirs was recorded)", args.shutdown_grace,
                     ", ".join(abandoned))

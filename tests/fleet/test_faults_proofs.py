@@ -233,6 +233,7 @@ def test_serve_drops_a_proof_past_its_age_while_the_proxy_fails_every_cycle(prox
     assert 'verdict="raise-ring1"' in generate_latest(registry).decode()
 
     proxy.add("RetrievePropertiesEx", "html", status=503, times=None)  # every cycle fails from now on
+    proxy.add("WaitForUpdatesEx", "html", status=503, times=None)  # serve's kept inventory: its changes too
     scheduler.run_one(creds, name)
     entry_state = state.get(name)
     assert entry_state.last_ok is False and entry_state.stale, entry_state.last_error

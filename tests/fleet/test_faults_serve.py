@@ -23,12 +23,12 @@ from esxdiag.serve.store import Store
 pytestmark = pytest.mark.lab
 
 
-def serve_parts(proxy, tmp_path, timeout_s: float = 4):
+def serve_parts(proxy, tmp_path, timeout_s: float = 4, *extra: str):
     creds = proxy.creds()
     name = f"{creds.host}:{creds.port}"
     args = build_parser().parse_args(["serve", "--vcenter", proxy.url, "--user", proxy.lab.username, "--insecure",
                                       "--history", str(tmp_path / "h.sqlite"), "--timeout", str(timeout_s),
-                                      "--page-size", "2", "--window", "60", "--interval", "60"])
+                                      "--page-size", "2", "--window", "60", "--interval", "60", *extra])
     state = State([VcenterState(name, proxy.url, 60)])
     runner = CycleRunner(args, load_thresholds(), Store(tmp_path / "h.sqlite", 3), tmp_path / "data",
                          threading.Lock())
@@ -41,14 +41,22 @@ def metric(state, name, **labels):
     return registry.get_sample_value(name, labels)
 
 
-@pytest.mark.parametrize("fault", [("QueryPerf", "trickle", {"size": 16, "every": 0.5}),
-                                   ("ContinueRetrievePropertiesEx", "cut", {}),
-                                   ("ContinueRetrievePropertiesEx", "html", {}),
-                                   ("CurrentTime", "trickle", {"size": 16, "every": 0.5})],
-                         ids=["queryperf-trickle", "vm-page-cut", "vm-page-html", "clock-trickle"])
-def test_a_faulty_answer_fails_the_cycle_and_keeps_the_last_good_report_stale(proxy, monkeypatch, tmp_path, fault):
+# the inventory's changes (WaitForUpdatesEx) faulted every time: the cycle's whole read too
+WHOLE_EVERY_CYCLE = ("--inventory-max-age", "0")  # serve without a watch: the VM pages every cycle
+
+
+@pytest.mark.parametrize("fault, extra", [(("QueryPerf", "trickle", {"size": 16, "every": 0.5}), ()),
+                                          (("WaitForUpdatesEx", "cut", {"times": None}), ()),
+                                          (("WaitForUpdatesEx", "html", {"times": None}), ()),
+                                          (("ContinueRetrievePropertiesEx", "cut", {}), WHOLE_EVERY_CYCLE),
+                                          (("ContinueRetrievePropertiesEx", "html", {}), WHOLE_EVERY_CYCLE),
+                                          (("CurrentTime", "trickle", {"size": 16, "every": 0.5}), ())],
+                         ids=["queryperf-trickle", "changes-cut", "changes-html", "vm-page-cut", "vm-page-html",
+                              "clock-trickle"])
+def test_a_faulty_answer_fails_the_cycle_and_keeps_the_last_good_report_stale(proxy, monkeypatch, tmp_path, fault,
+                                                                              extra):
     monkeypatch.setenv("ESXDIAG_PASSWORD", proxy.lab.password)
-    scheduler, state, creds, name = serve_parts(proxy, tmp_path)
+    scheduler, state, creds, name = serve_parts(proxy, tmp_path, 4, *extra)
     scheduler.run_one(creds, name)
     good = state.get(name)
     assert good.last_ok is True and good.last_vms == 6

@@ -15,7 +15,8 @@ import pytest
 from esxdiag.config import DEFAULT_THRESHOLDS
 from esxdiag.engine import analyze
 from esxdiag.reports.html import render_html
-from esxdiag.reports.text import VERDICT_WORDS, render_text
+from esxdiag.reports.text import render_text
+from esxdiag.reports.words import VERDICT_WORDS
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
 BUNDLES = sorted(p.parent for p in EXAMPLES.rglob("manifest.json"))
@@ -82,7 +83,7 @@ def test_seed_example_names_every_source_in_words_and_the_disagreeing_drop_count
 @pytest.mark.parametrize("bundle", BUNDLES, ids=lambda p: p.name)
 def test_cpu_summary_row_matches_the_engine_figures_the_rules_judged(bundle):
     """The all-vCPUs row is computed from the series the same way CpuFacts.summary() is."""
-    from esxdiag.reports.text import CPU_METRICS, per_vcpu_table
+    from esxdiag.reports.words import CPU_METRICS, per_vcpu_table
 
     for vm in analyze(bundle, dict(DEFAULT_THRESHOLDS)).vms:
         summary = per_vcpu_table(vm)["summary"]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from esxdiag.reports.text import fmt, render_text
+from esxdiag.reports.text import render_text
+from esxdiag.reports.words import fmt
 
 
 def block(report: str, vm_name: str) -> str:
@@ -72,7 +73,7 @@ def test_number_formatting():
 
 
 def test_counter_phrases_for_single_reading_and_reset():
-    from esxdiag.reports.text import counter_phrases
+    from esxdiag.reports.words import counter_phrases
 
     metrics = {"ring1_full": {"delta": None, "total": 10370, "seconds": None, "per_s": None, "reset": False},
                "host_out_of_buffers": {"delta": None, "total": 5, "seconds": 60.0, "per_s": None, "reset": True}}
@@ -81,7 +82,7 @@ def test_counter_phrases_for_single_reading_and_reset():
 
 
 def test_per_vcpu_table_comes_from_the_chart_series(analysis_result):
-    from esxdiag.reports.text import per_vcpu_table
+    from esxdiag.reports.words import per_vcpu_table
 
     table = per_vcpu_table(analysis_result.vms[1])
     assert table["metrics"] == ["%RDY", "%MLMTD"] and table["whole_vm"] == []
@@ -92,7 +93,7 @@ def test_per_vcpu_table_comes_from_the_chart_series(analysis_result):
 
 
 def test_whole_vm_figures_appear_only_in_the_summary():
-    from esxdiag.reports.text import per_vcpu_table
+    from esxdiag.reports.words import per_vcpu_table
     from esxdiag.result import Series, VmResult
 
     times = ("t0", "t1")

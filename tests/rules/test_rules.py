@@ -99,7 +99,7 @@ def test_link_speed_myth(make, thresholds):
 
 
 def test_terminal_text_cannot_forge_lines():
-    from esxdiag.reports.text import safe_text
+    from esxdiag.terminal import safe_text
 
     assert safe_text("vm1\nFAKE: all good\t\x1b[2J") == "vm1\\x0aFAKE: all good\\x09\\x1b[2J"
 
