@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from esxdiag.vocabulary import SEVERITIES, VERDICTS  # noqa: F401  (re-exported: the result model's names)
+from esxdiag.vocabulary import SEVERITIES as SEVERITIES, VERDICTS as VERDICTS  # the result model's names
 
 SCHEMA_VERSION = 1
 # A capture in the coverage: read (parsed, nothing skipped), partial (parsed with warnings: lines skipped,

@@ -22,8 +22,7 @@ from markupsafe import Markup
 
 from esxdiag.reports import html
 from esxdiag.reports.fleet_text import calm_line, headline
-from esxdiag.result import SEVERITIES
-from esxdiag.vocabulary import FLEET_CLASSES, FleetClass, needs_attention
+from esxdiag.vocabulary import FLEET_CLASSES, SEVERITIES, FleetClass, needs_attention
 
 C = FleetClass
 CLASS_COLOURS = {C.RING_EXHAUSTION: "#6d0016", C.CPU_AND_DROPS: "#7b2fa3", C.RING_SUSPECT: "#b00020",

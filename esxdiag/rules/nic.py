@@ -73,7 +73,7 @@ def ring_exhaustion(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
     )]
 
 
-STARVED_BY = {  # verdicts whose cause starves the vCPUs that refill the ring
+STARVED_BY: dict[str, str] = {  # verdicts whose cause starves the vCPUs that refill the ring
     Verdict.CPU_LIMIT_FIRST: "a CPU limit starves the vCPUs",
     Verdict.CPU_CONTENTION_FIRST: "the vCPUs wait to be scheduled",
     Verdict.MEMORY_FIRST: "the host swaps the VM",

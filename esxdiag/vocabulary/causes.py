@@ -5,10 +5,10 @@ knows and the words the rules give are exactly these."""
 
 from __future__ import annotations
 
-from enum import StrEnum
+from esxdiag.vocabulary.ids import Id
 
 
-class CauseId(StrEnum):
+class CauseId(Id):
     UPLINK = "uplink"  # the host's physical NIC, before the vSwitch
     MTU = "mtu"
     TRUNCATION = "truncation"
@@ -25,7 +25,7 @@ class CauseId(StrEnum):
     UNKNOWN = "unknown"  # a drop label no family knows
 
 
-class EventId(StrEnum):
+class EventId(Id):
     """Counted beside the drops, never added to them."""
 
     QUEUE_STOPPED = "queue-stopped"

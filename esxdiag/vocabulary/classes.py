@@ -5,14 +5,14 @@ the severities it can carry, whether it needs someone's attention, and the shipp
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
+from esxdiag.vocabulary.ids import Id
 
 from esxdiag.vocabulary.severity import Severity
 
 C, W, I = Severity.CRITICAL, Severity.WARNING, Severity.INFO
 
 
-class FleetClass(StrEnum):
+class FleetClass(Id):
     RING_EXHAUSTION = "ring-exhaustion"
     CPU_AND_DROPS = "cpu-and-drops"
     RING_SUSPECT = "ring-suspect"

@@ -6,11 +6,12 @@ not known."""
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Mapping
 
+from esxdiag.vocabulary.ids import Id
 
-class Severity(StrEnum):
+
+class Severity(Id):
     CRITICAL = "critical"
     WARNING = "warning"
     INFO = "info"

@@ -5,12 +5,12 @@ docs/fleet-scan.md "Deep check"), so its severity and alert are that class's."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
+from esxdiag.vocabulary.ids import Id
 
 from esxdiag.vocabulary.classes import CLASSES, FleetClass
 
 
-class Verdict(StrEnum):
+class Verdict(Id):
     RAISE_RING1 = "raise-ring1"
     RAISE_RING2 = "raise-ring2"
     CPU_LIMIT_FIRST = "cpu-limit-first"
