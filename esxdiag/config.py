@@ -54,9 +54,6 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     #                                   8); esxdiag's own cut: more than half the queues is spread, not a few flows
     # vNIC facts (docs/diagnosis.md)
     "nic.link_speed_fast_gbps": 10.0,  # reported speed below this gets the "not a limit" note (vmxnet3: 10 Gbps)
-    # fleet triage (docs/diagnosis.md; the score is esxdiag's own ordering, docs/fleet-scan.md)
-    "fleet.score_drops_weight": 10.0,  # score points for drops at ring.drops_per_s_critical: as many as 10 %RDY
-    #                                    points over the warning threshold
     # vCenter realtime statistics (docs/diagnosis.md): 20 s samples; fewer than this many
     # cannot tell steady drops from one burst, so a vCenter-only answer on them is insufficient evidence
     "vcenter.min_samples": 3.0,

@@ -6,18 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from esxdiag.vocabulary import SEVERITIES as SEVERITIES, VERDICTS as VERDICTS  # the result model's names
+
 SCHEMA_VERSION = 1
 # A capture in the coverage: read (parsed, nothing skipped), partial (parsed with warnings: lines skipped,
 # values dropped or doubted), unparsed (why, line), no-data (ran, nothing to report), failed (not
 # captured), not-collected (an input the analysis wanted and no capture holds)
 COVERAGE_STATUSES = ("read", "partial", "unparsed", "no-data", "failed", "not-collected")
 USED_STATUSES = ("read", "partial")
-SEVERITIES = ("critical", "warning", "info")
-VERDICTS = (
-    "raise-ring1", "raise-ring2", "cpu-limit-first", "cpu-contention-first", "at-max",
-    "enable-rss", "not-needed", "past-exhaustion-only", "insufficient-evidence",
-    "drops-elsewhere", "memory-first", "guest-saturated", "driver-drops",
-)
 
 
 @dataclass(frozen=True)

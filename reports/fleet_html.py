@@ -22,19 +22,21 @@ from markupsafe import Markup
 
 from esxdiag.reports import html
 from esxdiag.reports.fleet_text import calm_line, headline
-from esxdiag.result import SEVERITIES
-from esxdiag.vocabulary import FLEET_CLASSES, needs_attention
+from esxdiag.vocabulary import FLEET_CLASSES, SEVERITIES, FleetClass, needs_attention
 
-CLASS_COLOURS = {"ring-exhaustion": "#6d0016", "cpu-and-drops": "#7b2fa3", "ring-suspect": "#b00020",
-                 "uplink-loss": "#005f73", "drops-not-ring": "#8c2d5a", "cpu-limit": "#c05800",
-                 "cpu-contention": "#8a5300", "emulated-nic": "#0b5cad", "no-data": "#888888", "healthy": "#1e6b35"}
+C = FleetClass
+CLASS_COLOURS = {C.RING_EXHAUSTION: "#6d0016", C.CPU_AND_DROPS: "#7b2fa3", C.RING_SUSPECT: "#b00020",
+                 C.UPLINK_LOSS: "#005f73", C.DROPS_NOT_RING: "#8c2d5a", C.CPU_LIMIT: "#c05800",
+                 C.CPU_CONTENTION: "#8a5300", C.EMULATED_NIC: "#0b5cad", C.NO_DATA: "#888888", C.HEALTHY: "#1e6b35"}
 # the scatter's markers: Okabe-Ito colours (told apart with the common colour-vision deficiencies) and a shape
 # of its own for each class, so no two classes rest on colour alone; filled for drop classes, hollow for the rest
-MARKERS = {"ring-exhaustion": ("#D55E00", "triangle", True), "cpu-and-drops": ("#CC79A7", "diamond", True),
-           "ring-suspect": ("#E69F00", "triangle-down", True), "uplink-loss": ("#0072B2", "square", True),
-           "drops-not-ring": ("#000000", "cross", True), "cpu-limit": ("#CC79A7", "square", False),
-           "cpu-contention": ("#56B4E9", "diamond", False), "emulated-nic": ("#0072B2", "triangle", False),
-           "no-data": ("#999999", "circle", False), "healthy": ("#009E73", "circle", True)}
+MARKERS = {C.RING_EXHAUSTION: ("#D55E00", "triangle", True), C.CPU_AND_DROPS: ("#CC79A7", "diamond", True),
+           C.RING_SUSPECT: ("#E69F00", "triangle-down", True), C.UPLINK_LOSS: ("#0072B2", "square", True),
+           C.DROPS_NOT_RING: ("#000000", "cross", True), C.CPU_LIMIT: ("#CC79A7", "square", False),
+           C.CPU_CONTENTION: ("#56B4E9", "diamond", False), C.EMULATED_NIC: ("#0072B2", "triangle", False),
+           C.NO_DATA: ("#999999", "circle", False), C.HEALTHY: ("#009E73", "circle", True)}
+if set(CLASS_COLOURS) != set(FleetClass) or set(MARKERS) != set(FleetClass):  # a new class fails at import
+    raise ImportError("a fleet class without its colour or marker")
 SHAPES = {  # each within 3.7 px of its centre: a point at the axis' end stays inside the axes
     "circle": "M 0 -3.5 A 3.5 3.5 0 1 1 0 3.5 A 3.5 3.5 0 1 1 0 -3.5 Z", "square": "M -3 -3 H 3 V 3 H -3 Z",
     "triangle": "M 0 -3.7 L 3.6 3 H -3.6 Z", "triangle-down": "M 0 3.7 L 3.6 -3 H -3.6 Z",
@@ -43,7 +45,7 @@ SHAPES = {  # each within 3.7 px of its centre: a point at the axis' end stays i
 
 def marker(fleet_class: str) -> Markup:
     """One class's scatter marker (and legend swatch) as an SVG path centred on 0,0."""
-    colour, shape, filled = MARKERS[fleet_class]
+    colour, shape, filled = MARKERS[FleetClass(fleet_class)]
     paint = (f'fill="{colour}" fill-opacity="0.8" stroke="{colour}"' if filled and shape != "cross"
              else f'fill="none" stroke="{colour}" stroke-width="1.6"')
     return Markup(f'<path d="{SHAPES[shape]}" {paint}/>')

@@ -10,10 +10,7 @@ figure was not measured has no sample for it (absent, never 0).
 
 from __future__ import annotations
 
-from esxdiag.result import SEVERITIES
-from esxdiag.vocabulary import FLEET_CLASSES
-
-SEVERITY_VALUES = {s: len(SEVERITIES) - i for i, s in enumerate(SEVERITIES)}  # critical 3, warning 2, info 1
+from esxdiag.vocabulary import FLEET_CLASSES, SEVERITY_VALUES
 
 
 def _label(value) -> str:
@@ -53,7 +50,7 @@ def render_fleet_metrics(document: dict) -> str:
            [({**i, "class": r["class"], "severity": r["severity"] or "none",
               "confirmed": "true" if r.get("confirmed") else "false"}, 1) for i, r in ident])
     family("esxdiag_fleet_vm_severity", "gauge", "the VM's severity: 3 critical, 2 warning, 1 info, 0 none",
-           [(i, SEVERITY_VALUES.get(r["severity"], 0)) for i, r in ident])
+           [(i, SEVERITY_VALUES[r["severity"]]) for i, r in ident])
     family("esxdiag_fleet_class_vms", "gauge", "VMs per fleet class",
            [({"class": c}, document["counts"].get(c, 0)) for c in FLEET_CLASSES])
     family("esxdiag_fleet_vcenter_scanned", "gauge", "1 when the vCenter was scanned, 0 when it could not be",

@@ -8,7 +8,7 @@ import shutil
 import sys
 import textwrap
 
-from esxdiag.vocabulary import FLEET_CLASSES, needs_attention
+from esxdiag.vocabulary import FLEET_CLASSES, FleetClass, needs_attention
 from esxdiag.terminal import safe_text
 from esxdiag.reports.words import count
 
@@ -93,7 +93,7 @@ def calm_line(document: dict) -> str:
 
 def _ready(row: dict) -> str:
     """%RDY, with < or > when it only bounds the per-vCPU figure (vCPU count unknown)."""
-    mark = {"upper": "<=", "lower": ">="}.get(row.get("ready_bound"), "")
+    mark = {"upper": "<=", "lower": ">="}.get(row.get("ready_bound") or "", "")
     return mark + _num(row["ready_worst_pct"])
 
 
@@ -139,7 +139,7 @@ def render_fleet_text(document: dict, top: int = 10, width: int | None = None) -
     if lossy:
         lines.append(f"Uplink loss on {len(lossy)} host{'' if len(lossy) == 1 else 's'} (frames lost before the "
                      "vSwitch: one finding per host, not a ring):")
-        lines.extend(f"  {safe_text(h['uplink'])} ({h['counts'].get('uplink-loss', 0)} of its {h['vms']} VMs "
+        lines.extend(f"  {safe_text(h['uplink'])} ({h['counts'].get(FleetClass.UPLINK_LOSS, 0)} of its {h['vms']} VMs "
                      "classed uplink-loss, info when they drop nothing themselves)" for h in lossy[:top])
     changes = document.get("changes")
     if changes:

@@ -39,7 +39,7 @@ def load_snapshot(path: str | Path) -> Snapshot:
 
 
 def fleet_report(snapshot: Snapshot | str | Path, thresholds: Thresholds | None = None) -> dict:
-    """The fleet report document (``esxdiag.fleet_report/1``) of a snapshot, judged under
+    """The fleet report document (``esxdiag.fleet_report/2``) of a snapshot, judged under
     ``thresholds``: what ``esxdiag scan --snapshot FILE --format json`` writes (without history)."""
     if isinstance(snapshot, Snapshot):
         return build_report(snapshot, resolved_thresholds(thresholds))

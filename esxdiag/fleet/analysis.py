@@ -1,9 +1,9 @@
 """A fleet snapshot -> the fleet report document (JSON is canonical; every other output renders it).
 
-Ranking: severity (esxdiag.result.SEVERITIES, none last), then confirmed by the deep check's host
-counters before suspected from vCenter's, then class (most urgent first,
-esxdiag.vocabulary.FLEET_CLASSES), then score, then name: a critical CPU limit outranks a
-warning-level drop suspicion.
+Ranking: severity (esxdiag.vocabulary.SEVERITIES, none last), then the score: frames lost per second
+(esxdiag.fleet.rules.frames_lost_per_s), then confirmed by the deep check's host counters before
+suspected from vCenter's, then class (most urgent first, esxdiag.vocabulary.FLEET_CLASSES), then
+name: a critical CPU limit outranks a warning-level drop suspicion.
 Rollups per cluster and per host add the host context vCenter gave: host CPU usage and pNIC
 receive drops and errors over the same window; a host whose uplink loses frames says so once, in its
 rollup (``uplink``), and its VMs carry it (esxdiag.fleet.uplink). Layout: docs/fleet-scan.md.
@@ -13,16 +13,18 @@ from __future__ import annotations
 
 from collections import defaultdict
 from datetime import datetime, timezone
+from typing import Any
 
 from esxdiag import __version__
 from esxdiag.fleet.rules import Assessment, assess
 from esxdiag.fleet.snapshot import FleetHost, Snapshot
 from esxdiag.fleet.uplink import HostUplink, host_uplink
-from esxdiag.result import SEVERITIES, worst_of
-from esxdiag.vocabulary import DROP_CLASSES, FLEET_CLASSES, SCHEMA_FLEET_REPORT, needs_attention
+from esxdiag.result import worst_of
+from esxdiag.vocabulary import (DROP_CLASSES, FLEET_CLASSES, SCHEMA_FLEET_REPORT, FleetClass, class_rank,
+                                 needs_attention, severity_order)
 
 THRESHOLD_KEYS = ("cpu.ready_pct_warning", "cpu.ready_pct_critical", "cpu.costop_pct", "cpu.max_limited_pct",
-                  "ring.drops", "ring.drops_per_s_critical", "fleet.score_drops_weight", "fleet.drops_per_s_floor",
+                  "ring.drops", "ring.drops_per_s_critical", "fleet.drops_per_s_floor",
                   "fleet.drops_per_1000_floor", "fleet.uplink_drops_per_s_floor")
 
 
@@ -57,13 +59,10 @@ def _loss(host: str, v) -> dict:
             "errors_per_s": None if v.errors is None else _r(v.errors / v.seconds, 3)}
 
 
-def severity_order(severity: str | None) -> int:
-    return SEVERITIES.index(severity) if severity in SEVERITIES else len(SEVERITIES)
-
-
 def order_key(severity: str | None, confirmed: bool, klass: str, score: float, name: str, key: str) -> tuple:
-    """Severity, then confirmed by host counters before suspected from vCenter's, then class, then score."""
-    return severity_order(severity), not confirmed, FLEET_CLASSES.index(klass), -score, name, key
+    """Severity, then the score (frames lost per second: esxdiag.fleet.rules.frames_lost_per_s), then confirmed
+    by host counters before suspected from vCenter's, then class: within a severity the score never rises."""
+    return severity_order(severity), -score, not confirmed, class_rank(klass), name, key
 
 
 def rank(assessments: list[Assessment]) -> list[Assessment]:
@@ -83,7 +82,7 @@ def rollup_order(group: dict) -> tuple:
             group["vcenter"], group["name"] or "")
 
 
-NO_HOST_CONTEXT = {"cpu_usage_avg_pct": None, "pnic_drops_per_s": None, "pnic_errors_per_s": None, "uplink_loss": [],
+NO_HOST_CONTEXT: dict[str, Any] = {"cpu_usage_avg_pct": None, "pnic_drops_per_s": None, "pnic_errors_per_s": None, "uplink_loss": [],
                    "uplink": None, "uplink_loss_per_s": None, "source": None, "error": None}
 
 
@@ -208,7 +207,7 @@ def deep_candidates(document: dict, n: int) -> list[dict]:
     moved between hosts in the window (its counters span two ports; the check samples one host, after
     the window), nor an uplink-loss VM (no ring can help frames lost before the vSwitch)."""
     rows = [r for r in document["vms"] if not r.get("moves") and (r["class"] in DROP_CLASSES
-            or r["class"] == "no-data" and r["dropping"] and "vmxnet3" in (r["nic_types"] or ()))]
+            or r["class"] == FleetClass.NO_DATA and r["dropping"] and "vmxnet3" in (r["nic_types"] or ()))]
     return sorted(rows, key=lambda r: (severity_order(r["severity"]), -r["score"], r["rank"]))[:max(0, n)]
 
 

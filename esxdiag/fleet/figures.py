@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from esxdiag.fleet.snapshot import FleetVm, FleetVnic
 from esxdiag.join.cpu import cpu_from_perf
+from esxdiag.join.facts import CpuFacts
 from esxdiag.rules.cpustats import CpuState, cpu_state
 
 EMULATED = ("e1000", "e1000e")
@@ -42,14 +43,16 @@ class Drops:
 
 
 def drops_of(drops: int | None, packets: int | None, seconds: float) -> Drops | None:
-    if drops is None:
-        return None
+    return None if drops is None else rates(drops, packets, seconds)
+
+
+def rates(drops: int, packets: int | None, seconds: float) -> Drops:
     return Drops(drops, drops / seconds if seconds else None, drops / packets * 1000 if packets else None, packets)
 
 
 def combined(parts: list[Drops], seconds: float) -> Drops:
-    packets = [p.packets for p in parts]
-    return drops_of(sum(p.drops for p in parts), None if None in packets else sum(packets), seconds)
+    packets = [p.packets for p in parts if p.packets is not None]
+    return rates(sum(p.drops for p in parts), sum(packets) if len(packets) == len(parts) else None, seconds)
 
 
 def below_floor(d: Drops, t: dict[str, float]) -> bool:
@@ -69,7 +72,7 @@ def family(nic_type: str) -> str:
 
 @dataclass(frozen=True)
 class Figures:
-    cpu: object | None  # esxdiag.join.facts.CpuFacts
+    cpu: CpuFacts | None
     gate: CpuState
     drops: Drops | None  # the whole VM
     vnic_drops: dict[str, Drops]  # per vNIC instance (device key)
@@ -114,10 +117,12 @@ def _window_sum(perf, counter: str) -> tuple[int | None, dict[str, int], int]:
 def measure(vm: FleetVm, t: dict[str, float]) -> Figures:
     """vm.perf must be present."""
     perf = vm.perf
+    if perf is None:
+        raise ValueError(f"{vm.name}: no performance data to measure")
     cpu = cpu_from_perf(PerfReading(perf, f"vcenter {vm.vcenter}"), vm.num_cpu)
     drops, by_vnic, samples = _window_sum(perf, "net.droppedRx.summation")
     packets, packets_by_vnic, _ = _window_sum(perf, "net.packetsRx.summation")
     seconds = samples * perf.interval_s
     return Figures(cpu, cpu_state(cpu, vm.cpu_allocation.limit_mhz, t), drops_of(drops, packets, seconds),
-                   {k: drops_of(n, packets_by_vnic.get(k), seconds) for k, n in by_vnic.items()}, by_vnic,
+                   {k: rates(n, packets_by_vnic.get(k), seconds) for k, n in by_vnic.items()}, by_vnic,
                    samples, seconds)

@@ -14,12 +14,14 @@ in ``not_scanned``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from esxdiag.fleet.analysis import build_report, rollup_order, row_order
 from esxdiag.fleet.snapshot import snapshot_from_dict
 from esxdiag.vocabulary import FLEET_CLASSES, SCHEMA_SNAPSHOT
 
 
-def failed_status(name: str, url: str, error: str, kind: str) -> dict:
+def failed_status(name: str, url: str, error: str, kind: str | None) -> dict:
     """The snapshot's vCenter entry for one that was not scanned."""
     return {"url": url, "name": name, "status": "failed", "error": error, "error_kind": kind, "requests": 0,
             "seconds": None, "max_query_metrics": None, "max_query_metrics_source": None, "vms": 0, "perf_errors": 0,
@@ -32,7 +34,7 @@ def starting_status(name: str, url: str) -> dict:
 
 
 def merge_reports(documents: list[dict], missing: list[dict], stale: dict[str, dict], thresholds: dict,
-                  window_s: float, filters: dict, starting: list[dict] = ()) -> dict:
+                  window_s: float, filters: dict, starting: Sequence[dict] = ()) -> dict:
     """documents: one report per vCenter (its last good one); missing: failed_status entries of the
     vCenters without one; stale: vCenter name -> {"since", "error", "error_kind"} for documents
     whose vCenter's last cycle failed; starting: starting_status entries."""

@@ -36,35 +36,34 @@ from dataclasses import dataclass, field
 
 from esxdiag.fleet import moves as vmotion
 from esxdiag.fleet import uplink
-from esxdiag.fleet.confirm import confirm
-from esxdiag.fleet.figures import EMULATED, Figures, measure, vnic_words
+from esxdiag.fleet.confirm import PROVEN, confirm, proven_rate
+from esxdiag.fleet.figures import EMULATED, Drops, Figures, measure, vnic_words
 from esxdiag.fleet.snapshot import FleetVm
-from esxdiag.result import SEVERITIES
 from esxdiag.rules.cpu import costop_words, limit_ready_words, limited_words, ready_from_limit, ready_words
-from esxdiag.vocabulary import DROP_CLASSES, FLEET_CLASSES
+from esxdiag.vocabulary import DROP_CLASSES, FleetClass, Severity, class_rank, drop_severity, severity_order
 
 Judgement = tuple[str, "str | None", str]  # class, severity, reason
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Assessment:
     vm: FleetVm
     klass: str
     severity: str | None  # critical | warning | info | None
     reason: str
-    score: float
-    score_terms: dict[str, float]
-    source: str | None  # vcenter-realtime | vcenter-historical
-    samples: int
-    drops: int | None  # packets dropped on receive over the window (all vNICs)
-    drops_per_s: float | None
-    drops_per_1000: float | None
-    packets_rx: int | None
-    ready_worst: float | None  # worst vCPU's window-average %RDY
-    ready_vcpu: str | None
-    ready_avg: float | None
-    costop_worst: float | None
-    max_limited_worst: float | None
+    score: float = 0.0  # frames lost per second (frames_lost_per_s)
+    score_terms: dict[str, float] = field(default_factory=dict)
+    source: str | None = None  # vcenter-realtime | vcenter-historical
+    samples: int = 0
+    drops: int | None = None  # packets dropped on receive over the window (all vNICs)
+    drops_per_s: float | None = None
+    drops_per_1000: float | None = None
+    packets_rx: int | None = None
+    ready_worst: float | None = None  # worst vCPU's window-average %RDY
+    ready_vcpu: str | None = None
+    ready_avg: float | None = None
+    costop_worst: float | None = None
+    max_limited_worst: float | None = None
     drops_by_vnic: dict[str, int] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     ready_bound: str | None = None  # exact | lower | upper (vCPU count unknown: esxdiag.join.cpu)
@@ -78,24 +77,24 @@ def assess(vm: FleetVm, t: dict[str, float], deep: dict | None = None,
            uplinks: dict[tuple[str, str], uplink.HostUplink] | None = None) -> Assessment:
     """deep: the VM's deep check (esxdiag.fleet.deep: "vnics" with their ring verdicts, "error"), if any;
     uplinks: every host's uplink figures by (vCenter, host name) (esxdiag.fleet.uplink)."""
-    base = dict(score=0.0, score_terms={}, source=None, samples=0, drops=None, drops_per_s=None, drops_per_1000=None,
-                packets_rx=None, ready_worst=None, ready_vcpu=None, ready_avg=None, costop_worst=None,
-                max_limited_worst=None, notes=vm.damage)
     if vm.power_state != "poweredOn":
-        return Assessment(vm, "no-data", "info" if vm.damage else None,
-                          f"not scanned: {vm.power_state or 'power state unknown'}{_damaged(vm)}", **base)
+        return Assessment(vm=vm, klass=FleetClass.NO_DATA, severity=Severity.INFO if vm.damage else None,
+                          reason=f"not scanned: {vm.power_state or 'power state unknown'}{_damaged(vm)}",
+                          notes=vm.damage)
     moves = vmotion.moves_of(vm)
     lossy = tuple(u for h in vmotion.hosts_of(vm, moves) if (u := (uplinks or {}).get((vm.vcenter, h)))
                   and u.lossy(t))
-    context = dict(moves=moves, uplinks=lossy)
     if vm.perf is None:
-        unread = ("no-data", "info", f"no performance data: {vm.perf_error or 'none returned'}{_damaged(vm)}")
+        unread = (FleetClass.NO_DATA, Severity.INFO,
+                  f"no performance data: {vm.perf_error or 'none returned'}{_damaged(vm)}")
+        judged: Judgement = unread
         confirmed = False
         if deep is not None:  # a kept proof: this scan read nothing that could retire it (esxdiag.scanning.proofs)
-            *unread, confirmed = confirm(vm, unread, deep, lambda: unread, "CPU figures not read in this scan")
-        klass, severity, reason = uplink.fold(tuple(unread), False, lossy, t)
-        return Assessment(vm, klass, severity, _moved(reason, klass, moves), **base,
-                          confirmed=confirmed and klass == unread[0], **context)
+            k, s, r, confirmed = confirm(vm, unread, deep, lambda: unread, "CPU figures not read in this scan", t)
+            judged = (k, s, r)
+        klass, severity, reason = uplink.fold(judged, False, lossy, t)
+        return Assessment(vm=vm, klass=klass, severity=severity, reason=_moved(reason, klass, moves),
+                          notes=vm.damage, confirmed=confirmed and klass == judged[0], moves=moves, uplinks=lossy)
     f = measure(vm, t)
     notes = _notes(vm, f)
     klass, severity, reason = _classify(vm, f, notes, t)
@@ -103,10 +102,10 @@ def assess(vm: FleetVm, t: dict[str, float], deep: dict | None = None,
     if deep is not None:
         klass, severity, reason, confirmed = confirm(
             vm, (klass, severity, reason), deep, lambda: _classify(vm, f, [], t, drops_ruled_out=True),
-            cpu_words(f.gate, vm.cpu_allocation.limit_mhz, t))
-    if klass == "no-data":
+            cpu_words(f.gate, vm.cpu_allocation.limit_mhz, t), t)
+    if klass == FleetClass.NO_DATA:
         reason += _damaged(vm)
-    if klass == "ring-suspect" and deep is None and not moves:
+    if klass == FleetClass.RING_SUSPECT and deep is None and not moves:
         reason += ("; not proven: the host's ring counters would prove it (a deep check: esxdiag scan --deep N "
                    "reads them for the N most urgent VMs)")
     folded = uplink.fold((klass, severity, reason), f.dropping(t), lossy, t)
@@ -114,23 +113,27 @@ def assess(vm: FleetVm, t: dict[str, float], deep: dict | None = None,
     klass, severity, reason = folded[0], folded[1], _moved(folded[2], folded[0], moves)
     ready, costop, limited = f.gate.ready, f.gate.costop, f.gate.limited
     d = f.drops
-    terms = {
-        "drops": t["fleet.score_drops_weight"] * ((d.per_s if d else None) or 0)
-        / max(t["ring.drops_per_s_critical"], 1e-9),
-        "drops_per_1000": (d.per_1000 if d else None) or 0.0,
-        "ready": max(0.0, ready.worst_avg - t["cpu.ready_pct_warning"]) if ready else 0.0,
-        "costop": max(0.0, costop.worst_avg - t["cpu.costop_pct"]) if costop else 0.0,
-        "max_limited": max(0.0, limited.worst_avg - t["cpu.max_limited_pct"]) if limited else 0.0,
-    }
+    terms = {"drops_per_s": frames_lost_per_s(d.per_s if d else None, deep, confirmed)}
     terms = {k: round(v, 3) for k, v in terms.items() if v}
     return Assessment(
-        vm, klass, severity, reason, round(sum(terms.values()), 3), terms,
-        f.cpu.source if f.cpu else f"vcenter-{vm.perf.rollup}", f.samples, d.drops if d else None,
-        d.per_s if d else None, d.per_1000 if d else None, d.packets if d else None,
-        ready.worst_avg if ready else None, ready.vcpu if ready else None,
-        f.cpu.average("ready_pct") if f.cpu else None, costop.worst_avg if costop else None,
-        limited.worst_avg if limited else None, f.by_vnic, tuple(notes), ready.bound if ready else None,
-        confirmed, f.dropping(t), **context)
+        vm=vm, klass=klass, severity=severity, reason=reason, score=round(sum(terms.values()), 3), score_terms=terms,
+        source=f.cpu.source if f.cpu else f"vcenter-{vm.perf.rollup}", samples=f.samples,
+        drops=d.drops if d else None, drops_per_s=d.per_s if d else None, drops_per_1000=d.per_1000 if d else None,
+        packets_rx=d.packets if d else None, ready_worst=ready.worst_avg if ready else None,
+        ready_vcpu=ready.vcpu if ready else None, ready_avg=f.cpu.average("ready_pct") if f.cpu else None,
+        costop_worst=costop.worst_avg if costop else None, max_limited_worst=limited.worst_avg if limited else None,
+        drops_by_vnic=f.by_vnic, notes=tuple(notes), ready_bound=ready.bound if ready else None,
+        confirmed=confirmed, dropping=f.dropping(t), moves=moves, uplinks=lossy)
+
+
+def frames_lost_per_s(drops_per_s: float | None, deep: dict | None, confirmed: bool) -> float:
+    """The VM's impact, the fleet score (docs/fleet-scan.md "Ranking"): received frames it lost per second over
+    the window (vCenter's net.droppedRx), whatever the cause (ring, CPU limit, the uplink when a deep check
+    placed them there); a proof without vCenter drops: the proven vNICs' host drop rate. CPU figures without
+    drops lose no frames: 0."""
+    if drops_per_s is None and confirmed and deep is not None:
+        return proven_rate([v for v in deep.get("vnics") or () if v.get("verdict") in PROVEN]) or 0.0
+    return drops_per_s or 0.0
 
 
 def _moved(reason: str, klass: str, moves: tuple[vmotion.Move, ...] | None) -> str:
@@ -142,7 +145,7 @@ def _moved(reason: str, klass: str, moves: tuple[vmotion.Move, ...] | None) -> s
 
 
 def _notes(vm: FleetVm, f: Figures) -> list[str]:
-    notes = list(vm.damage) + ([vm.perf.note] if vm.perf.note else [])
+    notes = list(vm.damage) + ([vm.perf.note] if vm.perf is not None and vm.perf.note else [])
     if f.cpu is not None and f.cpu.normalisation:
         notes.append(f"CPU: {f.cpu.normalisation}")
     if vm.cpu_allocation.limit_mhz is not None:
@@ -180,63 +183,66 @@ def _classify(vm: FleetVm, f: Figures, notes: list[str], t, drops_ruled_out: boo
     ready, limited = gate.ready, gate.limited
     cpu_text = cpu_words(gate, vm.cpu_allocation.limit_mhz, t)
     with_drops = d is not None and d.drops > t["ring.drops"] and not drops_ruled_out
-    if with_drops and not f.dropping(t):
+    if d is not None and with_drops and not f.dropping(t):
         notes.append(f"{d.words()}: below the noise floor ({t['fleet.drops_per_s_floor']:g}/s and "
                      f"{t['fleet.drops_per_1000_floor']:g} per 1,000 packets): a note, not a class")
-    elif with_drops:
+    elif d is not None and with_drops:
         families, measured = f.carriers(vm, t)
         if gate.throttled or gate.contended:
             on = f" on {', '.join(vnic_words(n) for ns in families.values() for n in ns)}" if measured else ""
-            return "cpu-and-drops", "critical", f"{d.words()}{on} with {cpu_text}: fix CPU first"
+            return FleetClass.CPU_AND_DROPS, Severity.CRITICAL, f"{d.words()}{on} with {cpu_text}: fix CPU first"
         if vm.vnics is None:
-            return "no-data", "warning", f"{d.words()} but the vNIC types could not be read"
-        return _drop_class(f, families, measured, cpu_text, notes, t)
+            return FleetClass.NO_DATA, Severity.WARNING, f"{d.words()} but the vNIC types could not be read"
+        return _drop_class(f, d, families, measured, cpu_text, notes, t)
     if limited is not None and limited.judge(t["cpu.max_limited_pct"]) == "above":
-        return "cpu-limit", "critical", cpu_text
+        return FleetClass.CPU_LIMIT, Severity.CRITICAL, cpu_text
     if gate.throttled:
-        return "cpu-limit", "warning", cpu_text
+        return FleetClass.CPU_LIMIT, Severity.WARNING, cpu_text
     judged = ready.judge(t["cpu.ready_pct_warning"]) if ready is not None else None
     if judged == "above" or gate.contended:
-        return "cpu-contention", "critical" if gate.contended else "warning", cpu_text
+        return FleetClass.CPU_CONTENTION, Severity.CRITICAL if gate.contended else Severity.WARNING, cpu_text
     if judged == "unknown":  # an upper bound over the threshold: neither contention nor health
-        return "no-data", "info", cpu_text
+        return FleetClass.NO_DATA, Severity.INFO, cpu_text
     emulated = sorted({n.type for n in vm.vnics or ()} & set(EMULATED))
     if emulated:
-        return "emulated-nic", "warning", f"emulated {'/'.join(emulated)} vNIC (no drops in the window)"
+        return (FleetClass.EMULATED_NIC, Severity.WARNING,
+                f"emulated {'/'.join(emulated)} vNIC (no drops in the window)")
     if ready is None:
-        return "no-data", "info", "no CPU figures in the window"
+        return FleetClass.NO_DATA, Severity.INFO, "no CPU figures in the window"
     if d is None and vm.num_vnics != 0 and not drops_ruled_out:
-        return "no-data", "info", f"no receive-drop figures for its vNICs ({cpu_text})"
+        return FleetClass.NO_DATA, Severity.INFO, f"no receive-drop figures for its vNICs ({cpu_text})"
     if vm.num_vnics == 0:
-        return "healthy", None, f"no vNICs, {cpu_text}"
+        return FleetClass.HEALTHY, None, f"no vNICs, {cpu_text}"
     quiet = "receive drops below the noise floor" if with_drops else "no receive drops"
-    return "healthy", None, cpu_text if drops_ruled_out else f"{quiet}, {cpu_text}"
+    return FleetClass.HEALTHY, None, cpu_text if drops_ruled_out else f"{quiet}, {cpu_text}"
 
 
-def _drop_class(f: Figures, families: dict, measured: bool, cpu_text: str, notes: list[str], t) -> Judgement:
+def _drop_class(f: Figures, drops: Drops, families: dict, measured: bool, cpu_text: str, notes: list[str],
+                t) -> Judgement:
     """Drops judged on the vNICs that carry them (CPU not the cause): a vmxnet3 vNIC goes down the
     ring ladder, an e1000/e1000e is fixed by its adapter type, another type has no ring counters. The
     VM takes the most urgent of its vNICs' answers; the others become notes."""
     gate, candidates = f.gate, []
     for kind, nics in families.items():
-        own = f.share(nics) if measured else f.drops
+        own = f.share(nics) if measured else drops
         where = ", ".join(vnic_words(n) for n in nics) + ("" if measured else " (no per-vNIC series: "
                                                            "the drops could be on any of them)")
-        rate = "critical" if (own.per_s or 0) > t["ring.drops_per_s_critical"] else "warning"
+        rate = drop_severity(own.per_s, t)
         if kind == "vmxnet3" and (gate.ready is None or gate.undecided):
             why = "no CPU figures" if gate.ready is None else f"CPU {gate.words} ({cpu_text})"
-            candidates.append(("no-data", "warning", f"{own.words()} on {where} but {why}: cannot tell ring "
-                                                     "exhaustion from CPU starvation"))
+            candidates.append((FleetClass.NO_DATA, Severity.WARNING, f"{own.words()} on {where} but {why}: cannot "
+                               "tell ring exhaustion from CPU starvation"))
         elif kind == "vmxnet3":
-            candidates.append(("ring-suspect", rate, f"{own.words()} on {where} with {cpu_text}: rx ring "
-                                                     "exhaustion likely"))
+            candidates.append((FleetClass.RING_SUSPECT, rate, f"{own.words()} on {where} with {cpu_text}: rx "
+                               "ring exhaustion likely"))
         elif kind == "emulated":
-            candidates.append(("emulated-nic", rate, f"{own.words()} on the emulated {where}: change the adapter "
-                                                     "type to vmxnet3 (a vmxnet3 ring setting cannot help it)"))
+            candidates.append((FleetClass.EMULATED_NIC, rate, f"{own.words()} on the emulated {where}: change the "
+                               "adapter type to vmxnet3 (a vmxnet3 ring setting cannot help it)"))
         else:
-            candidates.append(("no-data", "warning", f"{own.words()} on {where}: no ring counters for it"))
+            candidates.append((FleetClass.NO_DATA, Severity.WARNING,
+                               f"{own.words()} on {where}: no ring counters for it"))
     if not candidates:
-        return "no-data", "warning", f"{f.drops.words()} but the VM has no vNIC to put them on"
-    candidates.sort(key=lambda c: (SEVERITIES.index(c[1]), FLEET_CLASSES.index(c[0])))
+        return FleetClass.NO_DATA, Severity.WARNING, f"{drops.words()} but the VM has no vNIC to put them on"
+    candidates.sort(key=lambda c: (severity_order(c[1]), class_rank(c[0])))
     notes.extend(f"also: {reason}" for _, _, reason in candidates[1:])
     return candidates[0]

@@ -136,7 +136,8 @@ def _nullable(hint: Any) -> bool:
 
 def _record_type(hint: Any) -> type | None:
     options = [o for o in typing.get_args(hint) if o is not type(None)] if _nullable(hint) else [hint]
-    return options[0] if len(options) == 1 and dataclasses.is_dataclass(options[0]) else None
+    only = options[0] if len(options) == 1 else None
+    return only if isinstance(only, type) and dataclasses.is_dataclass(only) else None
 
 
 def lenient_record(cls: type, data: Any, where: str, notes: list[str]) -> Any:

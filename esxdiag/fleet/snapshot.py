@@ -176,10 +176,11 @@ def _read_vm(raw: object, i: int) -> FleetVm:
     notes: list[str] = []
     raw_perf = raw.get("perf") if isinstance(raw, dict) else None
     try:
+        record = {**raw, "perf": None} if isinstance(raw, dict) else raw
         try:
-            vm = build_record(FleetVm, {**raw, "perf": None}, f"vms[{i}]")
+            vm = build_record(FleetVm, record, f"vms[{i}]")
         except (ParseError, TypeError):  # TypeError: raw is not a mapping
-            vm = lenient_record(FleetVm, {**raw, "perf": None} if isinstance(raw, dict) else raw, f"vms[{i}]", notes)
+            vm = lenient_record(FleetVm, record, f"vms[{i}]", notes)
     except ParseError as exc:
         notes.append(f"{who}: the snapshot's record of this VM could not be read ({exc.why})")
         return FleetVm(_text(raw, "vcenter") or "(unknown vCenter)", _text(raw, "moid") or f"vms[{i}]", who, None,
@@ -198,7 +199,7 @@ def _read_host(raw: object, i: int, notes: list[str]) -> FleetHost | None:
     except ParseError as exc:
         notes.append(f"host {who}: its record could not be read ({exc.why}): left out of the host rollup")
         return None
-    perf, why = salvage_perf(raw.get("perf"), f"host {who}", None, notes)
+    perf, why = salvage_perf(raw.get("perf") if isinstance(raw, dict) else None, f"host {who}", None, notes)
     return dataclasses.replace(host, perf=perf, perf_error=host.perf_error or why)
 
 

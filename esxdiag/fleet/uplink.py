@@ -18,8 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from esxdiag.fleet.snapshot import FleetHost
-from esxdiag.result import SEVERITIES
-from esxdiag.vocabulary import FLEET_CLASSES
+from esxdiag.vocabulary import FleetClass, Severity, class_rank, severity_order
 
 UPLINK = re.compile(r"vmnic[0-9]{1,4}|vusb[0-9]{1,3}")  # a physical uplink's instance name
 DROPS, ERRORS = "net.droppedRx.summation", "net.errorsRx.summation"
@@ -65,7 +64,7 @@ class HostUplink:
         return f"uplink loss on {self.host} " + "; ".join(parts)
 
 
-def _totals(series: list, interval_s: int) -> tuple[int, float] | None:
+def _totals(series: Sequence[int | None], interval_s: int) -> tuple[int, float] | None:
     values = [v for v in series if v is not None]
     return (sum(values), len(values) * interval_s) if values else None
 
@@ -99,16 +98,12 @@ def fold(judgement: Judgement, own_drops: bool, uplinks: Sequence[HostUplink], t
     if not lossy:
         return judgement
     words = "; ".join(u.words(t) for u in lossy)
-    if klass == "uplink-loss":
+    if klass == FleetClass.UPLINK_LOSS:
         return klass, severity, f"{reason}; vCenter: {words}"
-    mine = ("uplink-loss", "info", f"{words}: before the vSwitch, not the ring, and not seen at this VM's port "
-                                   f"(the host's finding, in its rollup); the VM itself: {reason}")
+    mine = (FleetClass.UPLINK_LOSS, Severity.INFO, f"{words}: before the vSwitch, not the ring, and not seen at this "
+            f"VM's port (the host's finding, in its rollup); the VM itself: {reason}")
     also = (klass, severity, f"{reason}; its host also loses frames: {words}: not the ring, and not in the "
                               "VM's port drops")
-    if own_drops or klass in ("ring-exhaustion", "drops-not-ring"):
+    if own_drops or klass in (FleetClass.RING_EXHAUSTION, FleetClass.DROPS_NOT_RING):
         return also
-    return min(mine, also, key=lambda j: (_severity_order(j[1]), FLEET_CLASSES.index(j[0])))
-
-
-def _severity_order(severity: str | None) -> int:
-    return SEVERITIES.index(severity) if severity in SEVERITIES else len(SEVERITIES)
+    return min(mine, also, key=lambda j: (severity_order(j[1]), class_rank(j[0])))

@@ -12,6 +12,7 @@ from esxdiag.join.causes import reason_family
 from esxdiag.join.facts import CounterWindow, UplinkFacts, VmFacts, VnicFacts
 from esxdiag.result import Evidence, Finding, Remediation, RuleCheck
 from esxdiag.rules import remediation as fix
+from esxdiag.vocabulary import CauseId, Verdict, drop_severity
 
 REASON_WORDS = {  # every family esxdiag.join.causes knows (a test checks the two agree), docs/diagnosis.md
     "mtu": ("frames longer than the vNIC's MTU",
@@ -74,7 +75,7 @@ def uplink_cause(link: UplinkFacts, t: dict[str, float]) -> Cause | None:
     where = f"{link.host} {link.vmnic}" if link.host else link.vmnic
     carries = (Evidence(f"{link.vmnic} carries this vNIC", link.vmnic, None, None, None, None, link.mapping),
                ) if link.mapping else ()
-    return Cause("uplink", f"uplink loss on {where}: {', '.join(parts)}",
+    return Cause(CauseId.UPLINK, f"uplink loss on {where}: {', '.join(parts)}",
                  tuple(c.evidence(t["uplink.drops"]) for c in rising) + tuple(s.evidence() for s in vcenter) + carries,
                  (fix.uplink_loss(link.vmnic, [c.locator for c in rising]),), where)
 
@@ -115,8 +116,8 @@ def uplink_loss(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
     host_only = [c for link in nic.uplinks if not link.mapping and (c := uplink_cause(link, t)) is not None]
     if causes:
         rates = [c.rate_per_s for link in nic.uplinks if link.mapping for c in link.counters if c.rate_per_s is not None]
-        critical = bool(rates) and max(rates) > t["uplink.drops_per_s_critical"]
-        return [_uplink_finding(vm, nic, causes, "critical" if critical else "warning",
+        severity = drop_severity(max(rates) if rates else None, t, "uplink.drops_per_s_critical")
+        return [_uplink_finding(vm, nic, causes, severity,
                                 f"Uplink loss on the path of {nic.label or nic.mac}: ", "",
                                 "These frames are lost on the physical NIC, before the vSwitch: no vNIC ring can "
                                 "help them, and every VM on this uplink loses them too.")]
@@ -144,7 +145,7 @@ def _uplink_finding(vm: VmFacts, nic: VnicFacts, causes: list[Cause], severity: 
 
 
 def other_rx_drops(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
-    causes = [c for c in rx_causes(vm, nic, t) if c.id != "uplink"]
+    causes = [c for c in rx_causes(vm, nic, t) if c.id != CauseId.UPLINK]
     read = reason_counters(nic)
     if not read:
         return []
@@ -168,11 +169,11 @@ def tx_rising(nic: VnicFacts, t: dict[str, float]) -> bool:
 _KEEP_RINGS = re.compile(r"[:;] keep the (?:default )?rings(?: \(bigger rings cost guest memory\))?")
 
 
-def rx_fine_tx_dropping(summary: str, verdict: str = "not-needed") -> str:
+def rx_fine_tx_dropping(summary: str, verdict: str = Verdict.NOT_NEEDED) -> str:
     """A "not needed" (or "past exhaustion only") rx verdict beside rising transmit drops: the rx rings are
     fine now, the vNIC is not, so the verdict never says "keep the defaults" as if all were well."""
     tx = " But transmit drops are rising on this vNIC now: see the tx-drops finding."
-    if verdict != "not-needed":
+    if verdict != Verdict.NOT_NEEDED:
         return summary + tx
     return "The rx rings are fine. " + _KEEP_RINGS.sub(": no rx ring change", summary, count=1) + tx
 

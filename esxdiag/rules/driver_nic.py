@@ -14,6 +14,7 @@ from esxdiag.join.facts import WINDOWS_DISCARDS, CounterWindow, VmFacts, VnicFac
 from esxdiag.result import Evidence, Finding, RingVerdict, RuleCheck
 from esxdiag.rules import remediation as fix
 from esxdiag.rules.floor import floor_words
+from esxdiag.vocabulary import Verdict
 
 NAMES_SHOWN = 24  # counter names an unknown driver's summary lists: a display length, not a judgment
 
@@ -175,12 +176,12 @@ def decide_driver_nic(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> RingV
     """The verdict of a NIC outside the vSwitch, from its driver's own counters."""
     what = _what(nic)
     if nic.guest_interface is None:
-        return RingVerdict("insufficient-evidence", f"{what}: no guest interface is tied to it, so none of its "
+        return RingVerdict(Verdict.INSUFFICIENT_EVIDENCE, f"{what}: no guest interface is tied to it, so none of its "
                            "counters could be read.", missing=nic.missing or tuple(_collect(nic)))
     windowed = [c for c in nic.driver_counters.values() if c.complete]
     if not windowed:
         read = "read once (totals since the driver loaded)" if nic.driver_counters else "not read"
-        return RingVerdict("insufficient-evidence", f"{what}: its driver's counters were {read}: two readings over a "
+        return RingVerdict(Verdict.INSUFFICIENT_EVIDENCE, f"{what}: its driver's counters were {read}: two readings over a "
                            "window are needed to tell whether it drops now.",
                            missing=nic.missing or tuple(_collect(nic)))
     drops = driver_drops(nic)
@@ -188,7 +189,7 @@ def decide_driver_nic(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> RingV
     if nic.driver not in DRIVER_FAMILIES and nic.windows_adapter is None:  # Windows: one counter, known
         return _unknown_driver(nic, what, drops, rising, t)
     if not drops:
-        return RingVerdict("insufficient-evidence", f"{what}: none of its {len(nic.driver_counters)} ethtool -S "
+        return RingVerdict(Verdict.INSUFFICIENT_EVIDENCE, f"{what}: none of its {len(nic.driver_counters)} ethtool -S "
                            f"counters is a receive drop counter of {nic.driver}: its drops cannot be judged.",
                            missing=(f"a receive drop counter of {nic.driver} in ethtool -S",))
     total = sum(d.delta or 0 for d in rising)  # a rising drop's delta is read
@@ -198,7 +199,7 @@ def decide_driver_nic(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> RingV
         flat = ", ".join(f"{d.name} {'+' + format(d.delta, ',') if d.delta else 'flat'}" for d in drops
                          if d.window.complete)
         why = f"its receive drops are {floor}" if floor else "no receive drop counter of its driver rose in the window"
-        return RingVerdict("not-needed", f"{what}: {why} ({flat}). Nothing to change on this device.",
+        return RingVerdict(Verdict.NOT_NEEDED, f"{what}: {why} ({flat}). Nothing to change on this device.",
                            evidence=_evidence(drops, t), basis=_basis(nic))
     return _rising(vm, nic, what, rising, t)
 
@@ -219,11 +220,11 @@ def _rising(vm: VmFacts, nic: VnicFacts, what: str, rising: list[DriverDrop], t:
     if by_family["physical-port"]:
         remedies.append(fix.physical_port_drops(nic.guest_interface, nic.attachment))
     if by_family["rx-buffers"] or by_family["buffer-alloc"]:
-        verdict = "driver-drops"
+        verdict = Verdict.DRIVER_DROPS
     elif by_family["physical-port"]:
-        verdict = "drops-elsewhere"
+        verdict = Verdict.DROPS_ELSEWHERE
     else:
-        return RingVerdict("insufficient-evidence", f"{what} drops received frames: {said}. Which change helps "
+        return RingVerdict(Verdict.INSUFFICIENT_EVIDENCE, f"{what} drops received frames: {said}. Which change helps "
                            "cannot be told from this counter.", evidence=evidence,
                            missing=tuple(_collect(nic)) + (() if nic.windows_adapter else (
                                "ethtool -l (channels), /proc/net/softnet_stat and mpstat -P ALL through the window",)),
@@ -248,7 +249,7 @@ def _unknown_driver(nic: VnicFacts, what: str, drops: list[DriverDrop], rising: 
     table = (f"esxdiag has no table of the {nic.driver} driver's counters" if nic.driver else
              "its driver is not known (ethtool -i was not read)")
     return RingVerdict(
-        "insufficient-evidence",
+        Verdict.INSUFFICIENT_EVIDENCE,
         f"{what}: {table}, so it names them rather than judge them. {seen} Its ethtool -S counters: {shown}.",
         evidence=_evidence(rising or drops, t),
         missing=((f"what the {nic.driver} driver's counters count (its documentation)" if nic.driver else

@@ -10,6 +10,7 @@ from esxdiag.join.facts import VmFacts, VnicFacts
 from esxdiag.result import Evidence, Finding, RuleCheck
 from esxdiag.rules import remediation as fix
 from esxdiag.rules.verdict import decide, signals
+from esxdiag.vocabulary import Severity, Verdict, drop_severity
 
 LINK_SPEED_FACTS = ("A vNIC's reported link speed is not a limit: vmxnet3 reports 10 Gbps and moved 22 Gbps "
                     "VM-to-VM, e1000 reports 1 Gbps and moved 7.7 Gbps, and a 10 Mbps setting still moved ~800x "
@@ -40,8 +41,7 @@ def ring_exhaustion(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
     read = {1: nic.ring1_full is not None and nic.ring1_full.complete,
             2: nic.ring2_full is not None and nic.ring2_full.complete}
     guest_only = not any(read.values()) and sig.drops is not None and sig.drops in (nic.guest_oob, nic.guest_discards)
-    severity = "critical" if rate is not None and rate > t["ring.drops_per_s_critical"] and not guest_only \
-        else "warning"
+    severity = Severity.WARNING if guest_only else drop_severity(rate, t)
     rings = " and ".join(f"ring {n}" for n, up in ((1, sig.ring1_rising), (2, sig.ring2_rising)) if up and read[n])
     drops = f"{sig.drops.delta:,} packets dropped ({rate:,.1f}/s)" if rate is not None and sig.drops else "drops rising"
     if guest_only and sig.drops is not None:
@@ -73,11 +73,11 @@ def ring_exhaustion(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
     )]
 
 
-STARVED_BY = {  # verdicts whose cause starves the vCPUs that refill the ring
-    "cpu-limit-first": "a CPU limit starves the vCPUs",
-    "cpu-contention-first": "the vCPUs wait to be scheduled",
-    "memory-first": "the host swaps the VM",
-    "guest-saturated": "every vCPU is busy",
+STARVED_BY: dict[str, str] = {  # verdicts whose cause starves the vCPUs that refill the ring
+    Verdict.CPU_LIMIT_FIRST: "a CPU limit starves the vCPUs",
+    Verdict.CPU_CONTENTION_FIRST: "the vCPUs wait to be scheduled",
+    Verdict.MEMORY_FIRST: "the host swaps the VM",
+    Verdict.GUEST_SATURATED: "every vCPU is busy",
 }
 
 
@@ -105,7 +105,7 @@ def emulated_adapter(vm: VmFacts, nic: VnicFacts, t: dict[str, float]):
     dropped = port if port is not None and port.delta is not None and port.delta > t["ring.drops"] else None
     dropping = dropped is not None
     rate = dropped.rate_per_s if dropped else None
-    severity = "critical" if rate is not None and rate > t["ring.drops_per_s_critical"] else "warning"
+    severity = drop_severity(rate, t)
     drops = (f" Its port dropped {dropped.delta:,} received frames in the window"
              + (f" ({rate:,.1f}/s)" if rate is not None else "") + "." if dropped else "")
     return [Finding(

@@ -9,6 +9,7 @@ from esxdiag.rules import remediation as fix
 from esxdiag.join.device import runs_as
 from esxdiag.rules.causes import hot_queues
 from esxdiag.rules.cpustats import CpuState
+from esxdiag.vocabulary import Verdict
 
 LOW_LATENCY = ("Latency sensitivity is high on this VM: a small ring may be deliberate (VMware's vSphere 8 "
                "low-latency guidance sets rx 512 to keep buffering, and so latency, down); weigh the drops "
@@ -24,7 +25,7 @@ def change_ring(vm, nic, sig, evidence, cpu: CpuState, missing: list[str], t) ->
             raise_ring = (fix.windows_raise_ring(nic.windows_adapter, 1, nic.ring1_size, int(t["ring.max_size"]), 1,
                                            t["ring.memory_kb_per_ring1_entry"], nic.small_rx_buffers),)
         return RingVerdict(
-            "enable-rss",
+            Verdict.ENABLE_RSS,
             f"Drops are rising on a single rx queue while the VM has {vm.vcpus} vCPUs and RSS is "
             f"{'off' if nic.rss_enabled is False else 'not confirmed on'}: enable RSS so receive work spreads"
             + (", then raise Rx Ring #1 if drops continue." if raise_ring else "."),
@@ -40,7 +41,7 @@ def change_ring(vm, nic, sig, evidence, cpu: CpuState, missing: list[str], t) ->
         if size is not None and size >= ring_max:
             return _at_max(vm, nic, ring, ring_max, evidence + (size_ev,) + cpu.healthy, against, missing, t)
         return _raise(vm, nic, sig, ring, size, ring_max, size_ev, evidence, cpu, against, missing, t)
-    return RingVerdict("insufficient-evidence", "Drops are rising but no ring-full counter says which ring.",
+    return RingVerdict(Verdict.INSUFFICIENT_EVIDENCE, "Drops are rising but no ring-full counter says which ring.",
                        evidence=evidence, missing=tuple(missing))
 
 
@@ -73,7 +74,7 @@ def _at_max(vm, nic, ring: int, ring_max: int, evidence, against, missing: list[
         state = (f"is {buffers:,} of {fix.WINDOWS_BUFFERS_MAX:,}" if buffers is not None else
                  "was not read (the driver default is 1,024 for Small, 768 for Large)")
         return RingVerdict(
-            "at-max", f"{head}{hot_words}. But {pool}, the pool ring {ring} is filled from, {state}: the ring was "
+            Verdict.AT_MAX, f"{head}{hot_words}. But {pool}, the pool ring {ring} is filled from, {state}: the ring was "
             f"raised without its buffers, a half-applied change. Raise {pool} to {fix.WINDOWS_BUFFERS_MAX:,} first "
             "(no vCPU cost); if drops continue, "
             + ("the flows need splitting." if hot is not None else _spread_words(vm, nic)),
@@ -85,9 +86,9 @@ def _at_max(vm, nic, ring: int, ring_max: int, evidence, against, missing: list[
                                                 nic.ring2_size, ring_max, nic.rx_queues,
                                                 t[f"ring.memory_kb_per_ring{ring}_entry"], buffers),))
     if hot is not None:
-        return RingVerdict("at-max", f"{head}{hot_words}.", evidence=evidence, evidence_against=against,
+        return RingVerdict(Verdict.AT_MAX, f"{head}{hot_words}.", evidence=evidence, evidence_against=against,
                            missing=tuple(missing))
-    return RingVerdict("at-max", f"{head}: " + _spread_words(vm, nic), evidence=evidence, evidence_against=against,
+    return RingVerdict(Verdict.AT_MAX, f"{head}: " + _spread_words(vm, nic), evidence=evidence, evidence_against=against,
                        remediation=_spread_remedies(vm, nic), missing=tuple(missing))
 
 

@@ -19,6 +19,7 @@ from esxdiag.rules.cpustats import CpuState, WindowStat, cpu_state
 from esxdiag.rules.limits import effective_limit_mhz, limit_place
 from esxdiag.rules.driver_nic import buffers_rising, decide_driver_nic, rising_drops
 from esxdiag.rules.ring_change import change_ring
+from esxdiag.vocabulary import Verdict
 
 EMULATED = ("e1000", "e1000e", "vmxnet", "vmxnet2", "pcnet32")
 
@@ -112,12 +113,12 @@ def decide(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> RingVerdict:
     if ledger is not None and unexplained_rising(nic, ledger, t) and "not explained by any counter" not in verdict.summary:
         verdict = dataclasses.replace(verdict, summary=verdict.summary + f" {ledger.unexplained:,} of "
                                       f"{ledger.port_drops:,} port drops are not explained by any counter read.")
-    if verdict.verdict in ("not-needed", "past-exhaustion-only") and tx_rising(nic, t):
+    if verdict.verdict in (Verdict.NOT_NEEDED, Verdict.PAST_EXHAUSTION_ONLY) and tx_rising(nic, t):
         verdict = dataclasses.replace(verdict, summary=rx_fine_tx_dropping(verdict.summary, verdict.verdict))
     if not others:
         return verdict
     ids = tuple(dict.fromkeys(c.id for c in others))
-    if verdict.verdict in ("drops-elsewhere", "memory-first"):
+    if verdict.verdict in (Verdict.DROPS_ELSEWHERE, Verdict.MEMORY_FIRST):
         return dataclasses.replace(verdict, causes=ids)
     also = " Also on this vNIC's path: " + "; ".join(c.words for c in others) + " (see those findings)."
     return dataclasses.replace(verdict, summary=verdict.summary + also, causes=ids)
@@ -134,13 +135,13 @@ def _decide(vm: VmFacts, nic: VnicFacts, t: dict[str, float], others: list[Cause
     if not sig.windowed and nic.drop_symptoms:
         return _from_port_drops(vm, nic, sig, evidence, cpu, port_drops, t)
     if not sig.counters():
-        return RingVerdict("insufficient-evidence", "No ring or drop counter of this vNIC could be read (see "
+        return RingVerdict(Verdict.INSUFFICIENT_EVIDENCE, "No ring or drop counter of this vNIC could be read (see "
                            "missing, and the coverage section for captures that failed or could not be parsed).",
                            missing=nic.missing or ("vsish rxSummary / ethtool -S",))
     if not sig.windowed:
         totals = ", ".join(f"{c.what} {c.total:,} {c.since_words}" for c in sig.counters())
         moved = " The VM moved inside the window: readings of two ports are not subtracted." if vm.moves else ""
-        return RingVerdict("insufficient-evidence",
+        return RingVerdict(Verdict.INSUFFICIENT_EVIDENCE,
                            f"Only one reading of the counters ({totals}): "
                            f"two readings over a window are needed to tell whether exhaustion is happening now.{moved}",
                            evidence=evidence, missing=nic.missing)
@@ -174,7 +175,7 @@ def _decide(vm: VmFacts, nic: VnicFacts, t: dict[str, float], others: list[Cause
 def _elsewhere(nic: VnicFacts, evidence, others: list[Cause]) -> RingVerdict:
     """The ring counters are flat while another cause's counters rose: name it; a ring change would not help."""
     return RingVerdict(
-        "drops-elsewhere",
+        Verdict.DROPS_ELSEWHERE,
         "Frames are lost, but not by the rx ring: " + "; ".join(c.words for c in others) + ". The ring counters "
         "stayed flat in the window (no ring-full events or out-of-buffer drops), so a bigger ring would change "
         "nothing.",
@@ -192,7 +193,7 @@ def _unexplained(vm: VmFacts, nic: VnicFacts, ledger: DropLedger, evidence, cpu:
                "a vm-support bundle for VMware support if the drops go on"]
     port = f" (counted by {ledger.port_counter})" if ledger.port_counter else ""
     return RingVerdict(
-        "insufficient-evidence",
+        Verdict.INSUFFICIENT_EVIDENCE,
         f"The vSwitch port dropped {ledger.port_drops:,} received frames{port}, but the ring counters stayed "
         f"flat and {ledger.unexplained:,} of {ledger.port_drops:,} drops are not explained by any counter read: "
         f"not ring exhaustion, and no cause can be named from this bundle (CPU is {cpu.words}). To find it, "
@@ -204,7 +205,7 @@ def _unexplained(vm: VmFacts, nic: VnicFacts, ledger: DropLedger, evidence, cpu:
 
 def _under_floor(sig: RingSignals, evidence, missing) -> RingVerdict:
     return RingVerdict(
-        "not-needed",
+        Verdict.NOT_NEEDED,
         f"Frames were dropped in the window, but only a handful: {sig.floor}. That is not ring exhaustion worth "
         "guest memory: keep the rings, and sample again at peak load if the drops matter.",
         evidence=evidence, missing=tuple(missing), basis="drops under the noise floor")
@@ -217,7 +218,7 @@ def _memory_first(vm: VmFacts, cpu: CpuState, page_absent, evidence, missing: li
     if page_absent is not None:
         why.append(page_absent.words)
     return RingVerdict(
-        "memory-first",
+        Verdict.MEMORY_FIRST,
         f"Drops are rising while the host swaps this VM ({'; '.join(why)}): its vCPUs wait for pages and cannot "
         "refill the rx ring. Relieve host memory pressure first; a bigger ring costs guest memory this VM does not "
         "have and would only delay the drops.",
@@ -228,7 +229,7 @@ def _memory_first(vm: VmFacts, cpu: CpuState, page_absent, evidence, missing: li
 def _saturated(vm: VmFacts, nic: VnicFacts, cpu: CpuState, run: WindowStat, evidence,
                missing: list[str]) -> RingVerdict:
     return RingVerdict(
-        "guest-saturated",
+        Verdict.GUEST_SATURATED,
         f"Drops are rising while every vCPU is busy (least busy vCPU %RUN {run.worst_avg:.1f}%) and ready time is "
         "low: the guest itself has no CPU left to refill the rx ring. Give it more vCPUs (each brings an rx queue) "
         "or less receive work; a bigger ring only absorbs bursts.",
@@ -244,7 +245,7 @@ def _cpu_undecided(vm: VmFacts, cpu: CpuState, evidence, missing: list[str]) -> 
     missing.append("the VM's vCPU count (vCenter inventory, nproc / the CPU count in the guest, or esxtop with "
                    "Vcpu columns): per-vCPU CPU figures are only bounds without it")
     return RingVerdict(
-        "insufficient-evidence",
+        Verdict.INSUFFICIENT_EVIDENCE,
         f"Drops are rising, but whether CPU contention causes them cannot be told: per vCPU {figures} "
         f"({vm.cpu.normalisation if vm.cpu else 'bounds'}). Collect the vCPU count and analyze again before "
         "raising rings: a bigger ring on a CPU-starved VM only delays the drops.",
@@ -256,11 +257,11 @@ def _flat(counters: list[CounterWindow], evidence: tuple[Evidence, ...], missing
     if past:
         resets = "; ".join(f"{c.what}: {c.reset_words()}" for c in past if c.reset)
         return RingVerdict(
-            "past-exhaustion-only",
+            Verdict.PAST_EXHAUSTION_ONLY,
             "Counters show exhaustion since the vNIC was initialised but none in this window"
             + (f" ({resets}; the reading before the reset proves it happened)" if resets else "")
             + ": sample again at peak load before changing rings.", evidence=evidence, missing=tuple(missing))
-    return RingVerdict("not-needed", "No ring-full events or out-of-buffer drops in the window: keep the "
+    return RingVerdict(Verdict.NOT_NEEDED, "No ring-full events or out-of-buffer drops in the window: keep the "
                        "default rings (bigger rings cost guest memory).", evidence=evidence, missing=tuple(missing))
 
 
@@ -274,7 +275,7 @@ def _cpu_first(vm: VmFacts, cpu: CpuState, evidence, missing: list[str], t, what
         shown = limited is not None and limited.judge(t["cpu.max_limited_pct"]) == "above"
         place = limit_place(vm)  # the VM's own limit, a pool's, or steps to find which
         return RingVerdict(
-            "cpu-limit-first",
+            Verdict.CPU_LIMIT_FIRST,
             f"{what} while a CPU limit "
             + (f"throttles the VM ({cpu.figure('%MLMTD', limited)}" if shown and limited else
                "is set that no %MLMTD figure of the window rules out (limit set")
@@ -286,7 +287,7 @@ def _cpu_first(vm: VmFacts, cpu: CpuState, evidence, missing: list[str], t, what
     if cpu.contended:
         costop_high = cpu.costop is not None and cpu.costop.judge(t["cpu.costop_pct"]) == "above"
         return RingVerdict(
-            "cpu-contention-first",
+            Verdict.CPU_CONTENTION_FIRST,
             f"{what} while vCPUs wait to be scheduled ("
             + ", ".join(cpu.figure(name, stat) for name, stat, th in
                         (("%RDY", cpu.ready, t["cpu.ready_pct_critical"]), ("%CSTP", cpu.costop, t["cpu.costop_pct"]))
@@ -311,14 +312,14 @@ def _from_port_drops(vm, nic, sig, evidence, cpu: CpuState, rising: bool, t) -> 
         return _from_vcenter(vm, nic, vcenter, evidence, cpu, missing, collect, t)
     if not rising:
         return RingVerdict(
-            "not-needed", f"No frames dropped at the vSwitch port in the window ({seen} stayed 0): the rx rings "
+            Verdict.NOT_NEEDED, f"No frames dropped at the vSwitch port in the window ({seen} stayed 0): the rx rings "
             "kept up; keep the default rings. Ring counters were not read over the window.",
             evidence=evidence, missing=tuple(missing))
     first = _cpu_first(vm, cpu, evidence, missing, t, f"The vSwitch port drops frames ({seen})")
     if first is not None:
         return first
     return RingVerdict(
-        "insufficient-evidence",
+        Verdict.INSUFFICIENT_EVIDENCE,
         f"Frames are being dropped at the vSwitch port ({seen}) and CPU is {cpu.words}: RX ring exhaustion is "
         "likely (Broadcom KB 312565: receive buffers exhausted, or a CPU-starved guest), but only ring counters "
         "prove it and say which ring. To confirm, collect: " + "; ".join(collect) + ".",
@@ -345,7 +346,7 @@ def _from_vcenter(vm, nic: VnicFacts, drops: DropSymptom, evidence, cpu: CpuStat
     dropping = sum(v > 0 for v in drops.present)
     if samples < t["vcenter.min_samples"]:
         return RingVerdict(
-            "insufficient-evidence",
+            Verdict.INSUFFICIENT_EVIDENCE,
             f"vCenter returned {samples} realtime sample{'s' * (samples != 1)} of net.droppedRx ({span}): "
             f"fewer than {t['vcenter.min_samples']:g} cannot tell steady drops from a burst. Read a longer "
             "window (--window 60 or more: three 20 s samples), or sample the host's ring counters over SSH.",
@@ -353,7 +354,7 @@ def _from_vcenter(vm, nic: VnicFacts, drops: DropSymptom, evidence, cpu: CpuStat
             f"{'s' * (samples != 1)} ({span})")
     if not dropping:
         return RingVerdict(
-            "not-needed",
+            Verdict.NOT_NEEDED,
             f"vCenter's net.droppedRx stayed 0 in {samples} realtime samples ({span}): no frames dropped at the "
             "vSwitch port, so no ring change is indicated. vCenter does not see the rings themselves: host SSH "
             "(vsish rxSummary at both ends of a window) would prove it.",
@@ -361,7 +362,7 @@ def _from_vcenter(vm, nic: VnicFacts, drops: DropSymptom, evidence, cpu: CpuStat
     floor = under_floor(nic, round(sum(drops.present)), samples * (drops.interval_s or 20), t)
     if floor is not None:
         return RingVerdict(
-            "not-needed", f"vCenter's net.droppedRx saw only a handful of drops in {samples} realtime samples ({span}): "
+            Verdict.NOT_NEEDED, f"vCenter's net.droppedRx saw only a handful of drops in {samples} realtime samples ({span}): "
             f"{floor}. That is not ring exhaustion worth guest memory: keep the rings.",
             evidence=evidence, missing=tuple(missing), basis="drops under the noise floor (vCenter counters only)")
     basis = f"vCenter counters only: drops in {dropping} of {samples} samples ({span})"
@@ -370,7 +371,7 @@ def _from_vcenter(vm, nic: VnicFacts, drops: DropSymptom, evidence, cpu: CpuStat
     if first is not None:
         return dataclasses.replace(first, basis=basis)
     return RingVerdict(
-        "insufficient-evidence",
+        Verdict.INSUFFICIENT_EVIDENCE,
         f"vCenter's net.droppedRx saw frames dropped at the vSwitch port in {dropping} of {samples} samples "
         f"({span}) and CPU is "
         f"{cpu.words}: RX ring exhaustion is likely (Broadcom KB 312565: receive buffers exhausted, or a "
@@ -396,7 +397,7 @@ def failed_run(verdict: RingVerdict, failures: list[str], held: list[str],
     advice = list(dict.fromkeys(FAILED_ADVICE[k] for k in kinds if k in FAILED_ADVICE)) or \
         [FAILED_ADVICE["esxi"], FAILED_ADVICE["linux"]]
     return RingVerdict(
-        "insufficient-evidence",
+        Verdict.INSUFFICIENT_EVIDENCE,
         f"The run failed ({'; '.join(failures)}): no verdict from a failed run. The partial bundle holds "
         + (", ".join(held) if held else "no capture") + ". Fix what failed and run again, or leave that part "
         f"out on purpose (for {'; for '.join(advice)}); an unknown host key: --known-hosts, or "
@@ -427,7 +428,7 @@ def _not_vmxnet3(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> RingVerdic
     outside the vSwitch (SR-IOV VF, DirectPath, guest-only) has no port either: its driver's counters decide."""
     if nic.attachment is not None or nic.type not in EMULATED:
         verdict = decide_driver_nic(vm, nic, t)
-        if verdict.verdict != "driver-drops" or not buffers_rising(nic, t):
+        if verdict.verdict != Verdict.DRIVER_DROPS or not buffers_rising(nic, t):
             return verdict
         # the guest did not post buffers fast enough: a throttled or waiting vCPU first, as for a vmxnet3 ring
         first = _cpu_first(vm, cpu_state(vm.cpu, effective_limit_mhz(vm), t), verdict.evidence, list(verdict.missing), t,
@@ -454,11 +455,11 @@ def _not_vmxnet3(vm: VmFacts, nic: VnicFacts, t: dict[str, float]) -> RingVerdic
     if port is not None and port.complete and not rising and not symptoms and not guest:
         # read over the window and nothing dropped: no drop to fix (the emulated-nic finding still advises vmxnet3)
         return RingVerdict(
-            "not-needed", f"{nic.type} is not a vmxnet3 adapter (it has no vmxnet3 rings), and its port dropped no "
+            Verdict.NOT_NEEDED, f"{nic.type} is not a vmxnet3 adapter (it has no vmxnet3 rings), and its port dropped no "
             "received frames in the window: there is no drop to fix. For a network-heavy VM vmxnet3 is still the "
             "better adapter (see the emulated-adapter finding).", evidence=evidence)
     return RingVerdict(
-        "insufficient-evidence",
+        Verdict.INSUFFICIENT_EVIDENCE,
         f"{nic.type} is not a vmxnet3 adapter: vmxnet3 ring counters do not exist for it.{drops}"
         + (" Change it to vmxnet3 (see the remediation: shown, never run): a paravirtual adapter with "
            "rings up to 4096, multiple rx queues and less host CPU per packet." if emulated else ""),

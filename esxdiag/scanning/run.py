@@ -86,7 +86,8 @@ def run_scan(targets: list, options, thresholds: dict, snapshot_path: Callable[[
             on_snapshot(snapshot, path)
         document = build_report(snapshot, thresholds, str(path))
     scanned = any(v.status == "scanned" for v in snapshot.vcenters)
-    checks, unreached = [], 0
+    checks: list[DeepCheck] = []
+    unreached = 0
     if deep is not None and (scanned or deep.say_none):
         try:
             checks, unreached = deep_check(deep, document, snapshot, thresholds, targets)
@@ -95,7 +96,7 @@ def run_scan(targets: list, options, thresholds: dict, snapshot_path: Callable[[
                 raise
             on_deep_error(exc)  # counted as a host not reached
             document["deep"], unreached = None, 1
-    retired = frozenset()
+    retired: frozenset[tuple[str, str, str]] = frozenset()
     if proofs is not None and scanned:
         retired = frozenset((*key, c.checked_at) for key, c in keep_proofs(
             document, snapshot, thresholds, proofs.kept, time.time(), proofs.max_age_s).items())

@@ -117,6 +117,8 @@ def settle(state: State, name: str, outcome: Outcome, ended_ts: float, seconds: 
         state.note_history(outcome.history_error, ended_ts)
     entry = state.get(name)
     document = outcome.document
+    if document is None:
+        raise ValueError(f"{name}: an abandoned cycle has nothing to settle")
     status = document["vcenters"][0]
     common = dict(running=False, running_since_ts=None, last_ts=ended_ts, last_seconds=round(seconds, 3),
                   cycles=entry.cycles + 1,

@@ -23,7 +23,8 @@ def pick(document: dict, args: argparse.Namespace, recent: Mapping[str, float], 
              (r["name"] in args.deep_vm or r["moid"] in args.deep_vm)]
     suspects = [r for r in choose(document, len(document["vms"]), []) if r not in named and
                 now - recent.get(r["moid"], float("-inf")) >= args.deep_recheck]
-    chosen, hosts = [], set()
+    chosen: list[dict] = []
+    hosts: set[str] = set()
     for row in named + suspects:
         host = row["host"] or "(unknown host)"
         if len(chosen) >= max(args.deep, len(named)) or (default is None and host not in per_host):

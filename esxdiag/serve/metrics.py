@@ -25,10 +25,9 @@ from esxdiag import __version__
 from esxdiag.fleet.confirm import RING_COUNTERS
 from esxdiag.scanning.proofs import checked_ts
 from esxdiag.serve.state import State, VcenterState
-from esxdiag.vocabulary import FLEET_CLASSES
+from esxdiag.vocabulary import FLEET_CLASSES, SEVERITY_VALUES
 
 VM_LABELS = ("vcenter", "vm", "moid", "cluster", "host")
-SEVERITY_LEVELS = {None: 0, "info": 1, "warning": 2, "critical": 3}
 ERROR_KINDS = ("unreachable", "tls", "auth", "timeout", "permission", "query", "bad-answer", "not-found", "internal")
 # (name, help, report row key) per VM
 VM_GAUGES = (
@@ -77,11 +76,11 @@ def counters_read(nic) -> str:
 def vm_samples(entry: VcenterState) -> dict[str, list[Sample]]:
     """Every per-VM and per-vNIC sample of one vCenter's last good report, by family name."""
     out: dict[str, list[Sample]] = {name: [] for name, _, _ in FLEET_FAMILIES}
-    for row in entry.document["vms"]:
+    for row in (entry.document or {}).get("vms", ()):
         labels = {"vcenter": row["vcenter"], "vm": row["name"], "moid": row["moid"], "cluster": row["cluster"] or "",
                   "host": row["host"] or ""}
         out[CLASS[0]].append(Sample(CLASS[0], {**labels, "class": row["class"]}, 1.0))
-        out[SEVERITY[0]].append(Sample(SEVERITY[0], labels, float(SEVERITY_LEVELS.get(row["severity"], 0))))
+        out[SEVERITY[0]].append(Sample(SEVERITY[0], labels, float(SEVERITY_VALUES[row["severity"]])))
         for name, _, key in VM_GAUGES:
             if row.get(key) is not None:
                 out[name].append(Sample(name, labels, float(row[key])))
@@ -174,7 +173,7 @@ def history_families(state: State) -> list[Metric]:
 class ServeCollector(Collector):
     def __init__(self, state: State):
         self.state = state
-        self._cache: dict[str, tuple[dict, object, dict[str, list[Sample]]]] = {}
+        self._cache: dict[str, tuple[dict | None, object, dict[str, list[Sample]]]] = {}
         self._lock = threading.Lock()  # scrapes may run at once
 
     def _samples(self, entry: VcenterState) -> dict[str, list[Sample]]:

@@ -123,6 +123,7 @@ class Pages:
                  "vnics": [dict(v) for v in shown["vnics"]]} if shown else self.store.last_deep(vcenter, moid))
         if deep is not None:
             deep["href"] = f"../../{quote(deep['report'])}" if deep.get("report") else None
+            deep["rests"] = shown is not None  # the class above rests on it (and /metrics exports its verdicts)
         stale = (f"the last cycle of {vcenter} failed ({entry.last_error}); these figures are from its last good "
                  f"scan, {iso(entry.good_ts)}") if entry.stale else None
         page = {"vm": current["name"] if current else rows[0]["name"], "rows": rows, "current": current,

@@ -133,7 +133,7 @@ class WebServer(ThreadingHTTPServer):
 
     @property
     def url(self) -> str:
-        host, port = self.server_address[:2]
+        host, port = str(self.server_address[0]), self.server_address[1]  # an IP address: never bytes for TCP
         shown = f"[{host}]" if ":" in host else host
         return f"{'https' if self.web.tls else 'http'}://{shown}:{port}/"
 
@@ -146,7 +146,7 @@ class Handler(BaseHTTPRequestHandler):
     _headers_sent = False
 
     def setup(self) -> None:
-        self.timeout = self.server.idle_timeout_s  # each read and write; the whole wait: WebServer._close_idle
+        self.timeout = self.server.idle_timeout_s  # type: ignore[misc]  # each read and write; the whole wait: WebServer._close_idle
         self.server.wait_for_request(self.request)
         super().setup()
         if isinstance(self.connection, ssl.SSLSocket):

@@ -67,9 +67,8 @@ def rows_by_name(document) -> dict:
 def test_classes_numbers_and_ranking(fleet_lab, creds_for, fake_perf):
     data, doc, fake = run_scan(fake_perf, fleet_lab, creds_for, no_realtime={"rollup-only"}, refused={"refused"})
     rows = rows_by_name(doc)
-    assert [r["name"] for r in doc["vms"]] == [  # severity first (critical, warning, info, none), then class
-        "limited", "ring-b", "contended", "ring-a", "legacy",
-        "dropping-nocpu", "refused", "stopped", "quiet", "rollup-only"]
+    assert [r["name"] for r in doc["vms"]] == [  # severity first (critical, warning, info, none), then frames lost/s
+        "ring-b", "limited", "contended", "ring-a", "dropping-nocpu", "legacy", "refused", "stopped", "quiet", "rollup-only"]
     assert {n: r["class"] for n, r in rows.items()} == {
         "limited": "cpu-and-drops", "ring-b": "ring-suspect", "ring-a": "ring-suspect",
         "contended": "cpu-contention", "legacy": "emulated-nic", "dropping-nocpu": "no-data",
@@ -77,10 +76,10 @@ def test_classes_numbers_and_ranking(fleet_lab, creds_for, fake_perf):
     a = rows["ring-a"]  # per-vCPU and per-vNIC series (real vCenter expansion)
     assert (a["drops"], a["drops_per_s"], a["drops_per_1000"], a["ready_worst_pct"], a["ready_worst_vcpu"]) == (
         1500, 5.0, 1.0, 2.0, "vCPU 1")
-    assert (a["ready_avg_pct"], a["severity"], a["score"], a["drops_by_vnic"]) == (1.5, "warning", 6.0, {"4000": 1500})
+    assert (a["ready_avg_pct"], a["severity"], a["score"], a["drops_by_vnic"]) == (1.5, "warning", 5.0, {"4000": 1500})
     b = rows["ring-b"]  # vcsim's single "*" series read as the aggregate, divided by numCPU
     assert (b["drops_per_s"], b["drops_per_1000"], b["ready_worst_pct"], b["severity"], b["score"]) == (
-        15.0, 10.0, 1.5, "critical", 25.0)
+        15.0, 10.0, 1.5, "critical", 15.0)  # score: frames lost per s
     assert any("instance '*'" in n for n in b["notes"])
     limited = rows["limited"]
     assert (limited["max_limited_worst_pct"], limited["cpu_limit_mhz"], limited["severity"]) == (15.0, 800, "critical")

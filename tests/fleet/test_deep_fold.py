@@ -69,9 +69,8 @@ def folded(tmp_path: Path) -> dict:
 def test_proof_changes_class_severity_and_rank(tmp_path):
     document = folded(tmp_path)
     rows = {r["name"]: r for r in document["vms"]}
-    first = document["vms"][0]
-    assert (first["name"], first["class"], first["severity"], first["confirmed"]) == (
-        "iperf-test1", "ring-exhaustion", "critical", True)
+    first = rows["iperf-test1"]
+    assert (first["class"], first["severity"], first["confirmed"]) == ("ring-exhaustion", "critical", True)
     assert "proven by host ring counters" in first["reason"] and "raise-ring1" in first["reason"]
     limited = rows["iperf-cpu-limited"]
     assert (limited["class"], limited["severity"], limited["confirmed"]) == ("cpu-limit", "critical", True)
@@ -82,8 +81,10 @@ def test_proof_changes_class_severity_and_rank(tmp_path):
     unreached = rows["unreached"]
     assert (unreached["class"], unreached["confirmed"]) == ("ring-suspect", False)
     assert "did not decide" in unreached["reason"] and "unreachable" in unreached["reason"]
-    # confirmed before suspected within a severity; ranks renumbered, counts follow
-    assert [r["name"] for r in document["vms"][:4]] == ["iperf-test1", "iperf-cpu-limited", "unreached", "capped"]
+    # within a severity, frames lost per second (unreached: 20/s), then confirmed before suspected at equal
+    # scores (5/s each); ranks renumbered, counts follow
+    assert [(r["name"], r["score"]) for r in document["vms"][:4]] == [
+        ("unreached", 20.0), ("iperf-test1", 5.0), ("iperf-cpu-limited", 5.0), ("capped", 0)]
     assert [r["rank"] for r in document["vms"]] == list(range(1, len(FLEET) + 1))
     assert document["counts"]["ring-exhaustion"] == 1 and document["counts"]["ring-suspect"] == 1
     assert {v["name"] for v in document["deep"]["vms"]} == {"iperf-test1", "iperf-cpu-limited", "app-healthy01",
@@ -96,13 +97,13 @@ def test_the_confirmed_state_reaches_every_output_and_the_history(tmp_path):
     text = FORMATS.formats["text"].render(document, ctx)
     assert any(line.split()[1:3] == ["critical", "ring-exhaustion"] and "iperf-test1" in line
                for line in text.splitlines())
-    rows = list(csv.DictReader(io.StringIO(FORMATS.formats["csv"].render(document, ctx))))
-    assert (rows[0]["name"], rows[0]["class"], rows[0]["confirmed"]) == ("iperf-test1", "ring-exhaustion", "True")
+    rows = {r["name"]: r for r in csv.DictReader(io.StringIO(FORMATS.formats["csv"].render(document, ctx)))}
+    assert (rows["iperf-test1"]["class"], rows["iperf-test1"]["confirmed"]) == ("ring-exhaustion", "True")
     metrics = FORMATS.formats["openmetrics"].render(document, ctx)
     assert 'class="ring-exhaustion"' in metrics and 'confirmed="true"' in metrics
     page = FORMATS.formats["html"].render(document, ctx)
     assert "ring-exhaustion" in page and "confirmed" in page
-    assert json.loads(FORMATS.formats["json"].render(document, ctx))["vms"][0]["confirmed"] is True
+    assert json.loads(FORMATS.formats["json"].render(document, ctx))["vms"][1]["confirmed"] is True
     db = tmp_path / "h.sqlite"
     changes_and_record(db, document)
     assert vm_history(db, "iperf-test1")[0]["class"] == "ring-exhaustion"

@@ -20,7 +20,6 @@ ALLOWED = {  # (module, expression) -> why the number is not a domain judgment
     ("nic.py", "t['ring.host_guest_tolerance_pct'] / 100"): "percent to a fraction",
     ("tcp.py", "100.0 * retrans.delta"): "a fraction to percent",
     ("fleet/figures.py", "drops / packets * 1000"): "the unit: drops per 1,000 packets received",
-    ("fleet/rules.py", "max(t['ring.drops_per_s_critical'], 1e-09)"): "no division by zero when the threshold is 0",
     ("remediation.py", "(target - current) * q * kb_per_entry / 1024"): "KB to MB",
     ("remediation.py", "c * 2"): "PowerShell escapes a quote by doubling it",
     ("remediation.py", "ring == 2"): "ring number 2 (jumbo / LRO), a name",

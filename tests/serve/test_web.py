@@ -20,6 +20,8 @@ from esxdiag.serve.state import State, VcenterState
 from esxdiag.serve.store import Store
 from esxdiag.serve.webconfig import WebConfigError, authorized, load_web_config
 
+from .conftest import VNIC, record_deep
+
 HOSTILE = '<img src=x onerror=alert(1)>'  # as in the web_server fixture (tests/serve/conftest.py)
 
 
@@ -177,3 +179,22 @@ def test_anything_but_loopback_needs_tls_and_basic_auth(tmp_path, capsys, monkey
         assert main(base + extra) == 2
         assert "anything but loopback needs TLS and basic auth" in capsys.readouterr().err
     assert main(base + ["--listen", "localhost"]) == 2 and "expected HOST:PORT" in capsys.readouterr().err
+
+
+def test_a_vm_page_says_when_its_class_does_not_rest_on_the_last_deep_check(tmp_path, fleet_document, make_vm,
+                                                                            start_web):
+    """The history's last check of a VM whose row shows none (it expired, or the counters retired it) is
+    shown as such: the class above and /metrics do not rest on it (issue 31: the page and /metrics agree)."""
+    store = Store(tmp_path / "h.sqlite", retention_days=7)
+    document = fleet_document("vc1:443", [make_vm("busy01", "vm-5", drops=300)])
+    store.record(document)
+    record_deep(store, "vc1:443", [{"moid": "vm-5", "name": "busy01", "verdicts": ["cpu-limit-first"],
+                                    "worst_severity": "critical", "report": None, "error": None,
+                                    "vnics": [dict(VNIC, verdict="cpu-limit-first")]}],
+                "2026-11-23T02:46:00Z", held=False)
+    now = datetime.now(timezone.utc).timestamp()
+    state = State([VcenterState("vc1:443", "https://vc1/sdk", 300, document=document, good_ts=now, last_ok=True)])
+    server = start_web(state, store, tmp_path / "data", load_web_config(None))
+    html = get(server, "/vm/vc1%3A443/vm-5")[2].decode()
+    assert "cpu-limit-first" in html and 'id="deep-history"' in html and "does not rest on" in html
+    assert 'verdict="cpu-limit-first"' not in get(server, "/metrics")[2].decode()

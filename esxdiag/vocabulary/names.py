@@ -1,32 +1,16 @@
-"""Names both sides of a stage boundary use: the fleet classes and the schema tags of the documents
-esxdiag writes. Collectors, rules, analysis and reports import them from here, never from each
-other (README "Layout": imports point down the pipeline)."""
+"""Names both sides of a stage boundary use: the schema tags of the documents esxdiag writes, the
+migration events, the figures `esxdiag diff` compares. Collectors, rules, analysis and reports import
+them from here, never from each other (README "Layout": imports point down the pipeline)."""
 
 from __future__ import annotations
 
-# Fleet classes, most urgent first (esxdiag.fleet.rules says when each applies); ring-exhaustion and
-# drops-not-ring are confirmed states: only the deep check's host counters set them (esxdiag.fleet.confirm)
-FLEET_CLASSES = ("ring-exhaustion", "cpu-and-drops", "ring-suspect", "uplink-loss", "drops-not-ring", "cpu-limit",
-                 "cpu-contention", "emulated-nic", "no-data", "healthy")
-# The classes that need someone's attention: counted per cluster/host, "new suspect" / "recovered" in history
-CONCERN_CLASSES = FLEET_CLASSES[:8]
-
-
-def needs_attention(row: dict) -> bool:
-    """A fleet row someone should look at: a concern class, but not a VM with no symptom of its own on a host
-    whose uplink loses frames (uplink-loss at info or none): the host's rollup says that loss once."""
-    return row["class"] in CONCERN_CLASSES and not (row["class"] == "uplink-loss" and row["severity"] in (None, "info"))
-
-
-# Suspicions from vCenter's drop counters that the deep check (vmxnet3 ring counters) can prove or clear
-DROP_CLASSES = ("cpu-and-drops", "ring-suspect")
 # vCenter events that say a VM moved (or began to move) between hosts: the fleet scan reads them for its
 # window (one EventManager.QueryEvents per vCenter), the fleet rules split nothing across two ports
 MIGRATION_EVENTS = ("VmMigratedEvent", "DrsVmMigratedEvent", "VmEmigratingEvent", "VmBeingHotMigratedEvent",
                     "VmRelocatedEvent")
 
 SCHEMA_SNAPSHOT = "esxdiag.fleet_snapshot/1"
-SCHEMA_FLEET_REPORT = "esxdiag.fleet_report/1"
+SCHEMA_FLEET_REPORT = "esxdiag.fleet_report/2"  # 2: score is frames lost per second (docs/fleet-scan.md)
 
 # `esxdiag diff`: the per-vNIC figures compared, (key in the report JSON, words)
 DIFF_RATES = (
