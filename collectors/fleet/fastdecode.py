@@ -143,26 +143,27 @@ def plain_entity(metric: Any) -> EntityCsv:
 def decode_retrieve(body: bytes, version: str | None, response: str) -> Page | None:
     """A RetrievePropertiesEx / ContinueRetrievePropertiesEx answer: Page, or None for no result."""
     rows: list = []
-    state = {"results": 0, "token": None}
+    results: list[int] = []  # one entry per returnval
+    token: list[str] = []
 
     def on_node(depth: int, node: list) -> None:
         if depth == 3:
             if node[0] != "returnval" or node[4]:
                 raise NotDecoded("unexpected result element")
-            state["results"] += 1
+            results.append(1)
         elif node[0] == "objects" and not node[4]:
             rows.append(_object_content(node, version))
         elif node[0] == "token" and not node[4]:
-            state["token"] = soap.text(node)
+            token[:] = [soap.text(node)]
         else:
             raise NotDecoded(f"unexpected {node[0]} in a RetrieveResult")
 
     soap.walk(body, response, 4, on_node)
-    if state["results"] != 1:
-        if state["results"]:
+    if len(results) != 1:
+        if results:
             raise NotDecoded("several results")
         return None
-    return Page(rows, state["token"])
+    return Page(rows, token[0] if token else None)
 
 
 def decode_perf(body: bytes, version: str | None) -> list[EntityCsv]:
@@ -185,7 +186,12 @@ def decode_perf(body: bytes, version: str | None) -> list[EntityCsv]:
     return out
 
 
-def _series(node: list, version: str | None) -> tuple[int, str, str]:
+def _default_level(cls: type) -> Any:
+    """pyVmomi's level of a SharesInfo that carried none (mypy reads a pyVmomi data type as unhashable)."""
+    return default(cls, "level")
+
+
+def _series(node: list, version: str | None) -> tuple[int | None, str | None, str | None]:
     cls = soap.typed(node, version, _SERIES_CSV, optional=True)
     fields = soap.fields(node, cls)
     metric_id = fields.get("id")
@@ -244,7 +250,7 @@ def _value(node: list, version: str | None) -> Any:
         fields = soap.fields(node, cls)
         level = fields.get("level")
         return Shares(soap.int_field(fields, cls, "shares"),
-                      default(cls, "level") if level is None else soap.enum(_SHARES_LEVEL, soap.leaf(level)))
+                      _default_level(cls) if level is None else soap.enum(_SHARES_LEVEL, soap.leaf(level)))
     if issubclass(cls, _DEVICE):
         return _device(node, cls, version)
     if issubclass(cls, list) and getattr(cls, "Item", None) is _DEVICE:

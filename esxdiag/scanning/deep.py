@@ -144,7 +144,8 @@ def _collect_and_fold(plan: DeepPlan, document: dict, snapshot, thresholds: dict
 
 def write_html_report(result: AnalysisResult, bundle: Path) -> Path:
     """A deep-checked host's report.html, beside its bundle."""
-    path = bundle / REPORT.formats["html"].default_file
+    html = REPORT.formats["html"]
+    path = bundle / (html.default_file or "report.html")  # the html format names its file (reports/formats.py)
     context = RenderContext(output=path, bundle_root=bundle)
-    path.write_text(REPORT.formats["html"].render(result, context), encoding="utf-8")
+    path.write_text(html.render(result, context), encoding="utf-8")
     return path
