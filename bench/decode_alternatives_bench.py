@@ -14,7 +14,7 @@ the runs (time.process_time):
 - Inventory pages: today's decode_retrieve; expat alone; xml.etree / lxml parsing the page into a tree
   and visiting every element (again a floor: no values read).
 - QueryPerf requests: pyVmomi building 10,000 QuerySpecs and serialising them, 256 a request, beside
-  one spec serialised once per shape as a template with only the moid and times put in (XML-escaped).
+  fastdecode.batch_request (one spec serialised per entity type, each moid put in, XML-escaped).
 
 Each alternative's values are compared with today's before timing (a mismatch stops the bench).
 Not a test; figures in bench/peers_README.md.
@@ -23,6 +23,7 @@ Not a test; figures in bench/peers_README.md.
 from __future__ import annotations
 
 import argparse
+import functools
 import io
 import re
 import statistics
@@ -30,12 +31,11 @@ import time
 import xml.etree.ElementTree as ET
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from xml.sax.saxutils import escape
 
 from pyVmomi import SoapAdapter, vim
 
 from esxdiag.collectors import soap_stream
-from esxdiag.collectors.fleet.fastdecode import EntityCsv, decode_perf, decode_retrieve
+from esxdiag.collectors.fleet.fastdecode import EntityCsv, batch_request, decode_perf, decode_retrieve
 from esxdiag.collectors.fleet.perf import REALTIME_ENTITIES
 from esxdiag.collectors.soap_stream import Ref
 
@@ -130,23 +130,14 @@ def lxml_tree(body: bytes) -> int:
 
 # --- QueryPerf requests -----------------------------------------------------------------------------
 
-def template_requests(stub, manager, method, moids: list[str], start: datetime, end: datetime, ids) -> list[bytes]:
-    """One spec serialised by pyVmomi once, then each request's specs as that text with the moid and
-    times put in (XML-escaped)."""
-    marker = "esxdiag-moid-marker"
-    spec = vim.PerformanceManager.QuerySpec(entity=vim.VirtualMachine(marker, stub), startTime=start, endTime=end,
-                                            intervalId=20, format="csv", metricId=ids)
-    whole = stub.SerializeRequest(manager, method, [[spec]])
-    whole = whole.decode() if isinstance(whole, bytes) else whole
-    open_at = whole.index("<querySpec")
-    close_at = whole.rindex("</querySpec>") + len("</querySpec>")
-    head, one, tail = whole[:open_at], whole[open_at:close_at], whole[close_at:]
-    before, after = one.split(marker)
-    bodies = []
-    for i in range(0, len(moids), REALTIME_ENTITIES):
-        specs = "".join(before + escape(m) + after for m in moids[i:i + REALTIME_ENTITIES])
-        bodies.append((head + specs + tail).encode())
-    return bodies
+def template_requests(stub, manager, method, moids: list[str], spec) -> list[bytes]:
+    """fastdecode.batch_request per REALTIME_ENTITIES: one spec serialised by pyVmomi per entity type,
+    each moid put in (XML-escaped)."""
+    def serialize(args):
+        return stub.SerializeRequest(manager, method, args)
+    vms = [vim.VirtualMachine(m, stub) for m in moids]
+    return [batch_request(serialize, vms[i:i + REALTIME_ENTITIES], spec).encode()
+            for i in range(0, len(vms), REALTIME_ENTITIES)]
 
 
 def cpu(step, runs: int) -> tuple[float, float]:
@@ -179,15 +170,17 @@ def main() -> None:
         [vim.PerformanceManager.MetricId(counterId=c, instance="*") for c in COUNTERS])
     moids = [f"vm-{i}" for i in range(args.entities)]
 
+    spec = functools.partial(vim.PerformanceManager.QuerySpec, startTime=start, endTime=end, intervalId=20,
+                             format="csv", metricId=ids)
+
     def pyvmomi_requests():
         vms = [vim.VirtualMachine(m, stub) for m in moids]
-        specs = [vim.PerformanceManager.QuerySpec(entity=vm, startTime=start, endTime=end, intervalId=20,
-                                                  format="csv", metricId=ids) for vm in vms]
+        specs = [spec(entity=vm) for vm in vms]
         return [stub.SerializeRequest(manager, method, [specs[i:i + REALTIME_ENTITIES]])
                 for i in range(0, len(specs), REALTIME_ENTITIES)]
 
     made = [b if isinstance(b, bytes) else b.encode() for b in pyvmomi_requests()]
-    if made != template_requests(stub, manager, method, moids, start, end, ids):
+    if made != template_requests(stub, manager, method, moids, spec):
         raise SystemExit("the template's requests differ from pyVmomi's")
     steps = {
         "QueryPerf answers: decode_perf (today)": lambda: [decode_perf(b, VERSION) for b in perf],
@@ -200,8 +193,7 @@ def main() -> None:
         "inventory pages: etree tree, visited": lambda: [etree_tree(b) for b in pages],
         "inventory pages: lxml tree, visited": lambda: [lxml_tree(b) for b in pages],
         "QueryPerf requests: pyVmomi build+serialise": pyvmomi_requests,
-        "QueryPerf requests: template per shape": lambda: template_requests(stub, manager, method, moids, start,
-                                                                            end, ids),
+        "QueryPerf requests: template per shape": lambda: template_requests(stub, manager, method, moids, spec),
     }
     print(f"{args.entities} entities ({sum(map(len, perf)) / 1e6:.1f} MB of QueryPerf answers, "
           f"{sum(map(len, pages)) / 1e6:.1f} MB of inventory pages), {args.runs} runs, "

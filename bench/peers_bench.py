@@ -1,4 +1,5 @@
-"""Benchmark: esxdiag scan and one serve cycle against Telegraf's vsphere input and vmware_exporter.
+"""Benchmark: esxdiag scan and one serve cycle against Telegraf's vsphere input, the OpenTelemetry
+Collector's vcenterreceiver and vmware_exporter.
 
     python bench/peers_bench.py --vms 1000                  # builds a vcsim (~40 s), 3 rounds of the four
     python bench/fleet_bench.py --vms 10000 --serve &       # a 10,000-VM vcsim kept up (~14 min to build)
@@ -8,10 +9,12 @@ One vcsim per size (the one `fleet_bench.py --vms N --serve` keeps up when it is
 built here as fleet_bench.py builds it: -cluster N -host 10 -vm V -delay 20), the tools run one
 after the other in each round, the order turning each round. Per run: wall time, client CPU (user +
 system of the process tree, from wait4 or /proc), vcsim's CPU (/proc), peak RSS, and what was read.
-SOAP requests: esxdiag's from its own count (snapshot, serve's gauge); Telegraf's and
-vmware_exporter's are counted once per tool in a round of their own through a TLS-terminating
+SOAP requests: esxdiag's from its own count (snapshot, serve's gauge); the peers' are counted once per tool in a round of their own through a TLS-terminating
 counting proxy in this process (not timed: the proxy costs CPU on the same cores). Telegraf 1.37.2
-is built when missing; vmware_exporter 0.18.4 gets its own venv when missing. Not a test:
+is built when missing, so is the collector (bench/otelcol/build.sh: contrib v0.130.0, the receiver and
+the debug exporter; its run is from start to the debug exporter's first batch, startup included, and
+"VMs with values" is the number of resources in that batch: VMs, hosts, clusters, datastores,
+resource pools); vmware_exporter 0.18.4 gets its own venv when missing. Not a test:
 bench/peers_README.md has the method and the figures.
 """
 
@@ -40,7 +43,9 @@ TELEGRAF_VERSION = "v1.37.2"
 TELEGRAF_BUILD = ["go", "install", "-tags", "custom,inputs.vsphere,outputs.file,serializers.influx",
                   f"github.com/influxdata/telegraf/cmd/telegraf@{TELEGRAF_VERSION}"]
 EXPORTER_REQUIREMENTS = ["vmware_exporter==0.18.4", "requests", "Twisted==22.10.0"]
-TOOLS = ("esxdiag scan", "esxdiag serve cycle", "telegraf", "vmware_exporter")
+OTELCOL = REPO / "bench" / "otelcol"
+TOOLS = ("esxdiag scan", "esxdiag serve cycle", "telegraf", "otelcol vcenterreceiver", "vmware_exporter")
+PEERS = ("telegraf", "otelcol vcenterreceiver", "vmware_exporter")
 # vmware_exporter has no port option: this shim, run by the exporter's own python, gives pyVim's
 # SmartConnect the vcsim port and then starts the exporter as its console script would.
 EXPORTER_SHIM = """\
@@ -74,6 +79,15 @@ def telegraf_binary() -> Path:
     if not binary.exists():
         print("building Telegraf:", " ".join(TELEGRAF_BUILD), flush=True)
         subprocess.run(TELEGRAF_BUILD, check=True, env={**os.environ, "GOBIN": str(gobin)})
+    return binary
+
+
+def otelcol_binary() -> Path:
+    """The minimal collector of bench/otelcol, built there by its build.sh when it is not there yet."""
+    binary = OTELCOL / "otelcol-vcenter"
+    if not binary.exists():
+        print("building the collector: bench/otelcol/build.sh", flush=True)
+        subprocess.run([str(OTELCOL / "build.sh")], check=True)
     return binary
 
 
@@ -247,6 +261,61 @@ def run_telegraf(lab, workdir: Path, port: int | None = None) -> dict:
             "peak_rss_mib": rss, "vms_with_values": len(vms), "lines": len(lines)}
 
 
+def otelcol_config(lab, port: int) -> str:
+    return f"""receivers:
+  vcenter:
+    endpoint: https://127.0.0.1:{port}
+    username: "{lab.username}"
+    password: "{lab.password}"
+    collection_interval: 1h
+    initial_delay: 0s
+    tls:
+      insecure_skip_verify: true
+exporters:
+  debug:
+    verbosity: basic
+service:
+  telemetry:
+    metrics:
+      level: none
+  pipelines:
+    metrics:
+      receivers: [vcenter]
+      exporters: [debug]
+"""
+
+
+def run_otelcol(lab, workdir: Path, port: int | None = None) -> dict:
+    """The collector from its start to the debug exporter's first batch (one whole collection): wall,
+    CPU (/proc, its one process), peak RSS (VmHWM), the batch's resources."""
+    config = workdir / "otelcol.yaml"
+    config.write_text(otelcol_config(lab, port or lab.port))
+    config.chmod(0o600)
+    log_path = workdir / "otelcol.log"
+    vcsim_before = fleet_bench.cpu_seconds_of(lab.process.pid)
+    started = time.perf_counter()
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen([str(otelcol_binary()), "--config", str(config)], stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 1800
+        while not (found := re.search(r'"resource metrics": (\d+)', log_path.read_text())):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the collector exported nothing: {log_path.read_text()[-2000:]}")
+            time.sleep(0.02)
+        wall = time.perf_counter() - started
+        cpu = fleet_bench.cpu_seconds_of(proc.pid)
+        hwm = re.search(r"^VmHWM:\s+(\d+) kB", Path(f"/proc/{proc.pid}/status").read_text(), re.M)
+        return {"wall_s": wall, "cpu_s": cpu, "vcsim_cpu_s": fleet_bench.cpu_seconds_of(lab.process.pid) - vcsim_before,
+                "peak_rss_mib": int(hwm[1]) / 1024, "vms_with_values": int(found[1])}
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 def run_exporter(lab, workdir: Path, python: Path, port: int | None = None) -> dict:
     """One scrape of a freshly started vmware_exporter: the scrape's wall time, the exporter's CPU over
     the scrape (from /proc: it collects on threads of its one process), its peak RSS (VmHWM)."""
@@ -300,6 +369,8 @@ def run_tool(tool: str, lab, workdir: Path, ns, exporter: Path) -> dict:
         return {**one, "peak_rss_mib": sampler.peak / 2**20}
     if tool == "telegraf":
         return run_telegraf(lab, workdir)
+    if tool == "otelcol vcenterreceiver":
+        return run_otelcol(lab, workdir)
     return run_exporter(lab, workdir, exporter)
 
 
@@ -311,6 +382,8 @@ def count_peer_requests(lab, workdir: Path, exporter: Path, tools: list[str]) ->
         try:
             if tool == "telegraf":
                 run_telegraf(lab, workdir, proxy.port)
+            elif tool == "otelcol vcenterreceiver":
+                run_otelcol(lab, workdir, proxy.port)
             else:
                 run_exporter(lab, workdir, exporter, proxy.port)
             time.sleep(0.2)  # the last answer's pump
@@ -371,7 +444,7 @@ def bench_one_size(vms: int, ns, tools: list[str], exporter: Path) -> str:
         print(f"vcsim for {vms} VMs built in {built:.0f} s", flush=True)
     results: dict[str, list[dict]] = {t: [] for t in tools}
     try:
-        peers = [t for t in tools if t in ("telegraf", "vmware_exporter")]
+        peers = [t for t in tools if t in PEERS]
         counted = {} if ns.no_count else count_peer_requests(lab, workdir, exporter, peers)
         for n in range(ns.rounds):
             order = tools[n % len(tools):] + tools[:n % len(tools)]
@@ -408,6 +481,8 @@ def main(argv: list[str] | None = None) -> int:
     exporter = exporter_python(ns.exporter_venv) if "vmware_exporter" in tools else Path()
     if "telegraf" in tools:
         telegraf_binary()
+    if "otelcol vcenterreceiver" in tools:
+        otelcol_binary()
     summaries = [bench_one_size(int(vms), ns, tools, exporter) for vms in ns.vms.split(",")]
     print("\n" + "\n\n".join(summaries))
     return 0
