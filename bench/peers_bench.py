@@ -181,14 +181,17 @@ def run_scan(lab, workdir: Path, extra: list[str]) -> dict:
             "vms_with_values": one["with_perf"], "workers": one["workers"]}
 
 
-def run_serve_cycle(lab, workdir: Path, extra: list[str]) -> dict:
+def run_serve_cycle(lab, workdir: Path, extra: list[str], steady_interval: int | None = None) -> dict:
     """One `esxdiag serve` cycle: its wall time and requests are serve's own gauges; CPU is the process
-    tree's from the moment serve listens (the cycle starts then) to the cycle's end."""
+    tree's from the moment serve listens (the cycle starts then) to the cycle's end. With
+    ``steady_interval``: serve runs every that many seconds and the figures are its SECOND cycle's,
+    CPU from the first cycle's end to the second's (the idle wait between them included)."""
     import psutil
     shutil.rmtree(workdir / "serve", ignore_errors=True)
     env = {**os.environ, "ESXDIAG_PASSWORD": lab.password, "XDG_DATA_HOME": str(workdir / "data")}
     argv = [str(Path(sys.executable).with_name("esxdiag")), "serve", "--vcenter", lab.url, "--user", lab.username,
-            "--insecure", "--listen", "127.0.0.1:0", "--interval", "3600", "--jitter", "0", "--timeout", "300",
+            "--insecure", "--listen", "127.0.0.1:0", "--interval", str(steady_interval or 3600), "--jitter", "0",
+            "--timeout", "300",
             "--history", str(workdir / "serve" / "history.sqlite"), "--data-dir", str(workdir / "serve"), *extra]
     (workdir / "serve").mkdir(parents=True)
     log_path = workdir / "serve" / "serve.log"
@@ -204,8 +207,15 @@ def run_serve_cycle(lab, workdir: Path, extra: list[str]) -> dict:
             time.sleep(0.02)
         cpu, vcsim_cpu = serve_bench.cpu_of_tree(tree), fleet_bench.cpu_seconds_of(lab.process.pid)
         url = log_path.read_text().split("listening on ", 1)[1].split()[0]
-        while json.loads(serve_bench.fetch(url + "healthz")[0])["vcenters"][0]["last_cycle"] is None:
+        def last_cycle():
+            return json.loads(serve_bench.fetch(url + "healthz")[0])["vcenters"][0]["last_cycle"]
+
+        while (first := last_cycle()) is None:
             time.sleep(0.05)
+        if steady_interval:
+            cpu, vcsim_cpu = serve_bench.cpu_of_tree(tree), fleet_bench.cpu_seconds_of(lab.process.pid)
+            while last_cycle() == first:
+                time.sleep(0.2)
         cpu, vcsim_cpu = serve_bench.cpu_of_tree(tree) - cpu, fleet_bench.cpu_seconds_of(lab.process.pid) - vcsim_cpu
         text = serve_bench.fetch(url + "metrics")[0].decode()
         if serve_bench.gauge(text, "esxdiag_vcenter_last_scan_success") != 1:
@@ -245,6 +255,44 @@ def telegraf_config(lab, port: int, output: Path) -> str:
   vsan_metric_exclude = ["*"]
   timeout = "300s"
 """
+
+
+def run_telegraf_steady(lab, workdir: Path, intervals: int = 3) -> dict:
+    """Telegraf running (not --once) with a 20 s interval: its start, discovery and first gather (to the
+    first flush of its output) apart, then the CPU per interval over the next ``intervals`` flushes."""
+    output = workdir / "telegraf-steady.out"
+    output.unlink(missing_ok=True)
+    config = workdir / "telegraf-steady.conf"
+    config.write_text(telegraf_config(lab, lab.port, output).replace('quiet = true', 'quiet = true\n  flush_interval = "20s"'))
+    config.chmod(0o600)
+    proc = subprocess.Popen([str(telegraf_binary()), "--config", str(config)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        def size() -> int:
+            return output.stat().st_size if output.exists() else 0
+
+        def next_flush(after: int) -> int:
+            deadline = time.monotonic() + 600
+            while (now := size()) == after:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("Telegraf stopped flushing")
+                time.sleep(0.05)
+            time.sleep(0.5)  # the rest of the flush
+            return size()
+
+        seen = next_flush(0)
+        first = fleet_bench.cpu_seconds_of(proc.pid)
+        for _ in range(intervals):
+            seen = next_flush(seen)
+        steady = (fleet_bench.cpu_seconds_of(proc.pid) - first) / intervals
+        return {"first_gather_cpu_s": first, "cpu_per_interval_s": steady}
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def run_telegraf(lab, workdir: Path, port: int | None = None) -> dict:
@@ -455,11 +503,26 @@ def bench_one_size(vms: int, ns, tools: list[str], exporter: Path) -> str:
                 results[tool].append(one)
                 print(json.dumps({"tool": tool, **{k: round(v, 3) if isinstance(v, float) else v
                                                    for k, v in one.items()}}), flush=True)
+        if ns.steady:
+            serve_steady = run_serve_cycle(lab, workdir, ns.esxdiag_args.split(), steady_interval=ns.steady)
+            serve_steady.pop("sampled_peak_rss").done.set()
+            telegraf_steady = run_telegraf_steady(lab, workdir)
+            steady = {"serve second cycle": serve_steady, "telegraf running": telegraf_steady,
+                      "load_1m": round(os.getloadavg()[0], 2)}
+            print(json.dumps({"steady": steady}), flush=True)
+            results["steady"] = [steady]
     finally:
         if served is None:
             lab.stop()
     (workdir / "peers-results.json").write_text(json.dumps({"vms": vms, "results": results}, indent=1))
-    return summary(results, vms)
+    steady = results.pop("steady", None)
+    text = summary(results, vms)
+    if steady:
+        serve, telegraf = steady[0]["serve second cycle"], steady[0]["telegraf running"]
+        text += (f"\n  steady: serve's second cycle CPU {serve['cpu_s']:.2f} s, {serve['requests']} requests; "
+                 f"Telegraf per 20 s interval {telegraf['cpu_per_interval_s']:.2f} s "
+                 f"(its start, discovery and first gather {telegraf['first_gather_cpu_s']:.2f} s)")
+    return text
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -474,6 +537,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--esxdiag-args", default="", help="extra scan/serve arguments, e.g. '--workers 1'")
     parser.add_argument("--exporter-venv", type=Path, default=Path("/work/venv-vmware-exporter"))
     parser.add_argument("--no-count", action="store_true", help="skip the peers' request-counting round")
+    parser.add_argument("--steady", type=int, default=0, metavar="S",
+                        help="also: serve's second cycle at --interval S beside Telegraf's CPU per interval")
     ns = parser.parse_args(argv)
     tools = [t.strip() for t in ns.tools.split(",") if t.strip()]
     if unknown := set(tools) - set(TOOLS):
