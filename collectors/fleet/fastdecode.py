@@ -91,12 +91,25 @@ def query_perf(session: VsphereSession, entities: list[Any], spec: Callable[...,
     fast path on, the request is one spec serialised by pyVmomi and copied per entity with its moid
     put in (batch_request), and the answer read by decode_perf."""
     manager = session.content.perfManager
-    if not soap.enabled():
-        return [plain_entity(m) for m in manager.QueryPerf(querySpec=[spec(entity=e) for e in entities]) or []]
-    with soap.prepared_request("QueryPerf", lambda serialize: batch_request(serialize, entities, spec)):
+    if not soap.enabled() or not isinstance(manager, VmomiSupport.ManagedObject):
+        # off, or a stand-in manager whose calls no pyVmomi stub serialises: every spec, as pyVmomi sends them
+        return _every_spec(manager, entities, spec)
+    built = []
+
+    def build(serialize: Callable[[list], Any]) -> str:
+        built.append(True)
+        return batch_request(serialize, entities, spec)
+
+    with soap.prepared_request("QueryPerf", build):
         # pyVmomi checks the argument before it serialises: one spec stands for the batch there
         value, fast = fast_call(decode_perf, lambda: manager.QueryPerf(querySpec=[spec(entity=entities[0])]))
+    if not built:  # a stub other than pyVmomi's SOAP stub sent the one spec: ask again with all of them
+        return _every_spec(manager, entities, spec)
     return value if fast else [plain_entity(m) for m in value or []]
+
+
+def _every_spec(manager: Any, entities: list[Any], spec: Callable[..., Any]) -> list[EntityCsv]:
+    return [plain_entity(m) for m in manager.QueryPerf(querySpec=[spec(entity=e) for e in entities]) or []]
 
 
 _MARKER = "esxdiag-entity-moid"
