@@ -1,4 +1,5 @@
-"""Benchmark: esxdiag scan and one serve cycle against Telegraf's vsphere input and vmware_exporter.
+"""Benchmark: esxdiag scan and one serve cycle against Telegraf's vsphere input, the OpenTelemetry
+Collector's vcenterreceiver and vmware_exporter.
 
     python bench/peers_bench.py --vms 1000                  # builds a vcsim (~40 s), 3 rounds of the four
     python bench/fleet_bench.py --vms 10000 --serve &       # a 10,000-VM vcsim kept up (~14 min to build)
@@ -8,10 +9,12 @@ One vcsim per size (the one `fleet_bench.py --vms N --serve` keeps up when it is
 built here as fleet_bench.py builds it: -cluster N -host 10 -vm V -delay 20), the tools run one
 after the other in each round, the order turning each round. Per run: wall time, client CPU (user +
 system of the process tree, from wait4 or /proc), vcsim's CPU (/proc), peak RSS, and what was read.
-SOAP requests: esxdiag's from its own count (snapshot, serve's gauge); Telegraf's and
-vmware_exporter's are counted once per tool in a round of their own through a TLS-terminating
+SOAP requests: esxdiag's from its own count (snapshot, serve's gauge); the peers' are counted once per tool in a round of their own through a TLS-terminating
 counting proxy in this process (not timed: the proxy costs CPU on the same cores). Telegraf 1.37.2
-is built when missing; vmware_exporter 0.18.4 gets its own venv when missing. Not a test:
+is built when missing, so is the collector (bench/otelcol/build.sh: contrib v0.130.0, the receiver and
+the debug exporter; its run is from start to the debug exporter's first batch, startup included, and
+"VMs with values" is the number of resources in that batch: VMs, hosts, clusters, datastores,
+resource pools); vmware_exporter 0.18.4 gets its own venv when missing. Not a test:
 bench/peers_README.md has the method and the figures.
 """
 
@@ -40,7 +43,9 @@ TELEGRAF_VERSION = "v1.37.2"
 TELEGRAF_BUILD = ["go", "install", "-tags", "custom,inputs.vsphere,outputs.file,serializers.influx",
                   f"github.com/influxdata/telegraf/cmd/telegraf@{TELEGRAF_VERSION}"]
 EXPORTER_REQUIREMENTS = ["vmware_exporter==0.18.4", "requests", "Twisted==22.10.0"]
-TOOLS = ("esxdiag scan", "esxdiag serve cycle", "telegraf", "vmware_exporter")
+OTELCOL = REPO / "bench" / "otelcol"
+TOOLS = ("esxdiag scan", "esxdiag serve cycle", "telegraf", "otelcol vcenterreceiver", "vmware_exporter")
+PEERS = ("telegraf", "otelcol vcenterreceiver", "vmware_exporter")
 # vmware_exporter has no port option: this shim, run by the exporter's own python, gives pyVim's
 # SmartConnect the vcsim port and then starts the exporter as its console script would.
 EXPORTER_SHIM = """\
@@ -74,6 +79,15 @@ def telegraf_binary() -> Path:
     if not binary.exists():
         print("building Telegraf:", " ".join(TELEGRAF_BUILD), flush=True)
         subprocess.run(TELEGRAF_BUILD, check=True, env={**os.environ, "GOBIN": str(gobin)})
+    return binary
+
+
+def otelcol_binary() -> Path:
+    """The minimal collector of bench/otelcol, built there by its build.sh when it is not there yet."""
+    binary = OTELCOL / "otelcol-vcenter"
+    if not binary.exists():
+        print("building the collector: bench/otelcol/build.sh", flush=True)
+        subprocess.run([str(OTELCOL / "build.sh")], check=True)
     return binary
 
 
@@ -167,14 +181,17 @@ def run_scan(lab, workdir: Path, extra: list[str]) -> dict:
             "vms_with_values": one["with_perf"], "workers": one["workers"]}
 
 
-def run_serve_cycle(lab, workdir: Path, extra: list[str]) -> dict:
+def run_serve_cycle(lab, workdir: Path, extra: list[str], steady_interval: int | None = None) -> dict:
     """One `esxdiag serve` cycle: its wall time and requests are serve's own gauges; CPU is the process
-    tree's from the moment serve listens (the cycle starts then) to the cycle's end."""
+    tree's from the moment serve listens (the cycle starts then) to the cycle's end. With
+    ``steady_interval``: serve runs every that many seconds and the figures are its SECOND cycle's,
+    CPU from the first cycle's end to the second's (the idle wait between them included)."""
     import psutil
     shutil.rmtree(workdir / "serve", ignore_errors=True)
     env = {**os.environ, "ESXDIAG_PASSWORD": lab.password, "XDG_DATA_HOME": str(workdir / "data")}
     argv = [str(Path(sys.executable).with_name("esxdiag")), "serve", "--vcenter", lab.url, "--user", lab.username,
-            "--insecure", "--listen", "127.0.0.1:0", "--interval", "3600", "--jitter", "0", "--timeout", "300",
+            "--insecure", "--listen", "127.0.0.1:0", "--interval", str(steady_interval or 3600), "--jitter", "0",
+            "--timeout", "300",
             "--history", str(workdir / "serve" / "history.sqlite"), "--data-dir", str(workdir / "serve"), *extra]
     (workdir / "serve").mkdir(parents=True)
     log_path = workdir / "serve" / "serve.log"
@@ -190,8 +207,15 @@ def run_serve_cycle(lab, workdir: Path, extra: list[str]) -> dict:
             time.sleep(0.02)
         cpu, vcsim_cpu = serve_bench.cpu_of_tree(tree), fleet_bench.cpu_seconds_of(lab.process.pid)
         url = log_path.read_text().split("listening on ", 1)[1].split()[0]
-        while json.loads(serve_bench.fetch(url + "healthz")[0])["vcenters"][0]["last_cycle"] is None:
+        def last_cycle():
+            return json.loads(serve_bench.fetch(url + "healthz")[0])["vcenters"][0]["last_cycle"]
+
+        while (first := last_cycle()) is None:
             time.sleep(0.05)
+        if steady_interval:
+            cpu, vcsim_cpu = serve_bench.cpu_of_tree(tree), fleet_bench.cpu_seconds_of(lab.process.pid)
+            while last_cycle() == first:
+                time.sleep(0.2)
         cpu, vcsim_cpu = serve_bench.cpu_of_tree(tree) - cpu, fleet_bench.cpu_seconds_of(lab.process.pid) - vcsim_cpu
         text = serve_bench.fetch(url + "metrics")[0].decode()
         if serve_bench.gauge(text, "esxdiag_vcenter_last_scan_success") != 1:
@@ -233,6 +257,44 @@ def telegraf_config(lab, port: int, output: Path) -> str:
 """
 
 
+def run_telegraf_steady(lab, workdir: Path, intervals: int = 3) -> dict:
+    """Telegraf running (not --once) with a 20 s interval: its start, discovery and first gather (to the
+    first flush of its output) apart, then the CPU per interval over the next ``intervals`` flushes."""
+    output = workdir / "telegraf-steady.out"
+    output.unlink(missing_ok=True)
+    config = workdir / "telegraf-steady.conf"
+    config.write_text(telegraf_config(lab, lab.port, output).replace('quiet = true', 'quiet = true\n  flush_interval = "20s"'))
+    config.chmod(0o600)
+    proc = subprocess.Popen([str(telegraf_binary()), "--config", str(config)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        def size() -> int:
+            return output.stat().st_size if output.exists() else 0
+
+        def next_flush(after: int) -> int:
+            deadline = time.monotonic() + 600
+            while (now := size()) == after:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("Telegraf stopped flushing")
+                time.sleep(0.05)
+            time.sleep(0.5)  # the rest of the flush
+            return size()
+
+        seen = next_flush(0)
+        first = fleet_bench.cpu_seconds_of(proc.pid)
+        for _ in range(intervals):
+            seen = next_flush(seen)
+        steady = (fleet_bench.cpu_seconds_of(proc.pid) - first) / intervals
+        return {"first_gather_cpu_s": first, "cpu_per_interval_s": steady}
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 def run_telegraf(lab, workdir: Path, port: int | None = None) -> dict:
     output = workdir / "telegraf.out"
     output.unlink(missing_ok=True)
@@ -245,6 +307,61 @@ def run_telegraf(lab, workdir: Path, port: int | None = None) -> dict:
     vms = {m[1] for line in lines if (m := re.search(r"[, ]vmname=([^, ]+)", line))}
     return {"wall_s": wall, "cpu_s": cpu, "vcsim_cpu_s": fleet_bench.cpu_seconds_of(lab.process.pid) - vcsim_before,
             "peak_rss_mib": rss, "vms_with_values": len(vms), "lines": len(lines)}
+
+
+def otelcol_config(lab, port: int) -> str:
+    return f"""receivers:
+  vcenter:
+    endpoint: https://127.0.0.1:{port}
+    username: "{lab.username}"
+    password: "{lab.password}"
+    collection_interval: 1h
+    initial_delay: 0s
+    tls:
+      insecure_skip_verify: true
+exporters:
+  debug:
+    verbosity: basic
+service:
+  telemetry:
+    metrics:
+      level: none
+  pipelines:
+    metrics:
+      receivers: [vcenter]
+      exporters: [debug]
+"""
+
+
+def run_otelcol(lab, workdir: Path, port: int | None = None) -> dict:
+    """The collector from its start to the debug exporter's first batch (one whole collection): wall,
+    CPU (/proc, its one process), peak RSS (VmHWM), the batch's resources."""
+    config = workdir / "otelcol.yaml"
+    config.write_text(otelcol_config(lab, port or lab.port))
+    config.chmod(0o600)
+    log_path = workdir / "otelcol.log"
+    vcsim_before = fleet_bench.cpu_seconds_of(lab.process.pid)
+    started = time.perf_counter()
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen([str(otelcol_binary()), "--config", str(config)], stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 1800
+        while not (found := re.search(r'"resource metrics": (\d+)', log_path.read_text())):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the collector exported nothing: {log_path.read_text()[-2000:]}")
+            time.sleep(0.02)
+        wall = time.perf_counter() - started
+        cpu = fleet_bench.cpu_seconds_of(proc.pid)
+        hwm = re.search(r"^VmHWM:\s+(\d+) kB", Path(f"/proc/{proc.pid}/status").read_text(), re.M)
+        return {"wall_s": wall, "cpu_s": cpu, "vcsim_cpu_s": fleet_bench.cpu_seconds_of(lab.process.pid) - vcsim_before,
+                "peak_rss_mib": int(hwm[1]) / 1024, "vms_with_values": int(found[1])}
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def run_exporter(lab, workdir: Path, python: Path, port: int | None = None) -> dict:
@@ -300,6 +417,8 @@ def run_tool(tool: str, lab, workdir: Path, ns, exporter: Path) -> dict:
         return {**one, "peak_rss_mib": sampler.peak / 2**20}
     if tool == "telegraf":
         return run_telegraf(lab, workdir)
+    if tool == "otelcol vcenterreceiver":
+        return run_otelcol(lab, workdir)
     return run_exporter(lab, workdir, exporter)
 
 
@@ -311,6 +430,8 @@ def count_peer_requests(lab, workdir: Path, exporter: Path, tools: list[str]) ->
         try:
             if tool == "telegraf":
                 run_telegraf(lab, workdir, proxy.port)
+            elif tool == "otelcol vcenterreceiver":
+                run_otelcol(lab, workdir, proxy.port)
             else:
                 run_exporter(lab, workdir, exporter, proxy.port)
             time.sleep(0.2)  # the last answer's pump
@@ -371,7 +492,7 @@ def bench_one_size(vms: int, ns, tools: list[str], exporter: Path) -> str:
         print(f"vcsim for {vms} VMs built in {built:.0f} s", flush=True)
     results: dict[str, list[dict]] = {t: [] for t in tools}
     try:
-        peers = [t for t in tools if t in ("telegraf", "vmware_exporter")]
+        peers = [t for t in tools if t in PEERS]
         counted = {} if ns.no_count else count_peer_requests(lab, workdir, exporter, peers)
         for n in range(ns.rounds):
             order = tools[n % len(tools):] + tools[:n % len(tools)]
@@ -382,11 +503,26 @@ def bench_one_size(vms: int, ns, tools: list[str], exporter: Path) -> str:
                 results[tool].append(one)
                 print(json.dumps({"tool": tool, **{k: round(v, 3) if isinstance(v, float) else v
                                                    for k, v in one.items()}}), flush=True)
+        if ns.steady:
+            serve_steady = run_serve_cycle(lab, workdir, ns.esxdiag_args.split(), steady_interval=ns.steady)
+            serve_steady.pop("sampled_peak_rss").done.set()
+            telegraf_steady = run_telegraf_steady(lab, workdir)
+            steady = {"serve second cycle": serve_steady, "telegraf running": telegraf_steady,
+                      "load_1m": round(os.getloadavg()[0], 2)}
+            print(json.dumps({"steady": steady}), flush=True)
+            results["steady"] = [steady]
     finally:
         if served is None:
             lab.stop()
     (workdir / "peers-results.json").write_text(json.dumps({"vms": vms, "results": results}, indent=1))
-    return summary(results, vms)
+    steady = results.pop("steady", None)
+    text = summary(results, vms)
+    if steady:
+        serve, telegraf = steady[0]["serve second cycle"], steady[0]["telegraf running"]
+        text += (f"\n  steady: serve's second cycle CPU {serve['cpu_s']:.2f} s, {serve['requests']} requests; "
+                 f"Telegraf per 20 s interval {telegraf['cpu_per_interval_s']:.2f} s "
+                 f"(its start, discovery and first gather {telegraf['first_gather_cpu_s']:.2f} s)")
+    return text
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -401,6 +537,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--esxdiag-args", default="", help="extra scan/serve arguments, e.g. '--workers 1'")
     parser.add_argument("--exporter-venv", type=Path, default=Path("/work/venv-vmware-exporter"))
     parser.add_argument("--no-count", action="store_true", help="skip the peers' request-counting round")
+    parser.add_argument("--steady", type=int, default=0, metavar="S",
+                        help="also: serve's second cycle at --interval S beside Telegraf's CPU per interval")
     ns = parser.parse_args(argv)
     tools = [t.strip() for t in ns.tools.split(",") if t.strip()]
     if unknown := set(tools) - set(TOOLS):
@@ -408,6 +546,8 @@ def main(argv: list[str] | None = None) -> int:
     exporter = exporter_python(ns.exporter_venv) if "vmware_exporter" in tools else Path()
     if "telegraf" in tools:
         telegraf_binary()
+    if "otelcol vcenterreceiver" in tools:
+        otelcol_binary()
     summaries = [bench_one_size(int(vms), ns, tools, exporter) for vms in ns.vms.split(",")]
     print("\n" + "\n\n".join(summaries))
     return 0

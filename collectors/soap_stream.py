@@ -334,6 +334,36 @@ if SoapAdapter.SoapResponseDeserializer.__name__ == "SoapResponseDeserializer": 
     SoapAdapter.SoapResponseDeserializer = _Deserializer  # type: ignore[misc]  # pyVmomi looks it up by name
 
 
+# --- a request body made by the caller, sent by pyVmomi's stub as its own -------------------------
+
+@contextlib.contextmanager
+def prepared_request(method: str, build: Callable[[Callable[[list], Any]], str]) -> Iterator[None]:
+    """Inside the block, this thread's calls of ``method`` (its wire name, e.g. "QueryPerf") send
+    ``build(serialize)`` as their body: ``serialize(args)`` is pyVmomi's own SerializeRequest of the
+    call on the stub that sends it (session headers and all), for the parts the builder copies. Every
+    send is built anew (a retry after a new login too); other methods (the login) are pyVmomi's."""
+    outer = getattr(_pending, "request", None)
+    _pending.request = (method, build)
+    try:
+        yield
+    finally:
+        _pending.request = outer
+
+
+_serialize_request = SoapAdapter.SoapStubAdapter.SerializeRequest
+
+
+def _serialize(stub: Any, mo: Any, info: Any, args: Any) -> Any:
+    pending = getattr(_pending, "request", None)
+    if pending is None or info.wsdlName != pending[0]:
+        return _serialize_request(stub, mo, info, args)
+    return pending[1](lambda own_args: _serialize_request(stub, mo, info, own_args))
+
+
+if SoapAdapter.SoapStubAdapter.SerializeRequest is _serialize_request:  # once per process
+    SoapAdapter.SoapStubAdapter.SerializeRequest = _serialize  # type: ignore[method-assign]
+
+
 def parser(start: Callable, end: Callable, text: Callable) -> Any:
     """An expat parser with namespaces ("uri local" names) that refuses DTDs and entity declarations,
     so nothing in the body expands beyond its own bytes."""

@@ -145,11 +145,11 @@ def _pass(session, entities, ids, names, start, end, interval, limits, in_flight
 def _query_batch(session, batch, ids, names, start, end, interval, errors: dict[str, str]) -> dict[str, dict]:
     """moid -> record of the batch's entities with samples; an entity whose answer cannot be read
     (sample times that are no times) goes to ``errors``, the others stand."""
-    specs = [vim.PerformanceManager.QuerySpec(entity=e.obj, startTime=start, endTime=end, intervalId=interval,
-                                              format="csv", metricId=ids) for e in batch]
+    spec = functools.partial(vim.PerformanceManager.QuerySpec, startTime=start, endTime=end, intervalId=interval,
+                             format="csv", metricId=ids)
     what = f"QueryPerf of {len(batch)} entities ({batch[0].name}...)"
     with api_errors(session, what):
-        results = query_perf(session, specs)
+        results = query_perf(session, [e.obj for e in batch], spec)
     by_name = {e.key: e.name for e in batch}
     records = {}
     for entity_metric in results:
