@@ -218,3 +218,27 @@ def test_analyze_does_not_import_pyvmomi_or_paramiko(tmp_path):
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_every_package_folder_is_installed():
+    """Each folder holding an __init__.py is in setup.cfg's `packages`: one left out imports from the
+    checkout (editable install, the tests) and is missing from the wheel (the air-gapped install)."""
+    import configparser
+
+    config = configparser.ConfigParser()
+    config.read(ROOT / "setup.cfg")
+    listed = set(config["options"]["packages"].split())
+    folders = {folder: installed for installed, folder in
+               (line.split("=") for line in config["options"]["package_dir"].strip().splitlines())}
+    folders = {f.strip(): i.strip() for f, i in folders.items()}
+    found = set()
+    for folder, installed in folders.items():
+        for init in (ROOT / folder).rglob("__init__.py"):
+            relative = init.parent.relative_to(ROOT / folder).parts
+            if "__pycache__" in relative or any(p.startswith(".") for p in relative):
+                continue
+            if any(ROOT / other == init.parent or (ROOT / other) in init.parent.parents
+                   for other in folders if other != folder and other.startswith(folder + "/")):
+                continue
+            found.add(".".join((installed, *relative)))
+    assert found - listed == set(), f"packages missing from setup.cfg: {sorted(found - listed)}"
