@@ -292,14 +292,14 @@ class SshConnection:
         this command starts; that is not a lost host, so the connection is opened again once and this
         read-only command sent again, provided none of its output was kept yet."""
         sink = sink or _Sink(None, specs.DEFAULT_MAX_BYTES)
-        after_stop, self._stopped_one = self._stopped_one, False
+        after_stop = self._stopped_one
         if after_stop and not self._transport_active():
-            return self._exec_after_reconnect(command, timeout_s, on_wait, ok_rc, sink)
-        result = self._exec_once(command, timeout_s, on_wait, ok_rc, sink)
-        if after_stop and result.error_kind == "connection-lost" and sink.size == 0:
-            return self._exec_after_reconnect(command, timeout_s, on_wait, ok_rc, sink)
-        if result.error_kind in ("truncated", "timeout"):
-            self._stopped_one = True
+            result = self._exec_after_reconnect(command, timeout_s, on_wait, ok_rc, sink)
+        else:
+            result = self._exec_once(command, timeout_s, on_wait, ok_rc, sink)
+            if after_stop and result.error_kind == "connection-lost" and sink.size == 0:
+                result = self._exec_after_reconnect(command, timeout_s, on_wait, ok_rc, sink)
+        self._stopped_one = result.error_kind in ("truncated", "timeout")
         return result
 
     def _exec_after_reconnect(self, command: str, timeout_s: float, on_wait: OnWait | None,
@@ -314,10 +314,7 @@ class SshConnection:
                                  f"and opening it again failed: {exc}")
         self.notes.append(f"{self.target}: the server ended the connection after esxdiag stopped a command "
                           "(its output cap or its deadline); connected again and went on")
-        result = self._exec_once(command, timeout_s, on_wait, ok_rc, sink)
-        if result.error_kind in ("truncated", "timeout"):
-            self._stopped_one = True
-        return result
+        return self._exec_once(command, timeout_s, on_wait, ok_rc, sink)
 
     def _exec_once(self, command: str, timeout_s: float, on_wait: OnWait | None,
                    ok_rc: tuple[int, ...], sink: "_Sink") -> CommandResult:
