@@ -61,6 +61,16 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
+def stop(proc: subprocess.Popen) -> None:
+    """SIGTERM, then SIGKILL if it is still running after 30 s."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def _load(name: str, path: Path):
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
@@ -287,12 +297,7 @@ def run_telegraf_steady(lab, workdir: Path, intervals: int = 3) -> dict:
         steady = (fleet_bench.cpu_seconds_of(proc.pid) - first) / intervals
         return {"first_gather_cpu_s": first, "cpu_per_interval_s": steady}
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
 
 def run_telegraf(lab, workdir: Path, port: int | None = None) -> dict:
@@ -356,12 +361,7 @@ def run_otelcol(lab, workdir: Path, port: int | None = None) -> dict:
         return {"wall_s": wall, "cpu_s": cpu, "vcsim_cpu_s": fleet_bench.cpu_seconds_of(lab.process.pid) - vcsim_before,
                 "peak_rss_mib": int(hwm[1]) / 1024, "vms_with_values": int(found[1])}
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
 
 def run_exporter(lab, workdir: Path, python: Path, port: int | None = None) -> dict:
@@ -400,12 +400,7 @@ def run_exporter(lab, workdir: Path, python: Path, port: int | None = None) -> d
         return {"wall_s": wall, "cpu_s": cpu, "vcsim_cpu_s": vcsim_cpu, "peak_rss_mib": int(hwm[1]) / 1024,
                 "vms_with_values": len(vms)}
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
 
 def run_tool(tool: str, lab, workdir: Path, ns, exporter: Path) -> dict:
