@@ -65,7 +65,7 @@ def render_page(n: int, out: Path) -> dict:
     from esxdiag.reports.fleet_html import render_fleet_html
 
     started = time.perf_counter()
-    document = build_report(snapshot_from_dict(synthetic_fleet(n)), load_thresholds(), "synthetic.json")
+    document = build_report(snapshot_from_dict(synthetic_fleet(n)), load_thresholds(), "synthetic.json").as_dict()
     analysed = time.perf_counter()
     out.write_text(render_fleet_html(document), encoding="utf-8")
     return {"document": document, "analyse_s": analysed - started, "render_s": time.perf_counter() - analysed,

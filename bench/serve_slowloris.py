@@ -40,7 +40,7 @@ def main() -> None:
     parser.add_argument("--vms", type=int, default=1000)
     args = parser.parse_args()
     data = snapshot("vc1:443", [vm(f"vm{i}", f"vm-{i}", drops=i % 7 * 50) for i in range(args.vms)])
-    document = build_report(snapshot_from_dict(data), load_thresholds(), "snap.json")
+    document = build_report(snapshot_from_dict(data), load_thresholds(), "snap.json").as_dict()
     state = State([VcenterState("vc1:443", "https://vc1/sdk", 300, document=document, last_ok=True)])
     registry = CollectorRegistry()
     registry.register(ServeCollector(state))

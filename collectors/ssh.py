@@ -235,7 +235,7 @@ class SshConnection:
     def _refused(self) -> CollectionError:
         """Who refused (address and port), and the advice for that target: ESXi's SSH service is off by
         default and listens on 22; another port, or a guest, is a port with no sshd behind it."""
-        host, port = self.target.host, self.target.port
+        port = self.target.port
         where = f"{self.target}: connection refused on port {port}"
         if self.kind == specs.ESXI and port == 22:
             return CollectionError(f"{where}: {_ESXI_SSH_HINT}", kind="disabled")

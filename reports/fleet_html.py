@@ -158,7 +158,7 @@ def render_fleet_html(document: dict, vm_href=None) -> str:
     env = html.environment()  # the per-VM report's filters: its severity badge (icon + word + colour) is ours
     env.filters["fmt"] = _fmt
     env.filters["href"] = _href
-    concern = [r for r in document["vms"] if needs_attention(r)]
+    concern = [r for r in document["vms"] if needs_attention(r["class"], r["severity"])]
     severities = [(s, sum(r["severity"] == s for r in document["vms"])) for s in (*SEVERITIES, None)]
     script, script_hash = _script()
     return env.get_template("fleet.html.j2").render(

@@ -124,7 +124,7 @@ def render_fleet_text(document: dict, top: int = 10, width: int | None = None) -
         if v["status"] == "scanned" and v.get("migration_events_error"):
             lines.append(f"  {safe_text(v['name'])}: migration events not read "
                          f"({safe_text(v['migration_events_error'])}): VMs that moved in the window are not marked")
-    concern = [r for r in vms if needs_attention(r)]  # not the symptomless VMs of a lossy host: its rollup says it
+    concern = [r for r in vms if needs_attention(r["class"], r["severity"])]  # not the symptomless VMs of a lossy host: its rollup says it
     lines.append(f"Top {min(top, len(concern))} of {len(concern)} VMs needing attention:" if concern
                  else calm_line(document))
     if concern and top > 0:

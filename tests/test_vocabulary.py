@@ -58,10 +58,10 @@ def test_every_class_and_verdict_has_its_entry_and_classes_rank_in_order():
 def test_concern_is_a_property_of_each_class_not_a_position():
     assert CONCERN_CLASSES == tuple(c.value for c in FleetClass if CLASSES[c].concern)
     assert "no-data" not in CONCERN_CLASSES and "healthy" not in CONCERN_CLASSES and "emulated-nic" in CONCERN_CLASSES
-    assert not needs_attention({"class": "uplink-loss", "severity": "info"})
-    assert needs_attention({"class": "uplink-loss", "severity": "warning"})
+    assert not needs_attention("uplink-loss", "info")
+    assert needs_attention("uplink-loss", "warning")
     with pytest.raises(ValueError):
-        needs_attention({"class": "vmotion", "severity": "warning"})
+        needs_attention("vmotion", "warning")
 
 
 @pytest.mark.parametrize("rate, severity", [(None, "warning"), (0.0, "warning"), (5.5, "warning"), (10.0, "warning"),

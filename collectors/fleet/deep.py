@@ -14,7 +14,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, Iterable
 
 from esxdiag.bundle import BundleWriter, slug
 from esxdiag.collectors.credentials import Credentials
@@ -42,11 +42,21 @@ class DeepOptions:
     env: dict[str, str] = field(default_factory=lambda: dict(os.environ), repr=False)
 
 
+@dataclass(frozen=True)
+class Suspect:
+    """A VM to check, as the fleet report names it (esxdiag.fleet.model.FleetRow has these attributes)."""
+
+    vcenter: str  # host:port, as in the snapshot
+    host: str | None
+    name: str
+    moid: str
+
+
 @dataclass
 class HostGroup:
     vcenter: str  # host:port, as in the snapshot
     host: str
-    vms: list[dict]  # fleet report rows (name, moid, ...)
+    vms: list[Suspect]
     bundle: Path | None = None
     error: str | None = None
 
@@ -66,11 +76,13 @@ class _Progress(Progress):
         pass
 
 
-def group_by_host(rows: list[dict]) -> list[HostGroup]:
+def group_by_host(rows: Iterable[Any]) -> list[HostGroup]:
+    """rows: anything with vcenter, host, name and moid (the fleet report's rows)."""
     groups: dict[tuple[str, str], HostGroup] = {}
     for row in rows:
-        key = (row["vcenter"], row["host"] or "(unknown host)")
-        groups.setdefault(key, HostGroup(key[0], key[1], [])).vms.append(row)
+        key = (row.vcenter, row.host or "(unknown host)")
+        groups.setdefault(key, HostGroup(key[0], key[1], [])).vms.append(Suspect(row.vcenter, row.host, row.name,
+                                                                                   row.moid))
     return list(groups.values())
 
 
@@ -99,14 +111,14 @@ def sampler_options(opts: DeepOptions, host: str) -> SamplerOptions:
 
 
 def _collect(group: HostGroup, creds: Credentials | None, opts: DeepOptions, progress) -> None:
-    names = [row["name"] for row in group.vms]
+    names = [row.name for row in group.vms]
     group.bundle = opts.output / f"{slug(group.vcenter)}-{slug(group.host)}"
     writer = BundleWriter(group.bundle, opts.window_s, names)
     if creds is None:
         group.error = f"no credentials for vCenter {group.vcenter}"
         writer.note(group.error)
         return
-    vms = [SampledVm(row["moid"], row["name"]) for row in group.vms]
+    vms = [SampledVm(row.moid, row.name) for row in group.vms]
     sampler = HostSampler(sampler_options(opts, group.host), writer, _Progress(group.host, progress), vms, group.host)
     try:
         sampler.run(creds)

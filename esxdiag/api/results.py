@@ -42,8 +42,8 @@ def fleet_report(snapshot: Snapshot | str | Path, thresholds: Thresholds | None 
     """The fleet report document (``esxdiag.fleet_report/2``) of a snapshot, judged under
     ``thresholds``: what ``esxdiag scan --snapshot FILE --format json`` writes (without history)."""
     if isinstance(snapshot, Snapshot):
-        return build_report(snapshot, resolved_thresholds(thresholds))
-    return build_report(load_snapshot(snapshot), resolved_thresholds(thresholds), str(snapshot))
+        return build_report(snapshot, resolved_thresholds(thresholds)).as_dict()
+    return build_report(load_snapshot(snapshot), resolved_thresholds(thresholds), str(snapshot)).as_dict()
 
 
 def record_scan(document: dict, path: str | Path | None = None) -> dict | None:

@@ -18,6 +18,7 @@ from esxdiag.config import load_thresholds
 from esxdiag.errors import EXIT_COLLECTION, EXIT_FINDINGS, EXIT_OK, EsxdiagError
 from esxdiag.fleet.analysis import tripped, worst_severity
 from esxdiag.fleet.history import HistoryError, changes_and_record, default_path, vm_history
+from esxdiag.fleet.model import FleetReport
 from esxdiag.fleet.snapshot import Snapshot, load_snapshot
 from esxdiag.reports.fleet_text import headline
 from esxdiag.reports.formats import FLEET, HISTORY, RenderContext
@@ -249,32 +250,34 @@ def cmd_scan(args: argparse.Namespace) -> int:
     def report_dir() -> Path:  # deep links are relative to it
         return output().parent if output() else (place["folder"] or Path("."))
 
-    plan = DeepPlan(args, lambda document: choose(document, args.deep, args.deep_vm), report_dir,
+    plan = DeepPlan(args, lambda report: choose(report, args.deep, args.deep_vm), report_dir,
                     lambda: _deep_dir(args, place["folder"], report_dir())) if deep else None
     scanned = run_scan(targets, None if saved else scan_options(args), thresholds, snapshot_path, saved=saved,
                        progress=_progress(args.quiet), on_snapshot=on_snapshot, deep=plan, proofs=proofs,
-                       record=(lambda document, retired: changes_and_record(history, document, retired))
+                       record=(lambda report, retired: changes_and_record(history, report.as_dict(), retired))
                        if history else None)
     if scanned.history_error:
         raise HistoryError(scanned.history_error)
-    document = scanned.document
+    report = scanned.report
+    if report is None:
+        raise EsxdiagError("the scan was stopped before any vCenter was scanned")
+    document = report.as_dict()
     written = emit(FLEET, args.format, document, output(), RenderContext(top=args.top), quiet=args.quiet)
     _say(document, written, args.quiet)
-    code = fail_on_code(args.fail_on, worst_severity(document))
+    code = fail_on_code(args.fail_on, worst_severity(report))
     if code == EXIT_FINDINGS and not args.quiet:  # --quiet: one line or none
-        print(tripped_words(document, args.fail_on), file=sys.stderr)
-    return EXIT_COLLECTION if document["not_scanned"] or scanned.unreached_hosts else code
+        print(tripped_words(report, args.fail_on), file=sys.stderr)
+    return EXIT_COLLECTION if report.not_scanned or scanned.unreached_hosts else code
 
 
-def tripped_words(document: dict, severity: str, shown: int = 20) -> str:
+def tripped_words(report: FleetReport, severity: str, shown: int = 20) -> str:
     """Which VMs tripped --fail-on, one line each (the first `shown`)."""
-    rows = tripped(document, severity)
+    rows = tripped(report, severity)
     lines = [f"--fail-on {severity}: {len(rows)} VM(s) at {severity} or worse:"]
     for r in rows[:shown]:
-        deep = (r.get("deep") or {}).get("worst_severity")
+        deep = r.deep.worst_severity if r.deep is not None else None
         extra = f", deep check's worst finding {deep}" if deep else ""
-        lines.append(safe_text(f"  {r['name']} ({r['vcenter']}): {r['class']}, {r['severity'] or 'no severity'}"
-                               f"{extra}"))
+        lines.append(safe_text(f"  {r.name} ({r.vcenter}): {r.klass}, {r.severity or 'no severity'}{extra}"))
     if len(rows) > shown:
         lines.append(f"  ... and {len(rows) - shown} more (the report lists them all)")
     return "\n".join(lines)

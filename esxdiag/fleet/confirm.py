@@ -26,9 +26,10 @@ written before verdicts had causes still fold.
 
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 from esxdiag.fleet.figures import vnic_words
+from esxdiag.fleet.model import DeepEvidence
 from esxdiag.fleet.snapshot import FleetVm
 from esxdiag.vocabulary import DROP_CLASSES, CauseId, FleetClass, Severity, Verdict, drop_severity, verdicts_giving
 
@@ -47,7 +48,7 @@ RING_COUNTERS = (("ring1_full", "ring 1 full"), ("ring2_full", "ring 2 full"),
 Judgement = tuple[str, "str | None", str]  # class, severity, reason
 
 
-def _where(vm: FleetVm, vnics: list[dict]) -> str:
+def _where(vm: FleetVm, vnics: Sequence[Mapping]) -> str:
     by_mac = {(n.mac or "").lower(): n for n in vm.vnics or ()}
     named = []
     for v in vnics:
@@ -56,11 +57,11 @@ def _where(vm: FleetVm, vnics: list[dict]) -> str:
     return ", ".join(dict.fromkeys(named))
 
 
-def _causes(vnics: list[dict]) -> list[str]:
+def _causes(vnics: Sequence[Mapping]) -> list[str]:
     return list(dict.fromkeys(str(c) for v in vnics for c in (v.get("causes") or ())))
 
 
-def proven_by(vnics: list[dict]) -> str:
+def proven_by(vnics: Sequence[Mapping]) -> str:
     """Which host counters the proof rests on, exactly: the rxSummary ring counters that were read,
     else the vNIC port's droppedRx alone (rxSummary unreadable: the drops are taken to land on ring 1)."""
     read = [words for key, words in RING_COUNTERS if any(v.get(key) is not None for v in vnics)]
@@ -71,7 +72,7 @@ def proven_by(vnics: list[dict]) -> str:
     return "counters other than the host's ring counters (the deep report names them)"
 
 
-def proven_rate(vnics: list[dict]) -> float | None:
+def proven_rate(vnics: Sequence[Mapping]) -> float | None:
     """The worst proven vNIC's host drop rate per second: its out-of-buffer drops, else its port's droppedRx
     (the per-VM ring finding's own order, esxdiag.rules.verdict); None when neither was measured."""
     rates = [r for v in vnics if (r := _first_rate(v)) is not None]
@@ -82,11 +83,11 @@ def _first_rate(vnic: Mapping) -> float | None:
     return next((vnic[k] for k in ("host_out_of_buffers", "dropped_rx") if vnic.get(k) is not None), None)
 
 
-def confirm(vm: FleetVm, suspicion: Judgement, deep: dict, without_drops: Callable[[], Judgement],
+def confirm(vm: FleetVm, suspicion: Judgement, deep: DeepEvidence, without_drops: Callable[[], Judgement],
             cpu_text: str, t: Mapping[str, float]) -> tuple[str, str | None, str, bool]:
     """(class, severity, reason, confirmed) once the deep check's verdicts are known."""
     klass, severity, reason = suspicion
-    vnics = [v for v in deep.get("vnics") or () if v.get("verdict")]
+    vnics = [v for v in deep.vnics if v.get("verdict")]
     proven = [v for v in vnics if v["verdict"] in PROVEN]
     if proven:
         verdicts = ", ".join(dict.fromkeys(v["verdict"] for v in proven))
@@ -109,7 +110,7 @@ def confirm(vm: FleetVm, suspicion: Judgement, deep: dict, without_drops: Callab
         return (FleetClass.UPLINK_LOSS, severity if dropping else Severity.WARNING, f"host counters say the drops are at the uplink "
                 f"({ELSEWHERE}: {', '.join(_causes(uplink))} on {_where(vm, uplink)}, the deep check): lost before "
                 f"the vSwitch, not the ring; vCenter: {reason}", True)
-    if vnics and all(v["verdict"] in RULED_OUT or v["verdict"] == ELSEWHERE for v in vnics) and not deep.get("error"):
+    if vnics and all(v["verdict"] in RULED_OUT or v["verdict"] == ELSEWHERE for v in vnics) and not deep.error:
         verdicts = ", ".join(dict.fromkeys(v["verdict"] for v in vnics))
         if elsewhere:
             what = ", ".join(_causes(elsewhere)) or "elsewhere (the deep check named no cause)"
@@ -120,6 +121,6 @@ def confirm(vm: FleetVm, suspicion: Judgement, deep: dict, without_drops: Callab
             k, s, r = without_drops()
             return k, s, f"ring exhaustion ruled out by host counters ({verdicts} on {_where(vm, vnics)}); {r}", True
         return klass, severity, f"{reason}; deep check: {verdicts} (no ring exhaustion)", False
-    why = deep.get("error") or (f"{', '.join(dict.fromkeys(v['verdict'] for v in vnics))} on {_where(vm, vnics)}"
+    why = deep.error or (f"{', '.join(dict.fromkeys(v['verdict'] for v in vnics))} on {_where(vm, vnics)}"
                                 if vnics else "no ring verdict for this VM")
     return klass, severity, f"{reason}; the deep check did not decide ({why})", False

@@ -38,6 +38,7 @@ from esxdiag.fleet import moves as vmotion
 from esxdiag.fleet import uplink
 from esxdiag.fleet.confirm import PROVEN, confirm, proven_rate
 from esxdiag.fleet.figures import EMULATED, Drops, Figures, measure, vnic_words
+from esxdiag.fleet.model import DeepEvidence
 from esxdiag.fleet.snapshot import FleetVm
 from esxdiag.rules.cpu import costop_words, limit_ready_words, limited_words, ready_from_limit, ready_words
 from esxdiag.vocabulary import DROP_CLASSES, FleetClass, Severity, class_rank, drop_severity, severity_order
@@ -73,9 +74,9 @@ class Assessment:
     uplinks: tuple[uplink.HostUplink, ...] = ()  # the lossy uplinks of the hosts the VM ran on in the window
 
 
-def assess(vm: FleetVm, t: dict[str, float], deep: dict | None = None,
+def assess(vm: FleetVm, t: dict[str, float], deep: DeepEvidence | None = None,
            uplinks: dict[tuple[str, str], uplink.HostUplink] | None = None) -> Assessment:
-    """deep: the VM's deep check (esxdiag.fleet.deep: "vnics" with their ring verdicts, "error"), if any;
+    """deep: the VM's deep check (esxdiag.fleet.model.DeepEvidence: its vNICs' ring verdicts, its error), if any;
     uplinks: every host's uplink figures by (vCenter, host name) (esxdiag.fleet.uplink)."""
     if vm.power_state != "poweredOn":
         return Assessment(vm=vm, klass=FleetClass.NO_DATA, severity=Severity.INFO if vm.damage else None,
@@ -126,13 +127,13 @@ def assess(vm: FleetVm, t: dict[str, float], deep: dict | None = None,
         confirmed=confirmed, dropping=f.dropping(t), moves=moves, uplinks=lossy)
 
 
-def frames_lost_per_s(drops_per_s: float | None, deep: dict | None, confirmed: bool) -> float:
+def frames_lost_per_s(drops_per_s: float | None, deep: DeepEvidence | None, confirmed: bool) -> float:
     """The VM's impact, the fleet score (docs/fleet-scan.md "Ranking"): received frames it lost per second over
     the window (vCenter's net.droppedRx), whatever the cause (ring, CPU limit, the uplink when a deep check
     placed them there); a proof without vCenter drops: the proven vNICs' host drop rate. CPU figures without
     drops lose no frames: 0."""
     if drops_per_s is None and confirmed and deep is not None:
-        return proven_rate([v for v in deep.get("vnics") or () if v.get("verdict") in PROVEN]) or 0.0
+        return proven_rate([v for v in deep.vnics if v.get("verdict") in PROVEN]) or 0.0
     return drops_per_s or 0.0
 
 

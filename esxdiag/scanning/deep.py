@@ -1,6 +1,6 @@
 """The deep check of a scan's chosen suspects: the host-grouped SSH collection (esxdiag.collectors
-.fleet.deep), folded into the fleet report (esxdiag.fleet.deep), each checked VM's result kept as
-a DeepCheck (what the history records and a later scan's proofs read back).
+.fleet.deep), made into evidence for the fleet report (esxdiag.fleet.deep), each checked VM's result
+kept as a DeepCheck (what the history records and a later scan's proofs read back).
 
 What to check is the command's choice (``DeepPlan.choose``): `scan` takes the --deep N worst
 suspects and each --deep-vm; `serve` its per-cycle SSH budget (esxdiag.serve.deep.pick).
@@ -18,8 +18,9 @@ from typing import Callable, Mapping
 
 from esxdiag.collectors.sampler import parse_ssh
 from esxdiag.errors import EsxdiagError
-from esxdiag.fleet.analysis import deep_candidates
+from esxdiag.fleet.analysis import Evidence, deep_candidates
 from esxdiag.fleet.deep import fold
+from esxdiag.fleet.model import DeepEvidence, DeepSection, DeepVm, FleetReport, FleetRow
 from esxdiag.reports.formats import REPORT, RenderContext
 from esxdiag.result import AnalysisResult
 
@@ -40,6 +41,17 @@ class DeepCheck:
     vnics: tuple[Mapping, ...]  # label, mac, type, verdict, causes and esxdiag.fleet.deep.RING_FIGURES
 
     @classmethod
+    def of_vm(cls, vm: DeepVm) -> "DeepCheck":
+        return cls.of(vm.as_dict())
+
+    def evidence(self) -> DeepEvidence:
+        """The check as a row carries it (a kept proof: its bundle is not linked again)."""
+        return DeepEvidence(verdicts=self.verdicts, vnics=tuple(dict(v, causes=list(v.get("causes") or ()))
+                                                                for v in self.vnics),
+                            worst_severity=self.worst_severity, report=self.report, bundle=None, error=self.error,
+                            checked_at=self.checked_at)
+
+    @classmethod
     def of(cls, entry: Mapping) -> "DeepCheck":
         """From a ``deep.vms`` entry (or a history deep_checks row) that says when it ended."""
         ended = datetime.strptime(entry["checked_at"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
@@ -53,7 +65,7 @@ class DeepPlan:
     """What the command decides about a scan's deep check."""
 
     args: argparse.Namespace  # add_deep_options' values
-    choose: Callable[[dict], list[dict]]  # the report rows to check, from the fresh report
+    choose: Callable[[FleetReport], list[FleetRow]]  # the rows to check, from the fresh report
     report_dir: Callable[[], Path]  # the report's folder: the deep links are relative to it
     bundles_dir: Callable[[], Path]  # names (and may create) the folder of this check's host bundles
     say_none: bool = True  # no suspect to check: say so and report an empty deep check (serve: silent, none)
@@ -76,13 +88,13 @@ def host_ssh_logins(values: list[str]) -> tuple[dict[str, str], str | None]:
     return per_host, default
 
 
-def choose(document: dict, n: int, names: list[str]) -> list[dict]:
-    chosen = deep_candidates(document, n)
+def choose(report: FleetReport, n: int, names: list[str]) -> list[FleetRow]:
+    chosen = deep_candidates(report, n)
     for name in names:
-        matches = [r for r in document["vms"] if name in (r["name"], r["moid"])]
+        matches = [r for r in report.rows if name in (r.name, r.moid)]
         if not matches:
             raise EsxdiagError(f"--deep-vm {name!r}: no such VM in this scan")
-        chosen += [r for r in matches if r["power_state"] == "poweredOn" and r not in chosen]
+        chosen += [r for r in matches if r.power_state == "poweredOn" and r not in chosen]
     return chosen
 
 
@@ -93,36 +105,42 @@ def check_deep_options(args: argparse.Namespace) -> None:
         raise EsxdiagError("--vcenter-timeout 1..3600 seconds, --output-cap 0.001..65536 MiB")
 
 
-def deep_check(plan: DeepPlan, document: dict, snapshot, thresholds: dict, creds: list) -> tuple[list[DeepCheck], int]:
-    """Deep-check the rows ``plan.choose`` picks and fold the results into ``document``; (this
-    check's DeepChecks, hosts not reached)."""
+@dataclass(frozen=True)
+class DeepOutcome:
+    evidence: Evidence | None  # None: nothing was checked
+    checks: list[DeepCheck]
+    unreached_hosts: int
+
+
+def deep_check(plan: DeepPlan, report: FleetReport, thresholds: dict, creds: list) -> DeepOutcome:
+    """Deep-check the rows ``plan.choose`` picks from ``report``: the evidence to build the report with, this
+    check's DeepChecks, and the hosts not reached."""
     check_deep_options(plan.args)
-    chosen = plan.choose(document)
+    chosen = plan.choose(report)
     if not chosen and not plan.say_none:
-        return [], 0
+        return DeepOutcome(None, [], 0)
     if plan.lock is not None:
         while not plan.lock.acquire(timeout=0.5):  # another vCenter's deep check holds the SSH budget
             if plan.stop is not None and plan.stop.is_set():
-                return [], 0
+                return DeepOutcome(None, [], 0)
     try:
-        _collect_and_fold(plan, document, snapshot, thresholds, creds, chosen)
+        evidence = _collect(plan, thresholds, creds, chosen)
     finally:
         if plan.lock is not None:
             plan.lock.release()
-    deep = document["deep"]
-    return [DeepCheck.of(vm) for vm in deep["vms"]], sum(1 for h in deep["hosts"] if h["error"])
+    section = evidence.section or DeepSection()
+    return DeepOutcome(evidence, [DeepCheck.of_vm(vm) for vm in section.vms],
+                       sum(1 for h in section.hosts if h.error))
 
 
-def _collect_and_fold(plan: DeepPlan, document: dict, snapshot, thresholds: dict, creds: list,
-                      chosen: list[dict]) -> None:
+def _collect(plan: DeepPlan, thresholds: dict, creds: list, chosen: list[FleetRow]) -> Evidence:
     from esxdiag.collectors.fleet.deep import DeepOptions, collect_groups, group_by_host  # pyvmomi, paramiko
 
     args = plan.args
     say = (lambda text: None) if args.quiet else (lambda text: print(text, file=sys.stderr, flush=True))
     if not chosen:
-        document["deep"] = {"hosts": [], "vms": []}
         say("deep check: no drop suspect to check")
-        return
+        return Evidence(section=DeepSection())
     per_host, default = host_ssh_logins(args.deep_host_ssh)
     out = plan.bundles_dir()
     out.mkdir(parents=True, exist_ok=True)
@@ -138,8 +156,9 @@ def _collect_and_fold(plan: DeepPlan, document: dict, snapshot, thresholds: dict
     progress = None if args.quiet else (lambda text: say(f"deep check: {text}"))
     groups = collect_groups(groups, {f"{c.host}:{c.port}": c for c in creds}, opts, progress)
     ended = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    fold(document, snapshot, groups, thresholds, plan.report_dir(), write_html_report, ended)
+    evidence = fold(groups, thresholds, plan.report_dir(), write_html_report, ended)
     say(f"deep bundles: {out.resolve()}")
+    return evidence
 
 
 def write_html_report(result: AnalysisResult, bundle: Path) -> Path:

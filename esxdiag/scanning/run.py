@@ -12,6 +12,7 @@ scan: its error is returned (serve serves the scan and says the history is degra
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import sqlite3
 import threading
@@ -20,11 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Mapping
 
-from esxdiag.fleet.analysis import build_report
+from esxdiag.fleet.analysis import Evidence, build_report
 from esxdiag.fleet.history import HistoryError
+from esxdiag.fleet.model import FleetReport
 from esxdiag.fleet.snapshot import Snapshot, snapshot_from_dict, write_snapshot
-from esxdiag.scanning.deep import DeepCheck, DeepPlan, deep_check
-from esxdiag.scanning.proofs import keep_proofs
+from esxdiag.scanning.deep import DeepCheck, DeepOutcome, DeepPlan, deep_check
+from esxdiag.scanning.proofs import HeldProofs, keep_proofs
 
 
 @dataclass(frozen=True)
@@ -35,7 +37,7 @@ class Proofs:
 
 @dataclass(frozen=True)
 class Scanned:
-    document: dict | None  # the fleet report; None: stopped before any vCenter was scanned (abandoned)
+    report: FleetReport | None  # None: stopped before any vCenter was scanned (abandoned)
     snapshot: Snapshot | None = None
     path: Path | None = None  # the snapshot file
     checks: list[DeepCheck] = field(default_factory=list)  # this scan's deep checks
@@ -64,11 +66,11 @@ def run_scan(targets: list, options, thresholds: dict, snapshot_path: Callable[[
              saved: tuple[Snapshot, Path] | None = None, progress=None, stop: threading.Event | None = None,
              on_snapshot: Callable[[Snapshot, Path], None] | None = None, deep: DeepPlan | None = None,
              on_deep_error: Callable[[Exception], None] | None = None, proofs: Proofs | None = None,
-             record: Callable[[dict, frozenset], dict | None] | None = None, watches=None) -> Scanned:
+             record: Callable[[FleetReport, frozenset], dict | None] | None = None, watches=None) -> Scanned:
     """Scan ``targets`` (Credentials) with ``options`` (ScanOptions), or judge a ``saved`` (snapshot,
     path) instead. ``snapshot_path(data)`` says where the new snapshot goes; ``on_snapshot`` sees it
     before any analysis (and may refuse it by raising); ``on_deep_error``: the scan stands without
-    its deep check (else the error propagates); ``record(document, retired)`` appends to the history
+    its deep check (else the error propagates); ``record(report, retired)`` appends to the history
     with the proofs this scan retired, and returns what changed (its errors name the file). ``watches``
     (esxdiag.collectors.fleet.watch.Watches, kept by the caller): read only the inventory's changes."""
     with cyclic_gc_paused():
@@ -84,28 +86,39 @@ def run_scan(targets: list, options, thresholds: dict, snapshot_path: Callable[[
             snapshot, path = saved
         if on_snapshot is not None:
             on_snapshot(snapshot, path)
-        document = build_report(snapshot, thresholds, str(path))
+        first = build_report(snapshot, thresholds, str(path))
     scanned = any(v.status == "scanned" for v in snapshot.vcenters)
-    checks: list[DeepCheck] = []
-    unreached = 0
+    outcome = DeepOutcome(None, [], 0)
     if deep is not None and (scanned or deep.say_none):
         try:
-            checks, unreached = deep_check(deep, document, snapshot, thresholds, targets)
+            outcome = deep_check(deep, first, thresholds, targets)
         except Exception as exc:
             if on_deep_error is None:
                 raise
             on_deep_error(exc)  # counted as a host not reached
-            document["deep"], unreached = None, 1
-    retired: frozenset[tuple[str, str, str]] = frozenset()
+            outcome = DeepOutcome(None, [], 1)
+    held = HeldProofs({}, {}, {})
     if proofs is not None and scanned:
-        retired = frozenset((*key, c.checked_at) for key, c in keep_proofs(
-            document, snapshot, thresholds, proofs.kept, time.time(), proofs.max_age_s).items())
+        held = keep_proofs(first, snapshot, proofs.kept, time.time(), proofs.max_age_s,
+                           {vm.key for vm in (outcome.evidence.section.vms if outcome.evidence and
+                                              outcome.evidence.section else ())})
+    report = with_evidence(first, snapshot, thresholds, Evidence(
+        checks={**(outcome.evidence.checks if outcome.evidence else {}), **held.checks},
+        section=outcome.evidence.section if outcome.evidence else None, notes=held.notes))
+    retired = frozenset((*key, c.checked_at) for key, c in held.retired.items())
     history_error = None
     if record is not None:
         try:
-            document["changes"] = record(document, retired)
+            report = report.with_changes(record(report, retired))
         except (HistoryError, sqlite3.Error, OSError) as exc:
-            document["changes"] = None
             history_error = str(exc)
-    return Scanned(document, snapshot, path, checks, unreached, retired, history_error,
+    return Scanned(report, snapshot, path, outcome.checks, outcome.unreached_hosts, retired, history_error,
                    history_written=record is not None and history_error is None)
+
+
+def with_evidence(first: FleetReport, snapshot: Snapshot, thresholds: dict, evidence: Evidence) -> FleetReport:
+    """The scan's report once its evidence is in: built again with it when it changes a row, else the
+    first report with the (empty) deep check shown."""
+    if evidence.checks or evidence.notes:
+        return build_report(snapshot, thresholds, first.snapshot.file, evidence)
+    return first if evidence.section is None else dataclasses.replace(first, deep=evidence.section)

@@ -20,6 +20,8 @@ from pathlib import Path
 
 from esxdiag.bundle import create_unique, slug, stamp
 from esxdiag.fleet.history import HistoryError
+from esxdiag.fleet.model import FleetReport
+from esxdiag.fleet.snapshot import VcenterStatus
 from esxdiag.scanning.deep import DeepCheck, DeepPlan
 from esxdiag.scanning.options import proof_max_age, scan_options
 from esxdiag.scanning.run import Proofs, run_scan
@@ -32,13 +34,18 @@ log = logging.getLogger("esxdiag.serve")
 
 @dataclass(frozen=True)
 class Outcome:
-    document: dict | None  # this vCenter's fleet report; None: abandoned at shutdown
+    report: FleetReport | None  # this vCenter's fleet report; None: abandoned at shutdown
     checks: list[DeepCheck] = field(default_factory=list)
     unreached_hosts: int = 0
     history_error: str | None = None  # the history could not be written: its own fault, the scan stands
     retired: frozenset = frozenset()  # MOIDs whose kept proof this cycle's counters retired (esxdiag.scanning.proofs)
     history_written: bool = False
-    expiry: Expiry | None = None  # how the document's deep checks expire while it is shown
+    expiry: Expiry | None = None  # how the report's deep checks expire while it is shown
+    failed: VcenterStatus | None = None  # a cycle that ended in a bug, as a failed scan (no report)
+
+    @property
+    def abandoned(self) -> bool:
+        return self.report is None and self.failed is None
 
 
 class CycleRunner:
@@ -60,7 +67,7 @@ class CycleRunner:
     def __call__(self, creds, stop: threading.Event, entry: VcenterState) -> Outcome:
         now = time.time()
         recent = {moid: c.checked_ts for moid, c in entry.deep.items()}
-        deep = DeepPlan(self.args, lambda document: pick(document, self.args, recent, now), lambda: self.data_dir,
+        deep = DeepPlan(self.args, lambda report: pick(report, self.args, recent, now), lambda: self.data_dir,
                         lambda: create_unique(self.data_dir / "deep" / slug(f"{creds.host}_{creds.port}"), stamp()),
                         say_none=False, lock=self.deep_lock, stop=stop) if self.deep else None
 
@@ -73,23 +80,23 @@ class CycleRunner:
                            proofs=Proofs({(c.vcenter, moid): c for moid, c in entry.deep.items()},
                                          self.proof_max_age_s),
                            record=self.record, watches=self.watches)
-        if scanned.document is None:
+        if scanned.report is None:
             return Outcome(None)
         if scanned.history_error:
             log.error("history %s not written: %s", self.store.path, scanned.history_error)
-        return Outcome(scanned.document, scanned.checks, scanned.unreached_hosts, scanned.history_error,
+        return Outcome(scanned.report, scanned.checks, scanned.unreached_hosts, scanned.history_error,
                        frozenset(moid for _, moid, _ in scanned.retired), scanned.history_written,
-                       Expiry.of(scanned.document, scanned.snapshot, self.thresholds, self.proof_max_age_s))
+                       Expiry.of(scanned.report, scanned.snapshot, self.thresholds, self.proof_max_age_s))
 
     def close(self) -> None:
         """Log out of the vCenters whose login the cycles kept."""
         if self.watches is not None:
             self.watches.close()
 
-    def record(self, document: dict, retired: frozenset = frozenset()) -> dict | None:
+    def record(self, report: FleetReport, retired: frozenset = frozenset()) -> dict | None:
         """Record the cycle, its deep checks and the proofs it retired in the history, then apply retention."""
         try:
-            changes = self.store.record(document, retired)
+            changes = self.store.record(report, retired)
             now = datetime.now(timezone.utc)
             self.store.prune(now)
         except (sqlite3.Error, OSError) as exc:
@@ -116,21 +123,21 @@ def settle(state: State, name: str, outcome: Outcome, ended_ts: float, seconds: 
     if outcome.history_written or outcome.history_error:
         state.note_history(outcome.history_error, ended_ts)
     entry = state.get(name)
-    document = outcome.document
-    if document is None:
+    report = outcome.report
+    status = report.vcenters[0] if report is not None else outcome.failed
+    if status is None:
         raise ValueError(f"{name}: an abandoned cycle has nothing to settle")
-    status = document["vcenters"][0]
     common = dict(running=False, running_since_ts=None, last_ts=ended_ts, last_seconds=round(seconds, 3),
                   cycles=entry.cycles + 1,
-                  last_scan_seconds=status["seconds"], last_requests=status["requests"],
-                  requests=entry.requests + (status["requests"] or 0),
+                  last_scan_seconds=status.seconds, last_requests=status.requests,
+                  requests=entry.requests + (status.requests or 0),
                   deep_checked=entry.deep_checked + len(outcome.checks),
                   deep_host_errors=entry.deep_host_errors + outcome.unreached_hosts)
-    if status["status"] == "scanned":
-        state.update(name, document=document, good_ts=ended_ts, last_ok=True, last_error=None, last_error_kind=None,
-                     last_vms=status["vms"], deep=keep_deep(entry.deep, outcome.checks, document, ended_ts,
+    if status.status == "scanned" and report is not None:
+        state.update(name, document=report, good_ts=ended_ts, last_ok=True, last_error=None, last_error_kind=None,
+                     last_vms=status.vms, deep=keep_deep(entry.deep, outcome.checks, report, ended_ts,
                                                             deep_max_age_s, outcome.retired),
                      expiry=outcome.expiry, **common)
     else:
-        state.count_failure(name, status["error_kind"] or "unknown", last_ok=False, last_error=status["error"],
-                            last_error_kind=status["error_kind"], last_vms=None, **common)
+        state.count_failure(name, status.error_kind or "unknown", last_ok=False, last_error=status.error,
+                            last_error_kind=status.error_kind, last_vms=None, **common)

@@ -23,6 +23,7 @@ from prometheus_client.samples import Sample
 
 from esxdiag import __version__
 from esxdiag.fleet.confirm import RING_COUNTERS
+from esxdiag.fleet.model import FleetReport
 from esxdiag.scanning.proofs import checked_ts
 from esxdiag.serve.state import State, VcenterState
 from esxdiag.vocabulary import FLEET_CLASSES, SEVERITY_VALUES
@@ -76,20 +77,20 @@ def counters_read(nic) -> str:
 def vm_samples(entry: VcenterState) -> dict[str, list[Sample]]:
     """Every per-VM and per-vNIC sample of one vCenter's last good report, by family name."""
     out: dict[str, list[Sample]] = {name: [] for name, _, _ in FLEET_FAMILIES}
-    for row in (entry.document or {}).get("vms", ()):
-        labels = {"vcenter": row["vcenter"], "vm": row["name"], "moid": row["moid"], "cluster": row["cluster"] or "",
-                  "host": row["host"] or ""}
-        out[CLASS[0]].append(Sample(CLASS[0], {**labels, "class": row["class"]}, 1.0))
-        out[SEVERITY[0]].append(Sample(SEVERITY[0], labels, float(SEVERITY_VALUES[row["severity"]])))
+    for row in entry.document.rows if entry.document is not None else ():
+        labels = {"vcenter": row.vcenter, "vm": row.name, "moid": row.moid, "cluster": row.cluster or "",
+                  "host": row.host or ""}
+        out[CLASS[0]].append(Sample(CLASS[0], {**labels, "class": row.klass}, 1.0))
+        out[SEVERITY[0]].append(Sample(SEVERITY[0], labels, float(SEVERITY_VALUES[row.severity])))
         for name, _, key in VM_GAUGES:
-            if row.get(key) is not None:
-                out[name].append(Sample(name, labels, float(row[key])))
-        check = row.get("deep")
+            if (value := getattr(row, key)) is not None:
+                out[name].append(Sample(name, labels, float(value)))
+        check = row.deep
         if check is None:
             continue
-        if check.get("checked_at"):
-            out[DEEP_TIME[0]].append(Sample(DEEP_TIME[0], labels, checked_ts(check["checked_at"])))
-        for index, nic in enumerate(check["vnics"]):
+        if check.checked_at:
+            out[DEEP_TIME[0]].append(Sample(DEEP_TIME[0], labels, checked_ts(check.checked_at)))
+        for index, nic in enumerate(check.vnics):
             nic_labels = {**labels, "vnic": nic.get("label") or nic.get("mac") or f"vnic{index}"}
             for name, _, key in VNIC_GAUGES:
                 if nic.get(key) is not None:
@@ -140,7 +141,7 @@ def vcenter_families(entries: list[VcenterState]) -> list[Metric]:
                             ("esxdiag_vcenter_last_scan_requests", e.last_requests),
                             ("esxdiag_vcenter_scan_interval_seconds", e.interval_s),
                             ("esxdiag_vcenter_tls_verified", int(e.tls_verified)),
-                            ("esxdiag_vcenter_vms", len(e.document["vms"]) if e.document else None)):
+                            ("esxdiag_vcenter_vms", len(e.document.rows) if e.document else None)):
             if value is not None:
                 g[name].add_metric(vc, value)
         for name, value in (("esxdiag_vcenter_scans", e.cycles), ("esxdiag_vcenter_scans_skipped", e.skipped),
@@ -152,7 +153,7 @@ def vcenter_families(entries: list[VcenterState]) -> list[Metric]:
             errors.add_metric([e.name, kind], e.failures.get(kind, 0))
         if e.document:
             for klass in FLEET_CLASSES:
-                classes.add_metric([e.name, klass], e.document["counts"].get(klass, 0))
+                classes.add_metric([e.name, klass], e.document.counts.get(klass, 0))
     return [*g.values(), *c.values(), errors, classes]
 
 
@@ -173,7 +174,7 @@ def history_families(state: State) -> list[Metric]:
 class ServeCollector(Collector):
     def __init__(self, state: State):
         self.state = state
-        self._cache: dict[str, tuple[dict | None, object, dict[str, list[Sample]]]] = {}
+        self._cache: dict[str, tuple[FleetReport | None, object, dict[str, list[Sample]]]] = {}
         self._lock = threading.Lock()  # scrapes may run at once
 
     def _samples(self, entry: VcenterState) -> dict[str, list[Sample]]:

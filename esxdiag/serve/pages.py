@@ -18,6 +18,7 @@ from html import escape
 from urllib.parse import quote
 
 from esxdiag.fleet.merge import failed_status, merge_reports, starting_status
+from esxdiag.fleet.snapshot import VcenterStatus
 from esxdiag.reports.formats import FLEET, HISTORY, RenderContext
 from esxdiag.serve.state import State, VcenterState
 from esxdiag.serve.store import Store
@@ -61,7 +62,7 @@ class Pages:
     _key: tuple = ()
     _rendered: dict = field(default_factory=dict)
 
-    def _missing_stale_starting(self, entries: list[VcenterState]) -> tuple[list[dict], dict, list[dict]]:
+    def _missing_stale_starting(self, entries: list[VcenterState]) -> tuple[list[VcenterStatus], dict, list[VcenterStatus]]:
         missing, stale, starting = [], {}, []
         for e in entries:
             if e.document is None and e.last_ok is None:
@@ -90,9 +91,9 @@ class Pages:
                 merged = merge_reports(documents, missing, stale, self.thresholds, self.window_s, self.filters,
                                        starting)
                 if history_error:
-                    merged["snapshot"]["notes"].insert(0, f"Degraded: the history is not written ({history_error}); "
-                                                          "the VM pages' past stops at its last good write.")
-                self._key, self._rendered = key, {"document": merged}
+                    merged = merged.with_note(f"Degraded: the history is not written ({history_error}); the VM pages' "
+                                              "past stops at its last good write.")
+                self._key, self._rendered = key, {"document": merged.as_dict()}
             if fmt not in self._rendered:
                 context = RenderContext(vm_href=vm_href)
                 self._rendered[fmt] = FLEET.formats[fmt].render(self._rendered["document"], context).encode()
@@ -114,7 +115,8 @@ class Pages:
             entry = self.state.get(vcenter)
         except KeyError:
             return None
-        current = next((r for r in (entry.document or {}).get("vms", []) if r["moid"] == moid), None)
+        row = next((r for r in entry.document.rows if r.moid == moid), None) if entry.document is not None else None
+        current = row.as_dict() if row is not None else None
         rows = self.store.vm_past(vcenter, moid, VM_PAGE_RESULTS)
         if current is None and not rows:
             return None
@@ -127,7 +129,7 @@ class Pages:
         stale = (f"the last cycle of {vcenter} failed ({entry.last_error}); these figures are from its last good "
                  f"scan, {iso(entry.good_ts)}") if entry.stale else None
         page = {"vm": current["name"] if current else rows[0]["name"], "rows": rows, "current": current,
-                "stale": stale, "deep": deep, "thresholds": (entry.document or {}).get("thresholds", self.thresholds),
+                "stale": stale, "deep": deep, "thresholds": entry.document.thresholds if entry.document is not None else self.thresholds,
                 "fleet_href": "../../"}
         return HISTORY.formats["html"].render(page, RenderContext()).encode()
 

@@ -17,9 +17,9 @@ import random
 import threading
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Callable
 
+from esxdiag.fleet.merge import failed_status
 from esxdiag.serve.cycle import Outcome, settle
 from esxdiag.serve.state import State
 
@@ -105,7 +105,7 @@ class Scheduler:
             else:
                 log.exception("%s: cycle failed", name)
                 outcome = _failed(name, creds.url, f"internal error: {type(exc).__name__}: {exc}", "internal")
-        if outcome.document is None:  # abandoned at shutdown
+        if outcome.abandoned:  # at shutdown
             self.state.update(name, running=False, running_since_ts=None)
             return
         seconds = self.clock.monotonic() - started
@@ -122,7 +122,4 @@ class Scheduler:
 
 def _failed(name: str, url: str, error: str, kind: str) -> Outcome:
     """A cycle that ended in a bug, as a failed scan of its vCenter."""
-    status = {"url": url, "name": name, "status": "failed", "error": f"{name}: {error}", "error_kind": kind,
-              "requests": None, "seconds": None, "vms": 0}
-    return Outcome({"vcenters": [status], "vms": [],
-                    "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")})
+    return Outcome(None, failed=failed_status(name, url, f"{name}: {error}", kind))

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 
+from esxdiag.fleet.model import FleetReport, FleetRow
 from esxdiag.scanning.deep import DeepCheck
 from esxdiag.scanning.proofs import expire, shown_until, unproven_rows
 
@@ -26,14 +27,14 @@ from esxdiag.scanning.proofs import expire, shown_until, unproven_rows
 class Expiry:
     """What a good cycle's document needs to be shown without a deep check once it expires."""
 
-    unproven: Mapping[tuple[str, str], dict]  # each row showing a check, as its vCenter counters alone judge it
+    unproven: Mapping[tuple[str, str], FleetRow]  # each row showing a check, as its vCenter counters alone judge it
     max_age_s: float
     until: float | None  # epoch: when the oldest deep check shown passes max_age_s (None: none shown)
 
     @classmethod
-    def of(cls, document: dict, snapshot, thresholds: dict, max_age_s: float) -> "Expiry":
-        return cls(MappingProxyType(unproven_rows(document, snapshot, thresholds)), max_age_s,
-                   shown_until(document, max_age_s))
+    def of(cls, report: FleetReport, snapshot, thresholds: dict, max_age_s: float) -> "Expiry":
+        return cls(MappingProxyType(unproven_rows(report, snapshot, thresholds)), max_age_s,
+                   shown_until(report, max_age_s))
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ class VcenterState:
     url: str
     interval_s: float
     tls_verified: bool = True  # False: --insecure or its like, no thumbprint pinned
-    document: dict | None = None  # the last good cycle's fleet report (this vCenter only); never mutated
+    document: FleetReport | None = None  # the last good cycle's fleet report (this vCenter only)
     good_ts: float | None = None  # epoch: when the last good cycle ended
     last_ts: float | None = None  # epoch: when the last cycle ended
     last_ok: bool | None = None  # None: no cycle finished yet
@@ -147,11 +148,11 @@ class State:
                 entry, **{k: getattr(entry, k) + v for k, v in increments.items()})
 
 
-def keep_deep(previous: Mapping[str, DeepCheck], fresh: list[DeepCheck], document: dict, now: float,
+def keep_deep(previous: Mapping[str, DeepCheck], fresh: list[DeepCheck], report: FleetReport, now: float,
               max_age_s: float, retired: frozenset = frozenset()) -> Mapping[str, DeepCheck]:
     """The deep checks to show after a good cycle: this cycle's, else the previous one's when it is
     younger than max_age_s and not retired; only for VMs still in the document (gone VMs disappear)."""
-    present = {r["moid"] for r in document["vms"]}
+    present = {r.moid for r in report.rows}
     kept = {moid: c for moid, c in previous.items() if moid in present and moid not in retired and
             now - c.checked_ts <= max_age_s}
     kept.update({c.moid: c for c in fresh if c.moid in present})

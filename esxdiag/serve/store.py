@@ -23,6 +23,7 @@ from pathlib import Path
 
 from esxdiag.fleet.history import (DEEP_SINCE, DEEP_SQL, HELD, ROW_KEYS, ROWS_SQL, HistoryError, changes_and_record,
                                    deep_row, prepare)
+from esxdiag.fleet.model import FleetReport
 
 PRUNE_BATCH = 20  # scans deleted per cycle at most: a long-stopped instance catches up over a few cycles
 
@@ -56,10 +57,10 @@ class Store:
             raise HistoryError(f"{self.path}: cannot use as scan history ({exc})") from None
         return db
 
-    def record(self, document: dict, retired: frozenset = frozenset()) -> dict | None:
+    def record(self, report: FleetReport, retired: frozenset = frozenset()) -> dict | None:
         """Append one cycle, its deep checks and the proofs it retired (esxdiag.fleet.history); what
         changed since the previous one."""
-        return changes_and_record(self.path, document, retired)
+        return changes_and_record(self.path, report.as_dict(), retired)
 
     def prune(self, now: datetime) -> int:
         """Delete up to PRUNE_BATCH scans collected before now - retention, with their rows; the deep

@@ -88,8 +88,8 @@ def class_rank(klass: str) -> int:
     return FLEET_CLASSES.index(FleetClass(klass).value)
 
 
-def needs_attention(row: dict) -> bool:
+def needs_attention(klass: str, severity: str | None) -> bool:
     """A fleet row someone should look at: a concern class, but not a VM with no symptom of its own on a host
     whose uplink loses frames (uplink-loss at info or none): the host's rollup says that loss once."""
-    return CLASSES[FleetClass(row["class"])].concern and not (
-        row["class"] == FleetClass.UPLINK_LOSS and row["severity"] in (None, Severity.INFO))
+    return CLASSES[FleetClass(klass)].concern and not (
+        klass == FleetClass.UPLINK_LOSS and severity in (None, Severity.INFO))

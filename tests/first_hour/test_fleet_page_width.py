@@ -29,7 +29,7 @@ _spec.loader.exec_module(bench)
 
 @pytest.fixture(scope="module")
 def document():
-    return build_report(load_snapshot(SNAPSHOT), load_thresholds(), str(SNAPSHOT))
+    return build_report(load_snapshot(SNAPSHOT), load_thresholds(), str(SNAPSHOT)).as_dict()
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,7 @@ _deep.loader.exec_module(deep_fold)
 
 
 def rows(vms: list[dict]) -> dict[str, dict]:
-    document = build_report(snapshot_from_dict(fs.snapshot(copy.deepcopy(vms))), load_thresholds())
+    document = build_report(snapshot_from_dict(fs.snapshot(copy.deepcopy(vms))), load_thresholds()).as_dict()
     return {r["name"]: r for r in document["vms"]}
 
 

@@ -31,7 +31,7 @@ def _esxdiag(*args: str) -> str:
 
 
 def test_deep_checks_count_one_host_as_one_host():
-    document = build_report(snapshot_from_dict(fs.snapshot([fs.vm("a"), fs.vm("b"), fs.vm("c")])), load_thresholds())
+    document = build_report(snapshot_from_dict(fs.snapshot([fs.vm("a"), fs.vm("b"), fs.vm("c")])), load_thresholds()).as_dict()
     document["deep"] = {"vms": [{"name": n, "vcenter": "vc1:443", "host": "esx1", "verdicts": [], "error": None,
                                  "report": None} for n in "abc"],
                         "hosts": [{"vcenter": "vc1:443", "host": "esx1", "error": None, "bundle": None}]}
@@ -55,7 +55,7 @@ def test_a_net_stats_vnic_label_is_not_prefixed_twice(tmp_path):
 def test_a_failed_vcenters_error_kind_is_said_once_on_the_page():
     snap = fs.snapshot([fs.vm("a")], vcenters=["vc1:443", "vc2:443"])
     snap["vcenters"][1] = fs.vcenter("vc2:443", status="failed")
-    page = render_fleet_html(build_report(snapshot_from_dict(snap), load_thresholds()))
+    page = render_fleet_html(build_report(snapshot_from_dict(snap), load_thresholds()).as_dict())
     assert "Not scanned: vc2:443</strong> — vc2:443: unreachable (Connection refused)." in page
     assert "(unreachable)" not in page
 
@@ -64,7 +64,7 @@ def test_the_fleet_row_text_and_table_print_the_same_rounded_figure():
     """308 drops of 1.5 M packets: 0.20533 per 1,000 is 0.205 in the document, so 0.20 in the table;
     the row text said 0.21 from the unrounded figure."""
     vm = fs.vm("edge", drops=[20] * 14 + [28], packets=100_000)
-    document = build_report(snapshot_from_dict(fs.snapshot([copy.deepcopy(vm)])), load_thresholds())
+    document = build_report(snapshot_from_dict(fs.snapshot([copy.deepcopy(vm)])), load_thresholds()).as_dict()
     (row,) = document["vms"]
     shown = f"{row['drops_per_1000']:.2f}"
     assert f"{shown} per 1,000 packets" in row["reason"], (row["reason"], row["drops_per_1000"])

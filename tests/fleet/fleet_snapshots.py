@@ -87,3 +87,20 @@ def migration(when: str, source: str | None, dest: str | None, kind: str = "VmMi
     """One vCenter migration event as the scan records it (host = destination, source_host = source)."""
     return {"type": kind, "time": when, "host": dest, "source_host": source,
             "message": f"Migrating from {source} to {dest}"}
+
+
+def evidence_of(checks: dict | None):
+    """Deep checks by (vCenter, MOID), in the JSON's shape (a row's ``deep``) -> what build_report takes."""
+    from esxdiag.fleet.analysis import Evidence
+    from esxdiag.fleet.model import DeepEvidence
+
+    return Evidence(checks={key: DeepEvidence.of(c) for key, c in (checks or {}).items()})
+
+
+class ReportJson(dict):
+    """A fleet report's JSON (what the renderers and the history read) that keeps the typed report it was
+    made from (``.report``: what deep_candidates and choose take)."""
+
+    def __init__(self, report):
+        super().__init__(report.as_dict())
+        self.report = report

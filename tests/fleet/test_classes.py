@@ -56,7 +56,7 @@ TABLE = {
 def run_scan(fake_perf, lab, creds_for, table=TABLE, filters=PROD, **kw):
     holder = fake_perf(table, **{k: kw.pop(k) for k in ("no_realtime", "refused") if k in kw})
     data = scan([creds_for(lab)], ScanOptions(filters=filters, **kw))
-    document = build_report(snapshot_from_dict(data), load_thresholds())
+    document = build_report(snapshot_from_dict(data), load_thresholds()).as_dict()
     return data, document, holder["fake"]
 
 
@@ -103,7 +103,7 @@ def test_classes_numbers_and_ranking(fleet_lab, creds_for, fake_perf):
 def test_thresholds_come_from_the_same_config(fleet_lab, creds_for, fake_perf):
     holder = fake_perf(TABLE, no_realtime={"rollup-only"}, refused={"refused"})
     data = scan([creds_for(fleet_lab)], ScanOptions(filters=PROD))
-    strict = build_report(snapshot_from_dict(data), load_thresholds(overrides=["cpu.ready_pct_critical=1.8"]))
+    strict = build_report(snapshot_from_dict(data), load_thresholds(overrides=["cpu.ready_pct_critical=1.8"])).as_dict()
     rows = rows_by_name(strict)
     assert holder["fake"] is not None
     # ring-a's worst vCPU (2 %) is now over the critical %RDY: drops + contention -> CPU first

@@ -32,12 +32,12 @@ FLEET = [
 
 
 def classes(data: dict) -> dict[str, str]:
-    document = build_report(snapshot_from_dict(data), load_thresholds())
+    document = build_report(snapshot_from_dict(data), load_thresholds()).as_dict()
     return {r["moid"]: r["class"] for r in document["vms"]}
 
 
 def rows(data: dict) -> dict[str, dict]:
-    return {r["moid"]: r for r in build_report(snapshot_from_dict(data), load_thresholds())["vms"]}
+    return {r["moid"]: r for r in build_report(snapshot_from_dict(data), load_thresholds()).as_dict()["vms"]}
 
 
 def test_one_negative_drop_value_costs_one_sample_not_the_fleet(tmp_path, capsys):

@@ -48,8 +48,7 @@ class Group:  # what esxdiag.collectors.fleet.deep.HostGroup gives fold()
 def folded(tmp_path: Path) -> dict:
     snapshot = snapshot_from_dict(fs.snapshot(copy.deepcopy(FLEET)))
     t = load_thresholds()
-    document = build_report(snapshot, t, "snap.json")
-    rows = {r["name"]: r for r in document["vms"]}
+    rows = {r.name: r for r in build_report(snapshot, t, "snap.json").rows}
     groups = []
     for name, example in (("iperf-test1", "iperf-test1-ring-exhaustion"), ("iperf-cpu-limited", "iperf-cpu-limited"),
                           ("app-healthy01", "healthy-vm")):
@@ -62,8 +61,7 @@ def folded(tmp_path: Path) -> dict:
         path = bundle / "report.html"
         path.write_text("<html></html>")
         return path
-    fold(document, snapshot, groups, t, tmp_path, write_report)
-    return document
+    return build_report(snapshot, t, "snap.json", fold(groups, t, tmp_path, write_report)).as_dict()
 
 
 def test_proof_changes_class_severity_and_rank(tmp_path):
@@ -115,11 +113,11 @@ def test_deep_n_picks_by_severity_and_score_across_the_drop_classes():
                                                                                       limited=3000, limit=800)]
     blind = vms[3]
     blind["perf"]["series"] = [s for s in blind["perf"]["series"] if s["counter"].startswith("net.")]
-    document = build_report(snapshot_from_dict(fs.snapshot(vms)), load_thresholds())
-    picked = [r["name"] for r in deep_candidates(document, 10)]
+    document = fs.ReportJson(build_report(snapshot_from_dict(fs.snapshot(vms)), load_thresholds()))
+    picked = [r.name for r in deep_candidates(document.report, 10)]
     assert picked[:2] == ["fast", "starved"]  # critical first, by score: 30 drops/s, then cpu-and-drops at 5/s
     assert set(picked[2:]) == {"slow", "blind"}  # warnings: a ring suspicion, drops vCenter cannot place
-    assert [r["name"] for r in deep_candidates(document, 1)] == ["fast"]
+    assert [r.name for r in deep_candidates(document.report, 1)] == ["fast"]
 
 
 def test_fail_on_names_the_vms_that_tripped_it(tmp_path, capsys):

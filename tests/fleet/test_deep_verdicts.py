@@ -29,7 +29,7 @@ def judged(vnics: list[dict], drops: int = 100, **vm) -> dict:
     check = {"verdicts": [v["verdict"] for v in vnics], "error": None, "worst_severity": "warning",
              "vnics": [{"label": None, "mac": macs[i], "type": "vmxnet3", **v} for i, v in enumerate(vnics)]}
     (row,) = build_report(snapshot_from_dict(fs.snapshot([one])), load_thresholds(),
-                          deep={("vc1:443", "vm-checked"): check})["vms"]
+                          evidence=fs.evidence_of({("vc1:443", "vm-checked"): check})).as_dict()["vms"]
     return row
 
 
@@ -128,15 +128,15 @@ def test_the_fold_hands_each_vnics_causes_to_the_rules(tmp_path, monkeypatch):
     field gives none), so a drops-elsewhere at the uplink becomes uplink-loss in the folded report."""
     vm = fs.vm("checked", drops=100)
     snapshot = snapshot_from_dict(fs.snapshot([vm]))
-    document = build_report(snapshot, load_thresholds(), "snap.json")
+    first = build_report(snapshot, load_thresholds(), "snap.json")
     bundle = tmp_path / "esx1"
     bundle.mkdir()
     (bundle / "manifest.json").write_text(json.dumps({}))
     result = _Result([_Vm("checked", [_Vnic("Network adapter 1", vm["vnics"][0]["mac"], "vmxnet3",
                                             "drops-elsewhere", _Verdict(("uplink",)))])])
     monkeypatch.setattr(deep_module, "analyze", lambda path, thresholds: result)
-    deep_module.fold(document, snapshot, [_Group("vc1:443", "esx1", [document["vms"][0]], bundle)],
-                     load_thresholds(), tmp_path, lambda result, path: path / "report.html")
-    (row,) = document["vms"]
+    evidence = deep_module.fold([_Group("vc1:443", "esx1", [first.rows[0]], bundle)], load_thresholds(), tmp_path,
+                                lambda result, path: path / "report.html")
+    (row,) = build_report(snapshot, load_thresholds(), "snap.json", evidence).as_dict()["vms"]
     assert row["deep"]["vnics"][0]["causes"] == ["uplink"]
     assert (row["class"], row["confirmed"]) == ("uplink-loss", True)

@@ -8,7 +8,9 @@ uplink loss is said without a vmnic name. A query the server refuses costs the e
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import re
+from pathlib import Path
 
 import pytest
 from pyVmomi import vim
@@ -17,6 +19,10 @@ from esxdiag.collectors.fleet import ScanOptions, scan
 from esxdiag.config import load_thresholds
 from esxdiag.fleet.analysis import build_report, deep_candidates
 from esxdiag.fleet.snapshot import snapshot_from_dict
+
+_spec = importlib.util.spec_from_file_location("fleet_snapshots", Path(__file__).with_name("fleet_snapshots.py"))
+fs = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(fs)
 
 pytestmark = pytest.mark.lab
 SAMPLES = 15
@@ -69,7 +75,7 @@ def test_a_vm_migrated_inside_the_window_is_marked_and_not_deep_checked(moved_la
     assert (event["type"], event["host"], event["source_host"]) == ("VmMigratedEvent", SOURCE, SOURCE)  # vcsim's
     assert by_name["stayer"]["migrations"] == [] and by_name["other"]["migrations"] == []
 
-    document = build_report(snapshot_from_dict(data), load_thresholds())
+    document = fs.ReportJson(build_report(snapshot_from_dict(data), load_thresholds()))
     rows = {r["name"]: r for r in document["vms"]}
     moved = rows["mover"]
     assert [(m["from"], m["to"], m["event"]) for m in moved["moves"]] == [(SOURCE, DEST, "VmMigratedEvent")]
@@ -78,7 +84,7 @@ def test_a_vm_migrated_inside_the_window_is_marked_and_not_deep_checked(moved_la
         in moved["reason"]
     assert moved["class"] == rows["stayer"]["class"] == "ring-suspect"  # 5 drops/s each, CPU healthy
     assert "moved" not in rows["stayer"]["reason"] and rows["stayer"]["moves"] == []
-    assert [r["name"] for r in deep_candidates(document, 10)] == ["stayer"]  # the same drops, one host: checked
+    assert [r.name for r in deep_candidates(document.report, 10)] == ["stayer"]  # the same drops, one host: checked
 
 
 def test_uplink_loss_on_a_host_vcsim_gives_only_as_an_aggregate(moved_lab, creds_for, fake_perf):
@@ -90,7 +96,7 @@ def test_uplink_loss_on_a_host_vcsim_gives_only_as_an_aggregate(moved_lab, creds
     host = next(h for h in data["hosts"] if h["name"] == SOURCE)
     assert {(s["counter"], s["instance"]) for s in host["perf"]["series"]} == {
         ("cpu.usage.average", ""), ("net.droppedRx.summation", ""), ("net.errorsRx.summation", "")}
-    document = build_report(snapshot_from_dict(data), load_thresholds())
+    document = fs.ReportJson(build_report(snapshot_from_dict(data), load_thresholds()))
     rows = {r["name"]: r for r in document["vms"]}
     words = (f"uplink loss on {SOURCE} (which vmnic is not known: vCenter gave the host's aggregate only): "
              "6.20 received frames/s lost (droppedRx 6.20/s, errorsRx 0.00/s)")
@@ -103,7 +109,7 @@ def test_uplink_loss_on_a_host_vcsim_gives_only_as_an_aggregate(moved_lab, creds
     assert other["class"] == "healthy" and other["uplink_loss"] == []
     stated = [h for h in document["rollups"]["hosts"] if h["uplink"]]
     assert [h["name"] for h in stated] == [SOURCE] and words in stated[0]["uplink"]
-    assert [r["name"] for r in deep_candidates(document, 10)] == ["stayer"]
+    assert [r.name for r in deep_candidates(document.report, 10)] == ["stayer"]
 
 
 class _Refusing:

@@ -32,7 +32,8 @@ from esxdiag.collectors.credentials import resolve_credentials
 from esxdiag.collectors.fleet import ScanOptions
 from esxdiag.collectors.fleet import scan as api_scan
 from esxdiag.config import load_thresholds
-from esxdiag.fleet.analysis import build_report
+from esxdiag.fleet.model import DeepEvidence
+from esxdiag.fleet.analysis import Evidence, build_report
 from esxdiag.fleet.history import changes_and_record, vm_history
 from esxdiag.fleet.snapshot import snapshot_from_dict
 from esxdiag.scanning.deep import DeepCheck
@@ -121,14 +122,14 @@ def proven_report(proxy, age_s: float) -> tuple[dict, dict]:
     data = api_scan([proxy.creds()], ScanOptions(window_s=60, timeout_s=20))
     assert data["vcenters"][0]["status"] == "scanned", data["vcenters"]
     snapshot = snapshot_from_dict(data)
-    ring = row_of(build_report(snapshot, load_thresholds(), "snap.json"))
+    ring = row_of(build_report(snapshot, load_thresholds(), "snap.json").as_dict())
     assert ring["class"] == "ring-suspect", ring
     nic = next(v for v in snapshot.vms if v.name == PROVEN).vnics[0]
     deep = {"verdicts": ["raise-ring1"], "worst_severity": "critical", "report": None, "bundle": None, "error": None,
             "checked_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - age_s)),
             "vnics": [{"label": nic.label, "mac": nic.mac, "type": "vmxnet3", "verdict": "raise-ring1",
                        "causes": [], "ring1_full": 12.0}]}
-    document = build_report(snapshot, load_thresholds(), "snap.json", deep={(ring["vcenter"], ring["moid"]): deep})
+    document = build_report(snapshot, load_thresholds(), "snap.json", evidence=Evidence(checks={(ring["vcenter"], ring["moid"]): DeepEvidence.of(deep)})).as_dict()
     entry = {"vcenter": ring["vcenter"], "name": PROVEN, "moid": ring["moid"], "host": ring["host"], **deep}
     document["deep"] = {"hosts": [], "vms": [entry]}
     assert row_of(document)["class"] == "ring-exhaustion"
@@ -229,7 +230,7 @@ def test_serve_drops_a_proof_past_its_age_while_the_proxy_fails_every_cycle(prox
 
     scheduler.run_one(creds, name)
     assert state.get(name).last_ok is True
-    assert row_of(state.get(name).document)["class"] == "ring-exhaustion"
+    assert row_of(state.get(name).document.as_dict())["class"] == "ring-exhaustion"
     assert 'verdict="raise-ring1"' in generate_latest(registry).decode()
 
     proxy.add("RetrievePropertiesEx", "html", status=503, times=None)  # every cycle fails from now on

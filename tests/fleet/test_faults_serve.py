@@ -68,6 +68,6 @@ def test_a_faulty_answer_fails_the_cycle_and_keeps_the_last_good_report_stale(pr
     assert time.monotonic() - started < 12  # 4 s per call, not the 14 s and more a trickled answer takes whole
     kind = {"trickle": "timeout", "cut": "unreachable", "html": "bad-answer"}[action]
     assert entry.last_ok is False and entry.last_error_kind == kind and entry.stale, entry.last_error
-    assert [r["name"] for r in entry.document["vms"]] == [r["name"] for r in good.document["vms"]]
+    assert [r["name"] for r in entry.document.as_dict()["vms"]] == [r["name"] for r in good.document.as_dict()["vms"]]
     assert metric(state, "esxdiag_vcenter_scan_errors_total", vcenter=name, kind=kind) == 1
     assert metric(state, "esxdiag_vcenter_stale", vcenter=name) == 1

@@ -18,7 +18,7 @@ _spec.loader.exec_module(fs)
 
 
 def report(vms: list[dict], **kw) -> dict:
-    return build_report(snapshot_from_dict(fs.snapshot(vms)), load_thresholds(**kw))
+    return build_report(snapshot_from_dict(fs.snapshot(vms)), load_thresholds(**kw)).as_dict()
 
 
 def row(vm: dict, **kw) -> dict:
@@ -154,7 +154,7 @@ SEVERE = [fs.vm("slow-drip", drops=100), fs.vm("flood", drops=600), fs.vm("calm"
 
 def severe_report() -> dict:
     data = fs.snapshot(SEVERE, vcenters=["vc1:443", "vc2:443"])
-    return build_report(snapshot_from_dict(data), load_thresholds())
+    return build_report(snapshot_from_dict(data), load_thresholds()).as_dict()
 
 
 def test_html_badges_show_severity_with_icon_word_and_colour():
@@ -185,7 +185,7 @@ def test_openmetrics_has_severity_and_marks_bounded_figures():
     nocount = fs.vm("nocount", ready=200)
     nocount["num_cpu"] = None
     nocount["perf"]["series"] = [s for s in nocount["perf"]["series"] if s["instance"] in ("", "4000")]
-    document = build_report(snapshot_from_dict(fs.snapshot(SEVERE[:3] + [nocount])), load_thresholds())
+    document = build_report(snapshot_from_dict(fs.snapshot(SEVERE[:3] + [nocount])), load_thresholds()).as_dict()
     families = {f.name: f for f in text_string_to_metric_families(render_fleet_metrics(document))}
     severity = {s.labels["vm"]: s.value for s in families["esxdiag_fleet_vm_severity"].samples}
     assert severity == {"flood": 3, "slow-drip": 2, "calm": 0, "nocount": 0}

@@ -31,7 +31,7 @@ def with_events(vm: dict, *events: dict) -> dict:
 
 
 def report(*vms: dict) -> dict:
-    return build_report(snapshot_from_dict(fs.snapshot(list(vms))), load_thresholds())
+    return fs.ReportJson(build_report(snapshot_from_dict(fs.snapshot(list(vms))), load_thresholds()))
 
 
 def row(document: dict, name: str) -> dict:
@@ -47,8 +47,8 @@ def test_a_moved_ring_suspect_is_marked_and_not_a_deep_check_candidate():
     assert moved["moves"] == [{"time": AT, "from": "esx0", "to": "esx1", "event": "VmMigratedEvent",
                                "completed": True}]
     assert row(document, "stayed")["moves"] == [] and MARK not in row(document, "stayed")["reason"]
-    assert [r["name"] for r in deep_candidates(document, 10)] == ["stayed"]
-    assert [r["name"] for r in choose(document, 10, ["moved"])] == ["stayed", "moved"]  # --deep-vm still may
+    assert [r.name for r in deep_candidates(document.report, 10)] == ["stayed"]
+    assert [r.name for r in choose(document.report, 10, ["moved"])] == ["stayed", "moved"]  # --deep-vm still may
     table = {r["name"]: r for r in csv.DictReader(io.StringIO(render_fleet_csv(document)))}
     assert (table["moved"]["moved"], table["stayed"]["moved"]) == (f"esx0>esx1@{AT}", "")
 
@@ -69,7 +69,7 @@ def test_a_storage_only_relocation_is_no_move():
     same = with_events(fs.vm("s", drops=100, host="esx1"), fs.migration(AT, "esx1", "esx1", "VmRelocatedEvent"))
     document = report(same)
     assert row(document, "s")["moves"] == [] and MARK not in row(document, "s")["reason"]
-    assert [r["name"] for r in deep_candidates(document, 10)] == ["s"]
+    assert [r.name for r in deep_candidates(document.report, 10)] == ["s"]
 
 
 def test_a_move_begun_and_not_completed_in_the_window_is_a_move():
@@ -80,7 +80,7 @@ def test_a_move_begun_and_not_completed_in_the_window_is_a_move():
     g = row(document, "g")
     assert [(m["from"], m["to"], m["completed"]) for m in g["moves"]] == [("esx0", "esx1", False)]
     assert "began moving from esx0 to esx1 at 02:42:10 UTC (not completed in the window)" in g["reason"]
-    assert deep_candidates(document, 10) == []
+    assert deep_candidates(document.report, 10) == []
 
 
 def test_the_start_events_of_a_completed_move_are_not_another_move():
@@ -99,10 +99,10 @@ def test_a_snapshot_from_before_migrations_were_read_is_read_as_not_known(tmp_pa
     path = write_snapshot(fs.snapshot([vm]), tmp_path / "old.json")
     snapshot = load_snapshot(path)
     assert snapshot.vms[0].migrations is None and snapshot.vcenters[0].migration_events is None
-    document = build_report(snapshot, load_thresholds())
+    document = fs.ReportJson(build_report(snapshot, load_thresholds()))
     old = row(document, "old")
     assert old["moves"] is None and MARK not in old["reason"] and not any("migration" in n for n in old["notes"])
-    assert [r["name"] for r in deep_candidates(document, 10)] == ["old"]
+    assert [r.name for r in deep_candidates(document.report, 10)] == ["old"]
 
 
 def test_migrations_round_trip_and_damaged_ones_cost_the_field_only(tmp_path):
@@ -111,7 +111,7 @@ def test_migrations_round_trip_and_damaged_ones_cost_the_field_only(tmp_path):
     assert [(e.type, e.time, e.source_host, e.host) for e in back.migrations] == [("VmMigratedEvent", AT, "esx0",
                                                                                     "esx1")]
     damaged = json.loads(json.dumps(fs.snapshot([{**vm, "migrations": "yesterday"}])))
-    r = row(build_report(snapshot_from_dict(damaged), load_thresholds()), "m")
+    r = row(build_report(snapshot_from_dict(damaged), load_thresholds()).as_dict(), "m")
     assert r["class"] == "healthy" and r["moves"] is None
     assert any("migrations" in n and "unknown" in n for n in r["notes"])
 
@@ -121,13 +121,13 @@ def test_a_vcenter_whose_events_could_not_be_read_says_so():
     data["vms"][0]["migrations"] = None
     data["vcenters"][0].update(migration_events=None, migration_events_error="vc1:443: reading migration events: "
                                "NoPermission: System.View", migration_events_truncated=False)
-    document = build_report(snapshot_from_dict(data), load_thresholds())
+    document = fs.ReportJson(build_report(snapshot_from_dict(data), load_thresholds()))
     said = "vc1:443: migration events not read (vc1:443: reading migration events: NoPermission: System.View)"
     assert any(n.startswith(said) for n in document["snapshot"]["notes"])
     assert said in render_fleet_text(document) and said in render_fleet_html(document)
     assert row(document, "m")["moves"] is None
     cut = fs.snapshot([fs.vm("m")])
     cut["vcenters"][0].update(migration_events=1000, migration_events_truncated=True)
-    notes = build_report(snapshot_from_dict(cut), load_thresholds())["snapshot"]["notes"]
+    notes = build_report(snapshot_from_dict(cut), load_thresholds()).as_dict()["snapshot"]["notes"]
     assert notes == ["vc1:443: 1000 migration events, the most one query returns: older moves in the window may "
                      "be missing"]

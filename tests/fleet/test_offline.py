@@ -67,7 +67,7 @@ FLEET = [vm("ring1", "vm-1", drops=100), vm(HOSTILE, "vm-2", drops=300), vm("=cm
 
 
 def document(vms=FLEET, failed=False, **kw):
-    return build_report(snapshot_from_dict(snapshot(copy.deepcopy(vms), failed)), load_thresholds(**kw), "snap.json")
+    return build_report(snapshot_from_dict(snapshot(copy.deepcopy(vms), failed)), load_thresholds(**kw), "snap.json").as_dict()
 
 
 def test_snapshot_errors_name_the_file_and_field(tmp_path):

@@ -25,6 +25,7 @@ from esxdiag.cli import main
 from esxdiag.config import load_thresholds
 from esxdiag.fleet.analysis import build_report
 from esxdiag.fleet.deep import fold
+from esxdiag.fleet.model import FleetReport
 from esxdiag.fleet.history import changes_and_record, held_proofs_since, vm_history
 from esxdiag.fleet.snapshot import snapshot_from_dict
 from esxdiag.serve.daemon import _restore_deep
@@ -62,7 +63,7 @@ def record_check(history: Path, age_s: float, verdict: str = "raise-ring1", caus
             **figures}
     deep = {"verdicts": [verdict], "worst_severity": "critical", "report": None, "bundle": None, "error": None,
             "checked_at": checked_at, "vnics": [vnic]}
-    document = build_report(snapshot_from_dict(data), load_thresholds(), "snap.json", deep={("vc1:443", "vm-1"): deep})
+    document = build_report(snapshot_from_dict(data), load_thresholds(), "snap.json", evidence=fs.evidence_of({("vc1:443", "vm-1"): deep})).as_dict()
     document["deep"] = {"hosts": [], "vms": [{"vcenter": "vc1:443", "name": "ring01", "moid": "vm-1", "host": "esx1",
                                               **deep}]}
     changes_and_record(history, document)
@@ -208,19 +209,20 @@ def rxsummary_unreadable(tmp_path: Path) -> Path:
     return bundle
 
 
-def folded_row(tmp_path: Path, bundle: Path) -> tuple[dict, dict]:
+def folded_row(tmp_path: Path, bundle: Path) -> tuple[FleetReport, dict]:
     snapshot = snapshot_from_dict(fs.snapshot([fs.vm("iperf-test1", drops=100)]))
-    document = build_report(snapshot, load_thresholds(), "snap.json")
+    first = build_report(snapshot, load_thresholds(), "snap.json")
 
     def write_report(result, where: Path) -> Path:
         (where / "report.html").write_text("<html></html>")
         return where / "report.html"
-    fold(document, snapshot, [Group("vc1:443", "esx0", document["vms"], bundle)], load_thresholds(), tmp_path,
-         write_report, "2026-11-23T02:46:00Z")
-    return document, document["vms"][0]
+    evidence = fold([Group("vc1:443", "esx0", list(first.rows), bundle)], load_thresholds(), tmp_path, write_report,
+                    "2026-11-23T02:46:00Z")
+    report = build_report(snapshot, load_thresholds(), "snap.json", evidence)
+    return report, report.rows[0].as_dict()
 
 
-def verdict_labels(document: dict) -> list[dict]:
+def verdict_labels(document: FleetReport) -> list[dict]:
     entry = VcenterState("vc1:443", "https://vc1/sdk", 300, document=document)
     return [s.labels for s in vm_samples(entry)[VERDICT[0]]]
 

@@ -12,7 +12,8 @@ import pytest
 
 from esxdiag.collectors.fleet import Filters, ScanOptions
 from esxdiag.config import load_thresholds
-from esxdiag.fleet.analysis import build_report
+from esxdiag.fleet.model import DeepEvidence
+from esxdiag.fleet.analysis import Evidence, build_report
 from esxdiag.fleet.history import changes_and_record, vm_history
 from esxdiag.scanning.proofs import proofs_in_history
 from esxdiag.scanning.run import Proofs, run_scan
@@ -27,10 +28,10 @@ def scan(tmp_path: Path, creds, history: Path | None) -> dict:
     """One fleet scan of the prod folder, its proofs read from and its rows recorded in ``history``."""
     proofs = Proofs(proofs_in_history(history, [f"{creds.host}:{creds.port}"], time.time(), 7200), 7200) \
         if history else None
-    record = (lambda document, *retired: changes_and_record(history, document, *retired)) if history else None
+    record = (lambda report, *retired: changes_and_record(history, report.as_dict(), *retired)) if history else None
     scanned = run_scan([creds], ScanOptions(filters=PROD), load_thresholds(), lambda data: tmp_path / "snap.json",
                        proofs=proofs, record=record)
-    return scanned.document, scanned.snapshot
+    return scanned.report.as_dict(), scanned.snapshot
 
 
 def row(document: dict, name: str) -> dict:
@@ -48,7 +49,8 @@ def test_a_refused_queryperf_keeps_a_proof_through_the_real_api_pass(tmp_path, f
     deep = {"verdicts": ["raise-ring1"], "worst_severity": "critical", "report": None, "bundle": None, "error": None,
             "checked_at": checked_at, "vnics": [{"label": nic.label, "mac": nic.mac, "type": "vmxnet3",
                                                  "verdict": "raise-ring1", "causes": [], "ring1_full": 12.0}]}
-    proven = build_report(snapshot, load_thresholds(), "snap.json", deep={(ring["vcenter"], ring["moid"]): deep})
+    proven = build_report(snapshot, load_thresholds(), "snap.json",
+                          evidence=Evidence(checks={(ring["vcenter"], ring["moid"]): DeepEvidence.of(deep)})).as_dict()
     proven["deep"] = {"hosts": [], "vms": [{"vcenter": ring["vcenter"], "name": "ring-a", "moid": ring["moid"],
                                             "host": ring["host"], **deep}]}
     changes_and_record(history, proven)  # as `scan --deep` records its check

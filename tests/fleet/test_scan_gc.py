@@ -31,7 +31,7 @@ def test_the_analysis_runs_with_the_collector_paused_and_gets_it_back(saved, mon
     assert gc.isenabled()
     scanned = run.run_scan([], None, load_thresholds(), lambda data: Path("unused"), saved=saved)
     assert seen == [False] and gc.isenabled()
-    assert [r["name"] for r in scanned.document["vms"]] == ["ring", "calm"]
+    assert [r["name"] for r in scanned.report.as_dict()["vms"]] == ["ring", "calm"]
 
 
 def test_the_collector_comes_back_when_the_analysis_fails(saved, monkeypatch):

@@ -28,7 +28,7 @@ def record_proof(history: Path, age_s: float) -> str:
     deep = {"verdicts": ["raise-ring1"], "worst_severity": "critical", "report": None, "bundle": None, "error": None,
             "checked_at": checked_at, "vnics": [{"label": nic["label"], "mac": nic["mac"], "type": "vmxnet3",
                                                  "verdict": "raise-ring1", "causes": []}]}
-    document = build_report(snapshot_from_dict(data), load_thresholds(), "snap.json", deep={("vc1:443", "vm-1"): deep})
+    document = build_report(snapshot_from_dict(data), load_thresholds(), "snap.json", evidence=fs.evidence_of({("vc1:443", "vm-1"): deep})).as_dict()
     document["deep"] = {"hosts": [], "vms": [{"vcenter": "vc1:443", "name": "ring01", "moid": "vm-1", "host": "esx1",
                                               **deep}]}
     changes_and_record(history, document)

@@ -71,7 +71,8 @@ def document() -> dict:
                            "verdict": verdict, "causes": causes, "host_out_of_buffers": rate, "dropped_rx": rate,
                            "ring1_full": rate, "ring2_full": None, "ring1_size": 512, "ring2_size": 512}]}
     hosts = [fs.host("esx1"), fs.host("esx9", drops={"vmnic0": 0, "vmnic1": 307 * fs.INTERVAL_S})]
-    return build_report(snapshot_from_dict(fs.snapshot(vms, hosts)), load_thresholds(), deep=deep)
+    return fs.ReportJson(build_report(snapshot_from_dict(fs.snapshot(vms, hosts)), load_thresholds(),
+                                      evidence=fs.evidence_of(deep)))
 
 
 def rows(document: dict) -> dict[str, dict]:
@@ -138,9 +139,9 @@ def test_openmetrics_and_serve_metrics_export_the_rows_class_severity_and_verdic
             assert re.search(rf'esxdiag_deep_vnic_verdict\{{[^}}]*moid="{moid}"[^}}]*verdict="{check[0]}"', served), n
 
 
-def serve_metrics(document: dict) -> str:
+def serve_metrics(document) -> str:
     registry = CollectorRegistry()
-    registry.register(ServeCollector(State([VcenterState("vc1:443", "https://vc1/sdk", 300, document=document,
+    registry.register(ServeCollector(State([VcenterState("vc1:443", "https://vc1/sdk", 300, document=document.report,
                                                          good_ts=1.0, last_ts=1.0, last_ok=True, cycles=1)])))
     return generate_latest(registry).decode()
 

@@ -34,8 +34,8 @@ FLEET = [
 
 
 def report(vms=FLEET, hosts=(LOSSY, fs.host("esx1")), overrides=()) -> dict:
-    return build_report(snapshot_from_dict(fs.snapshot([dict(v) for v in vms], hosts=list(hosts))),
-                        load_thresholds(None, list(overrides)))
+    return fs.ReportJson(build_report(snapshot_from_dict(fs.snapshot([dict(v) for v in vms], hosts=list(hosts))),
+                                      load_thresholds(None, list(overrides))))
 
 
 def rows(document: dict) -> dict[str, dict]:
@@ -58,7 +58,7 @@ def test_own_port_drops_keep_their_class_and_the_reason_names_the_uplink():
     ring = rows(document)["ring"]
     assert (ring["class"], ring["severity"]) == ("ring-suspect", "warning")
     assert f"its host also loses frames: {WORDS}: not the ring, and not in the VM's port drops" in ring["reason"]
-    assert [r["name"] for r in deep_candidates(document, 10)] == ["ring"]  # the ring suspect only
+    assert [r.name for r in deep_candidates(document.report, 10)] == ["ring"]  # the ring suspect only
 
 
 def test_a_more_urgent_class_of_its_own_stays_and_names_the_uplink():
@@ -162,7 +162,7 @@ def test_a_vm_really_dropping_ranks_above_the_quiet_ones_of_a_lossy_host():
                       hosts=[flood, fs.host("esx1")])
     order = [r["name"] for r in document["vms"]]
     assert order.index("dropping") < order.index("quiet00") and order.index("trickle") < order.index("quiet00")
-    assert [r["name"] for r in deep_candidates(document, 50)] == ["dropping", "trickle"]
+    assert [r.name for r in deep_candidates(document.report, 50)] == ["dropping", "trickle"]
     html = render_fleet_html(document)
     top = html.split('<h2 id="top">')[1].split('<h2 id="all-vms">')[0]
     assert "dropping" in top and "trickle" in top and "quiet00" not in top  # the top rows: VMs with a symptom

@@ -14,7 +14,7 @@ import pytest
 
 from esxdiag.bundle import Bundle
 from esxdiag.collectors.credentials import resolve_credentials
-from esxdiag.collectors.fleet.deep import DeepOptions, HostGroup, collect_groups
+from esxdiag.collectors.fleet.deep import DeepOptions, HostGroup, Suspect, collect_groups
 
 pytestmark = pytest.mark.lab
 VM = "iperf-test1"
@@ -27,7 +27,7 @@ def deep(tmp_path, creds, sshd, **kw) -> tuple[HostGroup, list[str]]:
                        default_host_ssh=f"{sshd.user}@{sshd.host_address}:{sshd.port}", ssh_key=sshd.key_file,
                        known_hosts=sshd.known_hosts, env={}, **kw)
     key = f"{creds.host}:{creds.port}"
-    (group,) = collect_groups([HostGroup(key, HOST, [{"name": VM, "moid": VM}])], {key: creds}, opts, said.append)
+    (group,) = collect_groups([HostGroup(key, HOST, [Suspect(key, HOST, VM, VM)])], {key: creds}, opts, said.append)
     return group, said
 
 

@@ -51,7 +51,7 @@ def test_the_fleet_page_says_one_vm_and_keeps_its_thresholds_behind_a_details_el
     from esxdiag.fleet.snapshot import load_snapshot
     from esxdiag.reports.fleet_html import MARKERS, render_fleet_html
 
-    page = render_fleet_html(build_report(load_snapshot(SNAPSHOT), load_thresholds(), str(SNAPSHOT)))
+    page = render_fleet_html(build_report(load_snapshot(SNAPSHOT), load_thresholds(), str(SNAPSHOT)).as_dict())
     assert "1 VMs" not in page and "1 VM is not drawn" in page
     details = page.index('<details class="thresholds">')
     assert details < page.index("Thresholds (the per-VM rules' own)") < page.index("</details>", details)

@@ -18,7 +18,7 @@ from prometheus_client import CollectorRegistry
 from esxdiag.config import load_thresholds
 from esxdiag.fleet.analysis import build_report
 from esxdiag.fleet.snapshot import snapshot_from_dict
-from esxdiag.scanning.proofs import as_deep
+from esxdiag.fleet.analysis import Evidence
 from esxdiag.serve.metrics import ServeCollector
 from esxdiag.serve.pages import Pages
 from esxdiag.serve.state import DeepCheck, State, VcenterState
@@ -95,8 +95,8 @@ def fleet_document():
     def make(vcenter: str, vms: list[dict], failed: bool = False, collected_at: str = "2026-11-23T02:45:00Z",
              deep: dict | None = None):
         data = snapshot(vcenter, [dict(v, vcenter=vcenter) for v in vms], failed, collected_at)
-        folded = {(vcenter, moid): as_deep(c) for moid, c in (deep or {}).items()}
-        return build_report(snapshot_from_dict(data), load_thresholds(), "snap.json", deep=folded)
+        folded = {(vcenter, moid): c.evidence() for moid, c in (deep or {}).items()}
+        return build_report(snapshot_from_dict(data), load_thresholds(), "snap.json", Evidence(checks=folded))
     return make
 
 

@@ -26,7 +26,7 @@ def suspects(fleet_document, make_vm):
 
 
 def names(rows):
-    return [r["name"] for r in rows]
+    return [r.name for r in rows]
 
 
 def test_only_hosts_with_a_login_and_at_most_the_hosts_and_vms_per_cycle(fleet_document, make_vm):

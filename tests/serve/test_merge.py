@@ -14,7 +14,7 @@ HOSTILE = '<script>alert(1)</script>"x'
 
 
 def merge(documents, missing=(), stale=None):
-    return merge_reports(documents, list(missing), stale or {}, load_thresholds(), 300, {})
+    return merge_reports(documents, list(missing), stale or {}, load_thresholds(), 300, {}).as_dict()
 
 
 def two_vcenters(make_vm):
@@ -27,11 +27,11 @@ def two_vcenters(make_vm):
 def test_merge_equals_one_report_of_both_vcenters(fleet_document, make_vm):
     fleet = two_vcenters(make_vm)
     documents = [fleet_document(vc, vms) for vc, vms in fleet.items()]
-    both = [dict(v, unmatched_filters=[]) for d in documents for v in d["vcenters"]]
+    both = [dict(v, unmatched_filters=[]) for d in documents for v in d.as_dict()["vcenters"]]
     rows = [dict(v, vcenter=vc) for vc, vms in fleet.items() for v in vms]
     one = {"schema": "esxdiag.fleet_snapshot/1", "collected_at": "2026-11-23T02:45:00Z", "window_s": 300,
            "nic_types": "all", "filters": {}, "vcenters": both, "hosts": [], "vms": rows}
-    combined = build_report(snapshot_from_dict(one), load_thresholds())
+    combined = build_report(snapshot_from_dict(one), load_thresholds()).as_dict()
     merged = merge(documents)
     assert merged["vms"] == combined["vms"]
     assert merged["counts"] == combined["counts"] and merged["rollups"] == combined["rollups"]

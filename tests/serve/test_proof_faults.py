@@ -116,7 +116,7 @@ def test_a_cycle_whose_queryperf_failed_keeps_the_proof(tmp_path, monkeypatch):
         assert 'verdict="raise-ring1"' in text and "vm-1" in state.get("vc1:443").deep
         assert not any("retired" in n for n in row["notes"])
     entry = state.get("vc1:443")
-    assert entry.document["changes"]["changed"] == [] and entry.document["changes"]["recovered"] == []
+    assert entry.document.changes["changed"] == [] and entry.document.changes["recovered"] == []
 
 
 def test_the_pages_and_metrics_agree_on_a_kept_cpu_limit_check(tmp_path, monkeypatch):
@@ -132,7 +132,7 @@ def test_the_pages_and_metrics_agree_on_a_kept_cpu_limit_check(tmp_path, monkeyp
         assert 'esxdiag_fleet_vm_class{class="cpu-and-drops"' not in text
         page = pages.vm("vc1:443", "vm-1").decode()
         assert ">cpu-limit</span>" in page and "cpu-limit-first" in page
-    assert state.get("vc1:443").document["changes"]["changed"] == []
+    assert state.get("vc1:443").document.as_dict()["changes"]["changed"] == []
 
 
 def test_a_check_the_row_does_not_show_is_not_exported(tmp_path, monkeypatch):
@@ -162,7 +162,8 @@ def test_an_expired_check_leaves_the_report_a_fresh_build_without_it_would_give(
     after = expire(shown, unproven, now, 300)
     want = fleet_document("vc1:443", vms, deep={"vm-2": young})
     strip = lambda rows: [{k: v for k, v in r.items() if k != "notes"} for r in rows]  # noqa: E731
+    after, want = after.as_dict(), want.as_dict()
     assert strip(after["vms"]) == strip(want["vms"])
     assert after["counts"] == want["counts"] and after["rollups"] == want["rollups"]
-    shown_old = next(r for r in shown["vms"] if r["moid"] == "vm-1")
+    shown_old = next(r for r in shown.as_dict()["vms"] if r["moid"] == "vm-1")
     assert shown_old["class"] == "ring-exhaustion"  # the shown document itself is never changed

@@ -48,7 +48,7 @@ def watch(tmp_path, monkeypatch, drops: list[int], check: DeepCheck, extra: list
 
 
 def row(state) -> dict:
-    return state.get("vc1:443").document["vms"][0]
+    return state.get("vc1:443").document.as_dict()["vms"][0]
 
 
 def test_a_proof_is_kept_while_valid_and_retired_when_the_drops_are_gone(tmp_path, monkeypatch):
@@ -62,7 +62,7 @@ def test_a_proof_is_kept_while_valid_and_retired_when_the_drops_are_gone(tmp_pat
         assert 'esxdiag_fleet_vm_class{class="ring-suspect"' not in text
         assert "esxdiag_deep_vm_last_check_timestamp_seconds{" in text and 'verdict="raise-ring1"' in text
     assert [r["class"] for r in store.vm_past("vc1:443", "vm-1", 10)] == ["ring-exhaustion"] * 2
-    assert state.get("vc1:443").document["changes"]["changed"] == []  # no flip back to ring-suspect
+    assert state.get("vc1:443").document.as_dict()["changes"]["changed"] == []  # no flip back to ring-suspect
     scheduler.run_one(VC, "vc1:443")  # the vCenter counters show no drops now
     assert row(state)["class"] != "ring-exhaustion"
     assert any("retired: vCenter counters show no receive drops" in n for n in row(state)["notes"])

@@ -78,12 +78,12 @@ def test_a_failed_cycle_keeps_the_last_good_report_marked_stale_and_counts_its_k
     sched, state = scheduler(cycle, fake_clock)
     sched.loop(VC, cycles=3)
     entry = state.get("vc1:443")
-    assert entry.stale and [r["name"] for r in entry.document["vms"]] == ["a", "b"]
+    assert entry.stale and [r["name"] for r in entry.document.as_dict()["vms"]] == ["a", "b"]
     assert dict(entry.failures) == {"unreachable": 1, "internal": 1}
     assert "internal error: RuntimeError: a bug" in entry.last_error
     sched.loop(VC, cycles=1)
     entry = state.get("vc1:443")
-    assert not entry.stale and [r["name"] for r in entry.document["vms"]] == ["a"]  # b is gone: gone from here
+    assert not entry.stale and [r["name"] for r in entry.document.as_dict()["vms"]] == ["a"]  # b is gone: gone from here
     assert seen == [(False, False), (False, True), (True, True), (True, True)]
 
 
