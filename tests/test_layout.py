@@ -25,7 +25,7 @@ STAGES = (
               "esxdiag.vocabulary", "esxdiag.result")),
     ("parse", ("esxdiag.parsers",)),
     ("bundle", ("esxdiag.specs", "esxdiag.manifest", "esxdiag.bundle", "esxdiag.fleet.snapshot",
-                "esxdiag.fleet.salvage")),
+                "esxdiag.fleet.salvage", "esxdiag.fleet.model")),  # fleet.model: the fleet report's types, as result
     ("collect", ("esxdiag.collectors",)),
     ("intake", ("esxdiag.intake",)),
     ("join", ("esxdiag.join",)),

@@ -71,6 +71,6 @@ def fold(groups: list, thresholds: dict[str, float], report_dir: Path,
                 worst_severity=vm.worst_severity() if vm else None,
                 report=_relative(report, report_dir) if report else None, bundle=bundle, error=error,
                 checked_at=checked_at)
-            checked[row.key] = check
+            checked[(row.vcenter, row.moid)] = check
             vms.append(DeepVm(row.vcenter, row.name, row.moid, group.host, check))
     return Evidence(checks=checked, section=DeepSection(tuple(hosts), tuple(vms)))

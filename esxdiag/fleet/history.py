@@ -175,7 +175,8 @@ def _changes(db: sqlite3.Connection, document: dict, scanned: set[str], scope: s
     for key, r in now.items():
         _, was, was_severity = before.get(key, (None, None, None))
         item = {"vcenter": key[0], "moid": key[1], "name": r["name"], "before": was, "after": r["class"]}
-        attention = needs_attention(r["class"], r["severity"])  # a symptomless VM of a lossy host is its host's row, not a new suspect
+        # a symptomless VM of a lossy host is its host's row, not a new suspect
+        attention = needs_attention(r["class"], r["severity"])
         had = was is not None and needs_attention(was, was_severity)
         if attention and not had:
             new.append(item)

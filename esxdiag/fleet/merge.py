@@ -65,7 +65,8 @@ def merge_reports(reports: Sequence[FleetReport], missing: Sequence[VcenterStatu
         clusters=tuple(sorted((g for r in reports for g in r.clusters), key=Rollup.order)),
         hosts=tuple(sorted((g for r in reports for g in r.hosts), key=Rollup.order)),
         changes=_changes([r.changes for r in reports if r.changes]),
-        deep=DeepSection(tuple(h for d in deep for h in d.hosts), tuple(v for d in deep for v in d.vms)) if deep else None)
+        deep=DeepSection(tuple(h for d in deep for h in d.hosts), tuple(v for d in deep for v in d.vms))
+        if deep else None)
 
 
 def _changes(parts: list[Mapping]) -> dict | None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from esxdiag.fleet.snapshot import VcenterStatus
-from esxdiag.vocabulary import FLEET_CLASSES, needs_attention, severity_order, class_rank
+from esxdiag.vocabulary import FLEET_CLASSES, class_rank, needs_attention, severity_order
 
 Key = tuple[str, str]  # (vCenter, MOID)
 JsonDict = dict[str, Any]
@@ -150,7 +150,8 @@ class FleetRow:
         return needs_attention(self.klass, self.severity)
 
     def order(self) -> tuple:
-        return order_key(self.severity, self.confirmed, self.klass, self.score, self.name, f"{self.vcenter}/{self.moid}")
+        return order_key(self.severity, self.confirmed, self.klass, self.score, self.name,
+                         f"{self.vcenter}/{self.moid}")
 
     def as_dict(self) -> JsonDict:
         out = {key: _json(getattr(self, name)) for key, name in ROW_FIELDS}
@@ -227,8 +228,9 @@ def _rollups(rows: tuple[FleetRow, ...], group: Callable[[FleetRow], Key]) -> di
     for k, rs in members.items():
         ready = [m.ready_worst_pct for m in rs if m.ready_worst_pct is not None]
         drops = [m.drops_per_s for m in rs if m.drops_per_s is not None]
-        out[k] = Rollup(vcenter=k[0], name=k[1], vms=len(rs), counts={c: sum(m.klass == c for m in rs) for c in FLEET_CLASSES},
-                        drops_per_s=round(sum(drops), 3) if drops else None, ready_worst_pct=max(ready) if ready else None,
+        out[k] = Rollup(vcenter=k[0], name=k[1], vms=len(rs), counts=class_counts(tuple(rs)),
+                        drops_per_s=round(sum(drops), 3) if drops else None,
+                        ready_worst_pct=max(ready) if ready else None,
                         concern=sum(m.attention for m in rs))
     return out
 
@@ -306,7 +308,8 @@ class FleetReport:
 
     def with_note(self, note: str) -> "FleetReport":
         """The report with a note before the snapshot's own (serve: a degraded history)."""
-        return dataclasses.replace(self, snapshot=dataclasses.replace(self.snapshot, notes=(note, *self.snapshot.notes)))
+        snapshot = dataclasses.replace(self.snapshot, notes=(note, *self.snapshot.notes))
+        return dataclasses.replace(self, snapshot=snapshot)
 
     def as_dict(self) -> JsonDict:
         """The JSON document (docs/report-schema.md)."""

@@ -20,7 +20,8 @@ from esxdiag.scanning.deep import choose, host_ssh_logins
 def pick(report: FleetReport, args: argparse.Namespace, recent: Mapping[str, float], now: float) -> list[FleetRow]:
     """The rows to deep-check this cycle (see the module's budget), most urgent first."""
     per_host, default = host_ssh_logins(args.deep_host_ssh)
-    named = [r for r in report.rows if r.power_state == "poweredOn" and (r.name in args.deep_vm or r.moid in args.deep_vm)]
+    named = [r for r in report.rows
+             if r.power_state == "poweredOn" and (r.name in args.deep_vm or r.moid in args.deep_vm)]
     suspects = [r for r in choose(report, len(report.rows), []) if r not in named and
                 now - recent.get(r.moid, float("-inf")) >= args.deep_recheck]
     chosen: list[FleetRow] = []

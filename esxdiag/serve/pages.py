@@ -62,7 +62,8 @@ class Pages:
     _key: tuple = ()
     _rendered: dict = field(default_factory=dict)
 
-    def _missing_stale_starting(self, entries: list[VcenterState]) -> tuple[list[VcenterStatus], dict, list[VcenterStatus]]:
+    def _missing_stale_starting(self, entries: list[VcenterState]
+                                ) -> tuple[list[VcenterStatus], dict, list[VcenterStatus]]:
         missing, stale, starting = [], {}, []
         for e in entries:
             if e.document is None and e.last_ok is None:
