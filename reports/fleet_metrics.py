@@ -51,6 +51,12 @@ def render_fleet_metrics(document: dict) -> str:
               "confirmed": "true" if r.get("confirmed") else "false"}, 1) for i, r in ident])
     family("esxdiag_fleet_vm_severity", "gauge", "the VM's severity: 3 critical, 2 warning, 1 info, 0 none",
            [(i, SEVERITY_VALUES[r["severity"]]) for i, r in ident])
+    lossy = [({"vcenter": h["vcenter"], "host": h["name"]}, h) for h in document["rollups"]["hosts"]
+             if h.get("uplink_loss_per_s") is not None]
+    family("esxdiag_fleet_host_uplink_loss_per_second", "gauge", "received frames the host's physical uplinks lose "
+           "per second (hosts with an uplink finding only)", [(i, h["uplink_loss_per_s"]) for i, h in lossy])
+    family("esxdiag_fleet_host_uplink_severity", "gauge", "the host's uplink finding's severity: 3 critical, 2 warning",
+           [(i, SEVERITY_VALUES[h.get("uplink_severity")]) for i, h in lossy])
     family("esxdiag_fleet_class_vms", "gauge", "VMs per fleet class",
            [({"class": c}, document["counts"].get(c, 0)) for c in FLEET_CLASSES])
     family("esxdiag_fleet_vcenter_scanned", "gauge", "1 when the vCenter was scanned, 0 when it could not be",

@@ -23,11 +23,11 @@ from esxdiag.fleet.rules import Assessment, assess
 from esxdiag.fleet.snapshot import FleetHost, Snapshot
 from esxdiag.fleet.uplink import HostUplink, VmnicLoss, host_uplink
 from esxdiag.result import worst_of
-from esxdiag.vocabulary import DROP_CLASSES, SCHEMA_FLEET_REPORT, FleetClass, severity_order
+from esxdiag.vocabulary import DROP_CLASSES, SCHEMA_FLEET_REPORT, FleetClass, drop_severity, severity_order
 
 THRESHOLD_KEYS = ("cpu.ready_pct_warning", "cpu.ready_pct_critical", "cpu.costop_pct", "cpu.max_limited_pct",
                   "ring.drops", "ring.drops_per_s_critical", "fleet.drops_per_s_floor",
-                  "fleet.drops_per_1000_floor", "fleet.uplink_drops_per_s_floor")
+                  "fleet.drops_per_1000_floor", "fleet.uplink_drops_per_s_floor", "uplink.drops_per_s_critical")
 
 
 def _r(value: float | None, digits: int = 2) -> float | None:
@@ -101,7 +101,9 @@ def host_context(host: FleetHost, t: dict[str, float]) -> HostContext:
         uplink_loss_per_s=round(figures.per_s(t), 3) if figures is not None and lossy else None,
         uplink=(f"{figures.words(t)}: before the vSwitch, not the ring: one finding for the host, not one per VM on "
                 "it") if figures is not None and lossy else None,
-        source=f"vcenter-{perf.rollup}", error=host.perf_error)
+        source=f"vcenter-{perf.rollup}", error=host.perf_error,
+        uplink_severity=drop_severity(figures.per_s(t), t, "uplink.drops_per_s_critical")
+        if figures is not None and lossy else None)
 
 
 def event_notes(snapshot: Snapshot) -> list[str]:

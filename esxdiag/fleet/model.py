@@ -187,6 +187,7 @@ class HostContext:
     uplink_loss_per_s: float | None = None
     source: str | None = None
     error: str | None = None
+    uplink_severity: str | None = None  # the uplink finding's (esxdiag.vocabulary.drop_severity of its rate)
 
 
 NO_HOST_CONTEXT = HostContext()

@@ -55,6 +55,11 @@ SEVERITY = ("esxdiag_fleet_vm_severity", "the class's severity: 0 none, 1 info, 
 VERDICT = ("esxdiag_deep_vnic_verdict", "the deep check's ring verdict for the vNIC (value 1, label verdict; label "
            "counters: what it rests on, ring = vsish rxSummary, port-drops = the port's droppedRx alone)")
 DEEP_TIME = ("esxdiag_deep_vm_last_check_timestamp_seconds", "when the VM's shown deep check ended")
+HOST_LABELS = ("vcenter", "host")
+UPLINK_LOSS = ("esxdiag_fleet_host_uplink_loss_per_second", "received frames the host's physical uplinks lose per "
+               "second (vCenter vmnic net.droppedRx + net.errorsRx over the floor; hosts with an uplink finding only)")
+UPLINK_SEVERITY = ("esxdiag_fleet_host_uplink_severity", "the host's uplink finding's severity: 3 critical (over "
+                   "uplink.drops_per_s_critical), 2 warning")
 VNIC_LABELS = VM_LABELS + ("vnic",)
 FLEET_FAMILIES = (  # (name, help, labels)
     (CLASS[0], CLASS[1], VM_LABELS + ("class",)),
@@ -63,6 +68,8 @@ FLEET_FAMILIES = (  # (name, help, labels)
     (DEEP_TIME[0], DEEP_TIME[1], VM_LABELS),
     *((name, text, VNIC_LABELS) for name, text, _ in VNIC_GAUGES),
     (VERDICT[0], VERDICT[1], VNIC_LABELS + ("verdict", "counters")),
+    (UPLINK_LOSS[0], UPLINK_LOSS[1], HOST_LABELS),
+    (UPLINK_SEVERITY[0], UPLINK_SEVERITY[1], HOST_LABELS),
 )
 
 
@@ -77,6 +84,12 @@ def counters_read(nic) -> str:
 def vm_samples(entry: VcenterState) -> dict[str, list[Sample]]:
     """Every per-VM and per-vNIC sample of one vCenter's last good report, by family name."""
     out: dict[str, list[Sample]] = {name: [] for name, _, _ in FLEET_FAMILIES}
+    for h in entry.document.hosts if entry.document is not None else ():
+        if h.context is not None and h.context.uplink_loss_per_s is not None:
+            labels = {"vcenter": h.vcenter, "host": h.name}
+            out[UPLINK_LOSS[0]].append(Sample(UPLINK_LOSS[0], labels, h.context.uplink_loss_per_s))
+            out[UPLINK_SEVERITY[0]].append(Sample(UPLINK_SEVERITY[0], labels,
+                                                  float(SEVERITY_VALUES[h.context.uplink_severity])))
     for row in entry.document.rows if entry.document is not None else ():
         labels = {"vcenter": row.vcenter, "vm": row.name, "moid": row.moid, "cluster": row.cluster or "",
                   "host": row.host or ""}

@@ -54,7 +54,8 @@ CLASSES: dict[FleetClass, ClassInfo] = {
     FleetClass.UPLINK_LOSS: ClassInfo(
         "the VM's host loses received frames on a physical uplink; proven when the deep check says "
         "drops-elsewhere naming the uplink", (C, W, I),
-        "info without drops of its own (the host's loss: EsxdiagUplinkLoss by host, critical); confirmed: the "
+        "info without drops of its own (the host's loss: EsxdiagUplinkLoss by host, at its finding's severity); "
+        "confirmed: the "
         "suspicion's, else warning", True, "EsxdiagUplinkLossConfirmed"),
     FleetClass.DROPS_NOT_RING: ClassInfo(
         "the deep check found the ring counters flat: the drops have another cause (drops-elsewhere)", (C, W),

@@ -75,14 +75,15 @@ def disagreements(url: str) -> list[str]:
 
 def unalerted(url: str, port: int) -> list[tuple]:
     """Each VM /fleet.json calls critical or warning without an alert (pending or firing) at that severity:
-    its class's (esxdiag.vocabulary.CLASSES) by VM; a VM classed uplink-loss also by its host."""
+    its class's (esxdiag.vocabulary.CLASSES) by VM; a host's uplink finding by its host, at its severity."""
     document = json.loads(fetch(url + "fleet.json"))
     alerts = json.loads(fetch(f"http://127.0.0.1:{port}/api/v1/alerts"))["data"]["alerts"]
     have = {(a["labels"]["alertname"], a["labels"]["severity"], a["labels"].get("vm") or a["labels"]["host"])
             for a in alerts}
     want = [(CLASSES[FleetClass(r["class"])].alert, r["severity"], r["name"]) for r in document["vms"]
             if r["severity"] in ("critical", "warning")]
-    want += [("EsxdiagUplinkLoss", "critical", r["host"]) for r in document["vms"] if r["class"] == "uplink-loss"]
+    want += [("EsxdiagUplinkLoss", h["uplink_severity"], h["name"]) for h in document["rollups"]["hosts"]
+             if h["uplink_severity"] in ("critical", "warning")]
     return [w for w in want if w not in have]
 
 

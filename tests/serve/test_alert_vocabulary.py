@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from esxdiag.vocabulary import (CLASSES, SEVERITY_VALUES, VERDICT_INFO, FleetClass, Severity, Verdict,
+from esxdiag.vocabulary import (ALERTED, CLASSES, SEVERITY_VALUES, VERDICT_INFO, FleetClass, Severity, Verdict,
                                 verdicts_giving)
 
 RULES = Path(__file__).resolve().parents[2] / "contrib" / "prometheus" / "esxdiag-rules.yml"
@@ -74,9 +74,13 @@ def test_vm_alerts_name_only_known_classes_and_verdicts():
         assert rule["labels"]["severity"] in ("critical", "warning"), rule["alert"]
 
 
-def test_the_uplink_loss_of_a_host_is_critical():
-    (rule,) = [r for r in vm_rules() if r["alert"] == "EsxdiagUplinkLoss"]
-    assert rule["labels"]["severity"] == "critical" and "count by" in rule["expr"]
+def test_a_hosts_uplink_loss_alerts_at_its_findings_severity():
+    """One rule per severity the host's uplink finding can have (esxdiag.vocabulary.drop_severity), each on the
+    host's own severity series at that value."""
+    rules = {r["labels"]["severity"]: r["expr"] for r in vm_rules() if r["alert"] == "EsxdiagUplinkLoss"}
+    assert set(rules) == {s.value for s in ALERTED}
+    for severity, expr in rules.items():
+        assert f"esxdiag_fleet_host_uplink_severity == {SEVERITY_VALUES[severity]}" in expr, expr
 
 
 def test_a_class_with_no_alert_fails_the_check(monkeypatch):
