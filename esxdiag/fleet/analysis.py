@@ -44,6 +44,11 @@ class Evidence:
     section: DeepSection | None = None
     notes: Mapping[Key, tuple[str, ...]] = field(default_factory=dict)
 
+    @property
+    def checked(self) -> frozenset[Key]:
+        """The VMs this scan's deep check covered."""
+        return frozenset(v.key for v in self.section.vms) if self.section is not None else frozenset()
+
 
 NO_EVIDENCE = Evidence()
 

@@ -18,7 +18,7 @@ from typing import Callable, Mapping
 
 from esxdiag.collectors.sampler import parse_ssh
 from esxdiag.errors import EsxdiagError
-from esxdiag.fleet.analysis import Evidence, deep_candidates
+from esxdiag.fleet.analysis import NO_EVIDENCE, Evidence, deep_candidates
 from esxdiag.fleet.deep import fold
 from esxdiag.fleet.model import DeepEvidence, DeepSection, DeepVm, FleetReport, FleetRow
 from esxdiag.reports.formats import REPORT, RenderContext
@@ -107,7 +107,7 @@ def check_deep_options(args: argparse.Namespace) -> None:
 
 @dataclass(frozen=True)
 class DeepOutcome:
-    evidence: Evidence | None  # None: nothing was checked
+    evidence: Evidence  # NO_EVIDENCE: nothing was checked
     checks: list[DeepCheck]
     unreached_hosts: int
 
@@ -118,11 +118,11 @@ def deep_check(plan: DeepPlan, report: FleetReport, thresholds: dict, creds: lis
     check_deep_options(plan.args)
     chosen = plan.choose(report)
     if not chosen and not plan.say_none:
-        return DeepOutcome(None, [], 0)
+        return DeepOutcome(NO_EVIDENCE, [], 0)
     if plan.lock is not None:
         while not plan.lock.acquire(timeout=0.5):  # another vCenter's deep check holds the SSH budget
             if plan.stop is not None and plan.stop.is_set():
-                return DeepOutcome(None, [], 0)
+                return DeepOutcome(NO_EVIDENCE, [], 0)
     try:
         evidence = _collect(plan, thresholds, creds, chosen)
     finally:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Mapping
 
-from esxdiag.fleet.analysis import Evidence, build_report
+from esxdiag.fleet.analysis import NO_EVIDENCE, Evidence, build_report
 from esxdiag.fleet.history import HistoryError
 from esxdiag.fleet.model import FleetReport
 from esxdiag.fleet.snapshot import Snapshot, snapshot_from_dict, write_snapshot
@@ -88,7 +88,7 @@ def run_scan(targets: list, options, thresholds: dict, snapshot_path: Callable[[
             on_snapshot(snapshot, path)
         first = build_report(snapshot, thresholds, str(path))
     scanned = any(v.status == "scanned" for v in snapshot.vcenters)
-    outcome = DeepOutcome(None, [], 0)
+    outcome = DeepOutcome(NO_EVIDENCE, [], 0)
     if deep is not None and (scanned or deep.say_none):
         try:
             outcome = deep_check(deep, first, thresholds, targets)
@@ -96,15 +96,13 @@ def run_scan(targets: list, options, thresholds: dict, snapshot_path: Callable[[
             if on_deep_error is None:
                 raise
             on_deep_error(exc)  # counted as a host not reached
-            outcome = DeepOutcome(None, [], 1)
+            outcome = DeepOutcome(NO_EVIDENCE, [], 1)
+    deep_now = outcome.evidence
     held = HeldProofs({}, {}, {})
     if proofs is not None and scanned:
-        held = keep_proofs(first, snapshot, proofs.kept, time.time(), proofs.max_age_s,
-                           {vm.key for vm in (outcome.evidence.section.vms if outcome.evidence and
-                                              outcome.evidence.section else ())})
+        held = keep_proofs(first, snapshot, proofs.kept, time.time(), proofs.max_age_s, deep_now.checked)
     report = with_evidence(first, snapshot, thresholds, Evidence(
-        checks={**(outcome.evidence.checks if outcome.evidence else {}), **held.checks},
-        section=outcome.evidence.section if outcome.evidence else None, notes=held.notes))
+        checks={**deep_now.checks, **held.checks}, section=deep_now.section, notes=held.notes))
     retired = frozenset((*key, c.checked_at) for key, c in held.retired.items())
     history_error = None
     if record is not None:
