@@ -4,7 +4,8 @@ esxdiag.fleet.analysis.build_report makes a FleetReport once the evidence is in 
 the deep checks, the proofs kept from earlier checks); nothing changes it after. What comes later is
 a new value made from it (``with_rows``, ``with_changes``, ``with_note``), never an edit in place.
 Dicts exist only at the edges: ``as_dict()`` is the JSON document (schema esxdiag.fleet_report/2,
-docs/report-schema.md) that the renderers, the history, the library and /metrics read.
+docs/report-schema.md) that the renderers, the history and the library read; serve's state, /metrics
+and pages hold the model itself.
 """
 
 from __future__ import annotations
