@@ -197,7 +197,7 @@ def _kept_pass(session, entities, ids, names, start, end, in_flight, progress,
     whole: list[Entity] = []
     for entity in entities:
         kept = keep.get(entity.key, entity.where)
-        if kept is None:
+        if kept is None or kept.times[-1] <= start:  # nothing kept, or nothing kept within the window
             whole.append(entity)
         else:
             by_newest.setdefault(kept.times[-1], []).append(entity)
@@ -214,9 +214,9 @@ def _kept_pass(session, entities, ids, names, start, end, in_flight, progress,
         for entity in batch:
             together, record = None, None
             if answers is not None:
-                new = answers.get(entity.key, _none_due(newest, end))
+                new = answers.get(entity.key, NO_SAMPLES)
                 kept = keep.get(entity.key, entity.where)
-                if isinstance(new, Samples) and kept is not None:
+                if isinstance(new, Samples) and kept is not None and not _overdue(new, newest, end):
                     together = joined(kept, new, start, REALTIME_S)
             if together is not None:
                 record = record_of(entity.name, together, names, start, end, REALTIME_S)
@@ -238,10 +238,10 @@ def _kept_pass(session, entities, ids, names, start, end, in_flight, progress,
     return records, whole
 
 
-def _none_due(newest: datetime, end: datetime) -> Samples | None:
-    """An entity the answer left out: no new samples if none was due yet, else read it whole (a server
-    that has stopped giving its realtime samples: a whole read says what it has)."""
-    return NO_SAMPLES if (end - newest).total_seconds() <= 2 * REALTIME_S else None
+def _overdue(new: Samples, newest: datetime, end: datetime) -> bool:
+    """No sample after the newest kept one, though one was due two intervals ago: the server has stopped
+    giving the entity's realtime samples (a whole read says what it still has)."""
+    return (not new.times or new.times[-1] <= newest) and (end - newest).total_seconds() > 2 * REALTIME_S
 
 
 def decode_samples(entity_metric: EntityCsv) -> Samples:

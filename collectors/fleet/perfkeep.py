@@ -6,7 +6,9 @@ docs/fleet-scan.md "Watching" says when a scan reads an entity's whole window in
 An entity is read whole again when nothing is kept for it (new, re-registered, powered on again, a
 vMotion to another host: its realtime samples are on the new host), when its series are not the
 kept ones (the counters or instances changed), when the new samples do not continue the kept ones
-(more than one interval after the newest kept: samples missing in between), when an answer of its
+(more than one interval after the newest kept: samples missing in between), when no new sample
+came although one was due (two intervals after the newest kept), when every kept sample is older
+than the window (a scan more than a window after the last), when an answer of its
 held a value that is no integer, and after any fault of the QueryPerf that asked for its new
 samples. The watch drops everything kept whenever it reads the inventory whole (first read, the
 maximum age, a fault, a lost login) and after a scan that failed.
@@ -35,8 +37,8 @@ NO_SAMPLES = Samples((), {})
 def joined(kept: Samples, new: Samples, window_start: datetime, interval_s: int) -> Samples | None:
     """The kept samples after ``window_start`` followed by the new ones after the newest kept: what a
     read of the whole window gives; None when the two do not join (see the module's docstring)."""
-    if kept.unreadable or new.unreadable or not kept.times:
-        return None
+    if kept.unreadable or new.unreadable or not kept.times or kept.times[-1] <= window_start:
+        return None  # the last: every kept sample is older than the window, the new ones would span more
     newest = kept.times[-1]
     fresh = bisect.bisect_right(new.times, newest)  # a server may answer the sample at startTime too
     if fresh < len(new.times):
