@@ -206,7 +206,9 @@ def _kept_pass(session, entities, ids, names, start, end, in_flight, progress,
     def one(newest: datetime, batch: list[Entity]) -> None:
         try:
             answers: dict[str, Samples | ValueError] | None = _answers(session, batch, ids, newest, end, REALTIME_S)
-        except CollectionError as exc:  # any fault: these entities are read whole, as in every scan
+        except CollectionError as exc:
+            if exc.kind in WHOLE_PASS_KINDS:  # the server's or the path's: the scan fails, the next reads whole
+                raise
             log.info("%s: the new samples of %d entities not read (%s): reading their whole window",
                      session.where, len(batch), exc.one_line())
             answers = None

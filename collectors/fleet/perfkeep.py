@@ -9,9 +9,10 @@ kept ones (the counters or instances changed), when the new samples do not conti
 (more than one interval after the newest kept: samples missing in between), when no new sample
 came although one was due (two intervals after the newest kept), when every kept sample is older
 than the window (a scan more than a window after the last), when an answer of its
-held a value that is no integer, and after any fault of the QueryPerf that asked for its new
-samples. The watch drops everything kept whenever it reads the inventory whole (first read, the
-maximum age, a fault, a lost login) and after a scan that failed.
+held a value that is no integer, and when the server refused the QueryPerf that asked for its new
+samples (a SOAP fault). A fault of the server or the path (unreachable, a timeout, a lost login, an
+answer cut off or not SOAP) fails the scan, as it does any scan; the watch then drops everything
+kept, as it does whenever it reads the inventory whole (first read, the maximum age, a fault).
 """
 
 from __future__ import annotations

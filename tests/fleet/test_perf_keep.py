@@ -262,9 +262,9 @@ def test_vcsim_a_lost_login_and_the_maximum_age_read_every_window_whole(lab, cre
 
 
 @pytest.mark.lab
-@pytest.mark.parametrize("action, params", [("fault", {"text": "SystemError"}), ("cut", {"size": 40}),
-                                            ("sample-time", {"text": "not-a-time"})])
-def test_vcsim_a_fault_on_the_new_samples_reads_their_whole_window(proxy, monkeypatch, action, params):
+@pytest.mark.parametrize("action, params", [("fault", {"text": "SystemError"}), ("sample-time", {"text": "not-a-time"})])
+def test_vcsim_a_refused_or_unreadable_answer_of_new_samples_reads_their_whole_window(proxy, monkeypatch, action,
+                                                                                      params):
     calls = _spy(monkeypatch)
     watches = Watches()
     creds = proxy.creds()
@@ -276,8 +276,28 @@ def test_vcsim_a_fault_on_the_new_samples_reads_their_whole_window(proxy, monkey
         second = scan([creds], ScanOptions(workers=1), watches=watches)
         assert second["vcenters"][0]["status"] == "scanned"
         assert _new_only(calls) >= vms
-        failed = vms if action != "sample-time" else {calls[0][2][0]}  # a bad time costs its entity only
+        failed = vms if action == "fault" else {calls[0][2][0]}  # a bad time costs its entity only
         assert _whole(calls) & vms == failed
         assert all(vm["perf"] is not None for vm in second["vms"] if vm["moid"] in vms)
+    finally:
+        watches.close()
+
+
+@pytest.mark.lab
+def test_vcsim_a_cut_answer_of_new_samples_fails_the_scan_and_the_next_reads_every_window_whole(proxy,
+                                                                                                 monkeypatch):
+    calls = _spy(monkeypatch)
+    watches = Watches()
+    creds = proxy.creds()
+    try:
+        first = scan([creds], ScanOptions(workers=1), watches=watches)
+        everything = {vm["moid"] for vm in first["vms"] if vm["power_state"] == "poweredOn"}
+        everything |= {h["moid"] for h in first["hosts"]}
+        proxy.add("QueryPerf", "cut", times=1, size=40)
+        failed = scan([creds], ScanOptions(workers=1), watches=watches)
+        assert failed["vcenters"][0]["error_kind"] == "unreachable"  # as a cut answer of any scan
+        calls.clear()
+        scan([creds], ScanOptions(workers=1), watches=watches)
+        assert _whole(calls) == everything and not _new_only(calls)
     finally:
         watches.close()
