@@ -24,6 +24,7 @@ from pyVmomi import VmomiSupport, vim, vmodl
 
 from esxdiag.collectors import soap_stream as soap
 from esxdiag.collectors.fleet import perfdecode
+from esxdiag.collectors.fleet.perfdecode import EntityCsv as EntityCsv  # where the plain form is read too
 from esxdiag.collectors.soap_stream import NotDecoded, Ref, default, fast_call, wire_type
 from esxdiag.collectors.vsphere_session import VsphereSession, fault_text
 
@@ -57,12 +58,6 @@ class Device(NamedTuple):
 class Page(NamedTuple):
     rows: list  # (Ref, {path: plain value}, [{"path", "fault"}]) per object
     token: str | None
-
-
-class EntityCsv(NamedTuple):
-    entity: Ref
-    sample_info: str | None
-    values: list  # (counterId, instance, csv) per series
 
 
 # --- calls through pyVmomi's stub -------------------------------------------------------------------

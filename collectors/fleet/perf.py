@@ -107,7 +107,7 @@ def query(session: VsphereSession, entities: list[Entity], counter_names: tuple[
     records: dict[str, dict] = {}
     todo = entities
     if keep is not None:
-        records, todo = _kept_pass(session, entities, ids, names, start, end, in_flight, progress, keep)
+        records, todo = _kept_pass(session, entities, ids, names, start, end, limits, in_flight, progress, keep)
     more, errors = _pass(session, todo, ids, names, start, end, REALTIME_S, limits, in_flight, progress, keep)
     records.update(more)
     late = [e for e in todo if e.key not in records and e.key not in errors]
@@ -189,7 +189,7 @@ def _answers(session, batch, ids, start, end, interval) -> dict[str, Samples | V
     return answers
 
 
-def _kept_pass(session, entities, ids, names, start, end, in_flight, progress,
+def _kept_pass(session, entities, ids, names, start, end, limits: BatchLimits, in_flight, progress,
                keep: KeptPart) -> tuple[dict[str, dict], list[Entity]]:
     """The records of the entities whose kept samples the samples after the newest kept one join
     (one QueryPerf per batch of entities with the same newest sample); the entities to read whole."""
@@ -233,8 +233,9 @@ def _kept_pass(session, entities, ids, names, start, end, in_flight, progress,
             progress(done)
 
     with ThreadPoolExecutor(max_workers=max(1, in_flight), thread_name_prefix="queryperf") as pool:
+        size = limits.entities_per_query(len(ids), REALTIME_S)  # the user's --max-query-metrics holds here too
         futures = [pool.submit(one, newest, batch) for newest, group in by_newest.items()
-                   for batch in batches(group, REALTIME_ENTITIES)]
+                   for batch in batches(group, size)]
         for future in futures:
             future.result()
     return records, whole

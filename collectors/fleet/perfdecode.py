@@ -15,6 +15,7 @@ it with expat, as before.
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from pyVmomi import vim
 
@@ -36,10 +37,16 @@ _SERIES = re.compile(rb'<value><id><counterId>(\d+)</counterId><instance>([^<&]*
 _TYPES = {b"VirtualMachine": vim.VirtualMachine, b"HostSystem": vim.HostSystem}
 
 
-def entities(body: bytes) -> list | None:
-    """The answer's EntityCsv values, or None when the body is not in the plain form."""
-    from esxdiag.collectors.fleet.fastdecode import EntityCsv  # fastdecode calls this module first
+class EntityCsv(NamedTuple):
+    """One entity of a QueryPerf answer in csv format, however it was read."""
 
+    entity: Ref
+    sample_info: str | None
+    values: list  # (counterId, instance, csv) per series
+
+
+def entities(body: bytes) -> list[EntityCsv] | None:
+    """The answer's EntityCsv values, or None when the body is not in the plain form."""
     head = _HEAD.match(body)
     if head is None or len(body) > MAX_TEXT_CHARS:
         return None

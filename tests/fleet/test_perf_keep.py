@@ -87,8 +87,10 @@ class AlignedPerfManager:
     def __init__(self, instances: dict[str, list[str]], holes: dict[str, tuple[datetime, datetime]]):
         self.instances, self.holes = instances, holes
         self.asked: list[tuple[str, datetime | None, datetime]] = []
+        self.calls: list[int] = []  # specs per QueryPerf
 
     def QueryPerf(self, querySpec):
+        self.calls.append(len(querySpec))
         return [self._one(spec) for spec in querySpec]
 
     def _one(self, spec):
@@ -185,6 +187,18 @@ def test_a_changed_instance_set_is_read_whole(aligned):
     got = _query(session, entities, end, keep)
     assert got == _query(session, entities, end)
     assert (entities[0].key, end - timedelta(seconds=300), end) in manager.asked
+
+
+@pytest.mark.lab
+def test_the_users_metrics_cap_holds_for_the_new_samples_too(aligned):
+    session, manager, entities = aligned
+    keep = KeptPart()
+    capped = perf.BatchLimits(10, user_metrics=10)  # 10 metrics, 5 counters: 2 VMs per QueryPerf
+    perf.query(session, entities, perf.VM_COUNTERS, T0, 300, capped, 2, keep=keep)
+    manager.calls.clear()
+    got = perf.query(session, entities, perf.VM_COUNTERS, T0 + timedelta(seconds=60), 300, capped, 2, keep=keep)
+    assert manager.calls and max(manager.calls) == 2 and sum(manager.calls) == len(entities)
+    assert got == _query(session, entities, T0 + timedelta(seconds=60))
 
 
 # --- the re-read triggers, against vcsim itself --------------------------------------------------------
