@@ -4,7 +4,8 @@ them (esxdiag.cli.output.emit), so adding a format is one render function and on
 
 A renderer takes the result and a RenderContext and returns text. A format with ``default_file``
 is written there when no -o is given (with the table's terminal summary on stdout); the others go
-to stdout, or to -o."""
+to stdout, or to -o. Each renderer's module is imported when it first renders (a scan that writes
+JSON never loads the HTML templates)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from esxdiag.reports import diff, fleet_csv, fleet_html, fleet_json, fleet_metrics, fleet_text, history
-from esxdiag.reports import history_html, html, json_report, rings, text
 
 
 @dataclass(frozen=True)
@@ -50,19 +49,73 @@ _HTML, _JSON, _TEXT = "text/html; charset=utf-8", "application/json", "text/plai
 
 
 def _text_summary(result, ctx: RenderContext) -> str:
+    from esxdiag.reports import text
     return text.render_text(result, verbose=ctx.verbose)
 
 
 def _fleet_summary(document: dict, ctx: RenderContext) -> str:
+    from esxdiag.reports import fleet_text
     return fleet_text.render_fleet_text(document, ctx.top, ctx.width)
 
 
+def _report_html(result, ctx: RenderContext) -> str:
+    from esxdiag.reports import html
+    return html.render_html(result, bundle_root=ctx.bundle_root, report_path=ctx.output)
+
+
+def _report_json(result, ctx: RenderContext) -> str:
+    from esxdiag.reports import json_report
+    return json_report.render_json(result)
+
+
+def _rings(result, ctx: RenderContext) -> str:
+    from esxdiag.reports import rings
+    return rings.render_rings(result)
+
+
+def _fleet_html(document: dict, ctx: RenderContext) -> str:
+    from esxdiag.reports import fleet_html
+    return fleet_html.render_fleet_html(document, ctx.vm_href)
+
+
+def _fleet_json(document: dict, ctx: RenderContext) -> str:
+    from esxdiag.reports import fleet_json
+    return fleet_json.render_fleet_json(document)
+
+
+def _fleet_csv(document: dict, ctx: RenderContext) -> str:
+    from esxdiag.reports import fleet_csv
+    return fleet_csv.render_fleet_csv(document)
+
+
+def _fleet_metrics(document: dict, ctx: RenderContext) -> str:
+    from esxdiag.reports import fleet_metrics
+    return fleet_metrics.render_fleet_metrics(document)
+
+
+def _diff(kind: str) -> Callable[[dict, RenderContext], str]:
+    def render(document: dict, ctx: RenderContext) -> str:
+        from esxdiag.reports import diff
+        return {"text": diff.render_diff_text, "json": diff.render_diff_json, "html": diff.render_diff_html}[kind](
+            document)
+    return render
+
+
+def _history_text(found: dict, ctx: RenderContext) -> str:
+    from esxdiag.reports import history
+    return history.render_history_text(found)
+
+
+def _history_html(found: dict, ctx: RenderContext) -> str:
+    from esxdiag.reports import history_html
+    return history_html.render_history_html(found)
+
+
 REPORT = FormatTable("report", {
-    "html": Format(lambda r, ctx: html.render_html(r, bundle_root=ctx.bundle_root, report_path=ctx.output), _HTML,
-                   default_file="report.html"),
-    "json": Format(lambda r, ctx: json_report.render_json(r), _JSON),
+    "html": Format(_report_html, _HTML, default_file="report.html"),
+    "json": Format(_report_json, _JSON),
     "text": Format(_text_summary, _TEXT),
-    "rings": Format(lambda r, ctx: rings.render_rings(r), _TEXT),
+    "rings": Format(_rings, _TEXT),
 }, default="html", summary=_text_summary)
 
 RINGS = FormatTable("report", {
@@ -71,23 +124,21 @@ RINGS = FormatTable("report", {
 }, default="text")
 
 FLEET = FormatTable("report", {
-    "html": Format(lambda d, ctx: fleet_html.render_fleet_html(d, ctx.vm_href), _HTML,
-                   default_file="fleet-report.html"),
-    "json": Format(lambda d, ctx: fleet_json.render_fleet_json(d), _JSON),
-    "csv": Format(lambda d, ctx: fleet_csv.render_fleet_csv(d), "text/csv; charset=utf-8"),
-    "openmetrics": Format(lambda d, ctx: fleet_metrics.render_fleet_metrics(d),
-                          "application/openmetrics-text; version=1.0.0; charset=utf-8"),
+    "html": Format(_fleet_html, _HTML, default_file="fleet-report.html"),
+    "json": Format(_fleet_json, _JSON),
+    "csv": Format(_fleet_csv, "text/csv; charset=utf-8"),
+    "openmetrics": Format(_fleet_metrics, "application/openmetrics-text; version=1.0.0; charset=utf-8"),
     "text": Format(_fleet_summary, _TEXT),
 }, default="html", summary=_fleet_summary, summary_with_output=True)
 
 DIFF = FormatTable("diff", {
-    "text": Format(lambda d, ctx: diff.render_diff_text(d), _TEXT),
-    "json": Format(lambda d, ctx: diff.render_diff_json(d), _JSON),
-    "html": Format(lambda d, ctx: diff.render_diff_html(d), _HTML),
+    "text": Format(_diff("text"), _TEXT),
+    "json": Format(_diff("json"), _JSON),
+    "html": Format(_diff("html"), _HTML),
 }, default="text")
 
 HISTORY = FormatTable("history", {
-    "text": Format(lambda h, ctx: history.render_history_text(h), _TEXT),
+    "text": Format(_history_text, _TEXT),
     "json": Format(lambda h, ctx: json.dumps(h["rows"], indent=2, ensure_ascii=False) + "\n", _JSON),
-    "html": Format(lambda h, ctx: history_html.render_history_html(h), _HTML),
+    "html": Format(_history_html, _HTML),
 }, default="text")

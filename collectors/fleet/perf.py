@@ -25,6 +25,7 @@ from typing import Any, Callable
 from pyVmomi import vim, vmodl
 
 from esxdiag.collectors.fleet.fastdecode import EntityCsv, query_perf
+from esxdiag.collectors.fleet.perfkeep import NO_SAMPLES, KeptPart, Samples, joined
 from esxdiag.collectors.vsphere_perf import (HISTORICAL_S, REALTIME_S, SCHEMA_PERF, decode_csv_series, iso_utc,
                                              perf_counters, sample_times)
 from esxdiag.collectors.vsphere_session import VsphereSession, api_errors, fault_text
@@ -49,6 +50,7 @@ class Entity:
     key: str  # moid
     name: str
     obj: Any = field(repr=False, compare=False)
+    where: str | None = field(default=None, compare=False)  # a VM's host: its kept samples hold only there
 
 
 def max_query_metrics(session: VsphereSession) -> tuple[int, str]:
@@ -87,9 +89,11 @@ def batches(entities: list[Entity], size: int) -> list[list[Entity]]:
 
 
 def query(session: VsphereSession, entities: list[Entity], counter_names: tuple[str, ...], end: datetime,
-          window_s: float, limits: BatchLimits, in_flight: int,
-          progress: Callable[[int], None] | None = None) -> tuple[dict[str, dict], dict[str, str]]:
-    """moid -> vsphere_perf record (realtime, else the 300 s rollup), and moid -> why it has none."""
+          window_s: float, limits: BatchLimits, in_flight: int, progress: Callable[[int], None] | None = None,
+          keep: KeptPart | None = None) -> tuple[dict[str, dict], dict[str, str]]:
+    """moid -> vsphere_perf record (realtime, else the 300 s rollup), and moid -> why it has none.
+    ``keep``: the realtime samples kept from a watch's last scan (perfkeep.py): for the entities it
+    holds only the newer samples are asked for; it is given this scan's."""
     with api_errors(session, "reading performance counter ids"):
         counters = perf_counters(session)
     unknown = [n for n in counter_names if n not in counters]
@@ -99,9 +103,14 @@ def query(session: VsphereSession, entities: list[Entity], counter_names: tuple[
     ids = vim.PerformanceManager.MetricId.Array(  # type: ignore[attr-defined]  # pyVmomi makes .Array at run time
         [vim.PerformanceManager.MetricId(counterId=counters[n].key, instance="*") for n in counter_names])
     names = {counters[n].key: (n, counters[n].unitInfo.key) for n in counter_names}
-    records, errors = _pass(session, entities, ids, names, end - timedelta(seconds=window_s), end, REALTIME_S,
-                            limits, in_flight, progress)
-    late = [e for e in entities if e.key not in records and e.key not in errors]
+    start = end - timedelta(seconds=window_s)
+    records: dict[str, dict] = {}
+    todo = entities
+    if keep is not None:
+        records, todo = _kept_pass(session, entities, ids, names, start, end, limits, in_flight, progress, keep)
+    more, errors = _pass(session, todo, ids, names, start, end, REALTIME_S, limits, in_flight, progress, keep)
+    records.update(more)
+    late = [e for e in todo if e.key not in records and e.key not in errors]
     if late:  # no realtime samples: the 5-minute rollup, over at least two rollup intervals
         start = end - timedelta(seconds=max(window_s, 2 * HISTORICAL_S))
         more, more_errors = _pass(session, late, ids, names, start, end, HISTORICAL_S, limits, in_flight, None)
@@ -113,20 +122,20 @@ def query(session: VsphereSession, entities: list[Entity], counter_names: tuple[
     return records, errors
 
 
-def _pass(session, entities, ids, names, start, end, interval, limits, in_flight, progress):
+def _pass(session, entities, ids, names, start, end, interval, limits, in_flight, progress, keep=None):
     records: dict[str, dict] = {}
     errors: dict[str, str] = {}
 
     def one(batch: list[Entity]) -> None:
         try:
-            got = _query_batch(session, batch, ids, names, start, end, interval, errors)
+            got = _query_batch(session, batch, ids, names, start, end, interval, errors, keep)
         except CollectionError as exc:
             if len(batch) == 1 or exc.kind in WHOLE_PASS_KINDS:
                 raise
             got = {}
             for entity in batch:  # one refused entity must not cost the others their figures
                 try:
-                    got.update(_query_batch(session, [entity], ids, names, start, end, interval, errors))
+                    got.update(_query_batch(session, [entity], ids, names, start, end, interval, errors, keep))
                 except CollectionError as single:
                     if single.kind in WHOLE_PASS_KINDS:
                         raise
@@ -142,64 +151,149 @@ def _pass(session, entities, ids, names, start, end, interval, limits, in_flight
     return records, errors
 
 
-def _query_batch(session, batch, ids, names, start, end, interval, errors: dict[str, str]) -> dict[str, dict]:
+def _query_batch(session, batch, ids, names, start, end, interval, errors: dict[str, str],
+                 keep: KeptPart | None = None) -> dict[str, dict]:
     """moid -> record of the batch's entities with samples; an entity whose answer cannot be read
-    (sample times that are no times) goes to ``errors``, the others stand."""
+    (sample times that are no times) goes to ``errors``, the others stand. ``keep`` is given the
+    realtime samples."""
+    by_key = {e.key: e for e in batch}
+    records = {}
+    for key, samples in _answers(session, batch, ids, start, end, interval).items():
+        entity = by_key.get(key)
+        if entity is None:
+            continue
+        if isinstance(samples, ValueError):  # one entity's bad sample times: its figures only
+            errors[key] = f"{session.where}: QueryPerf of {entity.name}: {samples}"
+            log.warning("%s", errors[key])
+            continue
+        record = record_of(entity.name, samples, names, start, end, interval)
+        if record is not None:
+            records[key] = record
+            if keep is not None and interval == REALTIME_S:
+                keep.put(key, entity.where, samples)
+    return records
+
+
+def _answers(session, batch, ids, start, end, interval) -> dict[str, Samples | ValueError]:
+    """One QueryPerf of ``batch`` over start..end: moid -> its decoded samples, or why they cannot be read."""
     spec = functools.partial(vim.PerformanceManager.QuerySpec, startTime=start, endTime=end, intervalId=interval,
                              format="csv", metricId=ids)
-    what = f"QueryPerf of {len(batch)} entities ({batch[0].name}...)"
-    with api_errors(session, what):
+    with api_errors(session, f"QueryPerf of {len(batch)} entities ({batch[0].name}...)"):
         results = query_perf(session, [e.obj for e in batch], spec)
-    by_name = {e.key: e.name for e in batch}
-    records = {}
+    answers: dict[str, Samples | ValueError] = {}
     for entity_metric in results:
-        key = entity_metric.entity.moid
         try:
-            record = perf_record(by_name.get(key, key), entity_metric, names, start, end, interval)
-        except ValueError as exc:  # one entity's bad sample times: its figures only
-            if key in by_name:
-                errors[key] = f"{session.where}: QueryPerf of {by_name[key]}: {exc}"
-                log.warning("%s", errors[key])
-            continue
-        if record is not None and key in by_name:
-            records[key] = record
-    return records
+            answers[entity_metric.entity.moid] = decode_samples(entity_metric)
+        except ValueError as exc:
+            answers[entity_metric.entity.moid] = exc
+    return answers
+
+
+def _kept_pass(session, entities, ids, names, start, end, limits: BatchLimits, in_flight, progress,
+               keep: KeptPart) -> tuple[dict[str, dict], list[Entity]]:
+    """The records of the entities whose kept samples the samples after the newest kept one join
+    (one QueryPerf per batch of entities with the same newest sample); the entities to read whole."""
+    by_newest: dict[datetime, list[Entity]] = {}
+    whole: list[Entity] = []
+    for entity in entities:
+        kept = keep.get(entity.key, entity.where)
+        if kept is None or kept.times[-1] <= start:  # nothing kept, or nothing kept within the window
+            whole.append(entity)
+        else:
+            by_newest.setdefault(kept.times[-1], []).append(entity)
+    records: dict[str, dict] = {}
+
+    def one(newest: datetime, batch: list[Entity]) -> None:
+        try:
+            answers: dict[str, Samples | ValueError] | None = _answers(session, batch, ids, newest, end, REALTIME_S)
+        except CollectionError as exc:
+            if exc.kind in WHOLE_PASS_KINDS:  # the server's or the path's: the scan fails, the next reads whole
+                raise
+            log.info("%s: the new samples of %d entities not read (%s): reading their whole window",
+                     session.where, len(batch), exc.one_line())
+            answers = None
+        done = 0
+        for entity in batch:
+            together, record = None, None
+            if answers is not None:
+                new = answers.get(entity.key, NO_SAMPLES)
+                kept = keep.get(entity.key, entity.where)
+                if isinstance(new, Samples) and kept is not None and not _overdue(new, newest, end):
+                    together = joined(kept, new, start, REALTIME_S)
+            if together is not None:
+                record = record_of(entity.name, together, names, start, end, REALTIME_S)
+            if together is None or record is None:
+                keep.forget(entity.key)
+                whole.append(entity)
+                continue
+            keep.put(entity.key, entity.where, together)
+            records[entity.key] = record
+            done += 1
+        if progress and done:
+            progress(done)
+
+    with ThreadPoolExecutor(max_workers=max(1, in_flight), thread_name_prefix="queryperf") as pool:
+        size = limits.entities_per_query(len(ids), REALTIME_S)  # the user's --max-query-metrics holds here too
+        futures = [pool.submit(one, newest, batch) for newest, group in by_newest.items()
+                   for batch in batches(group, size)]
+        for future in futures:
+            future.result()
+    return records, whole
+
+
+def _overdue(new: Samples, newest: datetime, end: datetime) -> bool:
+    """No sample after the newest kept one, though one was due two intervals ago: the server has stopped
+    giving the entity's realtime samples (a whole read says what it still has)."""
+    return (not new.times or new.times[-1] <= newest) and (end - newest).total_seconds() > 2 * REALTIME_S
+
+
+def decode_samples(entity_metric: EntityCsv) -> Samples:
+    """One entity's answer in time order; ValueError when its sample times are no times."""
+    by_id: dict[tuple[int, str], list[int | None]] = {}
+    unreadable: dict[tuple[int, str], list[str]] = {}
+    try:
+        decode_csv_series(entity_metric.sample_info, entity_metric.values, by_id, unreadable)
+    except ValueError:
+        info = _printable(entity_metric.sample_info or "")
+        raise ValueError(f"sample times from vCenter that are no times ({info[:60]!r})") from None
+    order, times = _time_order(entity_metric.sample_info or "")
+    if order is None:
+        series = {key: tuple(values) for key, values in by_id.items()}
+    else:
+        series = {key: tuple(values[i] for i in order) for key, values in by_id.items()}
+    return Samples(times, series, unreadable)
 
 
 def perf_record(name: str, entity_metric: EntityCsv, names: dict[int, tuple[str, str]], start: datetime,
                 end: datetime, interval: int) -> dict | None:
     """One entity's answer as a ``vsphere_perf`` capture (timestamps ascending); None without samples."""
-    by_id: dict[tuple[int, str], list[int | None]] = {}
-    unreadable: dict[tuple[int, str], list[str]] = {}
-    try:
-        timestamps = decode_csv_series(entity_metric.sample_info, entity_metric.values, by_id, unreadable)
-    except ValueError:
-        info = _printable(entity_metric.sample_info or "")
-        raise ValueError(f"sample times from vCenter that are no times ({info[:60]!r})") from None
-    if not timestamps:
+    return record_of(name, decode_samples(entity_metric), names, start, end, interval)
+
+
+def record_of(name: str, samples: Samples, names: dict[int, tuple[str, str]], start: datetime, end: datetime,
+              interval: int) -> dict | None:
+    """The ``vsphere_perf`` capture of one entity's samples over the window start..end; None without samples."""
+    if not samples.times:
         return None
-    order, stamps = _time_order(entity_metric.sample_info or "")
     wildcard = False
     series = []
-    for (counter_id, instance), values in sorted(by_id.items()):  # keys are unique: values never compared
+    for (counter_id, instance), values in sorted(samples.series.items()):  # keys are unique: values never compared
         if counter_id not in names:
             continue
         counter, unit = names[counter_id]
         if instance == "*":  # vcsim: the wildcard is echoed, one series, which is the entity's aggregate
             instance, wildcard = "", True
-        if order is not None:
-            values = [values[i] for i in order]
-        series.append({"counter": counter, "instance": instance, "unit": unit, "values": values})
+        series.append({"counter": counter, "instance": instance, "unit": unit, "values": list(values)})
     notes = []
     if interval != REALTIME_S:
         notes.append(f"no realtime (20 s) samples for {name}; {interval} s rollup used")
     if wildcard:
         notes.append("the server answered instance '*' with one series (no per-vCPU / per-vNIC expansion): "
                      "read as the aggregate")
-    notes += unreadable_notes(name, unreadable, names)
+    notes += unreadable_notes(name, samples.unreadable, names)
     return {"schema": SCHEMA_PERF, "vm": name, "interval_s": interval,
             "rollup": "realtime" if interval == REALTIME_S else "historical", "note": "; ".join(notes) or None,
-            "start": iso_utc(start), "end": iso_utc(end), "timestamps": list(stamps),
+            "start": iso_utc(start), "end": iso_utc(end), "timestamps": [_iso(t) for t in samples.times],
             "series": series}
 
 
@@ -225,9 +319,13 @@ def _printable(text: str) -> str:
 
 
 @functools.lru_cache(maxsize=256)  # every entity of a batch shares its sampleInfoCSV
-def _time_order(sample_info: str) -> tuple[tuple[int, ...] | None, tuple[str, ...]]:
-    """(sample order by time, None when already ascending; the timestamps in that order)."""
+def _time_order(sample_info: str) -> tuple[tuple[int, ...] | None, tuple[datetime, ...]]:
+    """(sample order by time, None when already ascending; the sample times in that order)."""
     timestamps = sample_times(sample_info)
     order = sorted(range(len(timestamps)), key=lambda i: timestamps[i])
-    stamps = tuple(iso_utc(timestamps[i]) for i in order)
-    return (None if order == list(range(len(order))) else tuple(order)), stamps
+    return (None if order == list(range(len(order))) else tuple(order)), tuple(timestamps[i] for i in order)
+
+
+@functools.lru_cache(maxsize=4096)  # a window's few sample times, shared by every entity
+def _iso(moment: datetime) -> str:
+    return iso_utc(moment)

@@ -171,11 +171,13 @@ def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracke
                     status["workers"] = processes.size
                 if not page:
                     continue
-                task = make([{k: vm[k] for k in ("moid", "name", "power_state", "num_vnics")} for vm in page])
+                task = make([{k: vm[k] for k in ("moid", "name", "power_state", "num_vnics", "host_moid")}
+                             for vm in page])
                 if shares is not None:
                     shares.submit(task)  # decoded there while this process reads the next page
                 else:
-                    _merge(found, collect_share(session, task, lambda _task, n: tracker.advance(n)))
+                    _merge(found, collect_share(session, task, lambda _task, n: tracker.advance(n),
+                                                known.samples if known is not None else None))
         if shares is not None:
             for task, result in shares.completed():
                 session.add_requests(result["requests"])
@@ -204,7 +206,8 @@ def _collect(session: VsphereSession, options: ScanOptions, status: dict, tracke
         entities = [perf.Entity(h, places.objects[h]["name"], places.objects[h]["obj"]) for h in used
                     if h in places.objects]
         host_records, host_errors = perf.query(session, entities, perf.HOST_COUNTERS, end, options.window_s,
-                                               limits, options.in_flight)
+                                               limits, options.in_flight,
+                                               keep=known.samples.part(perf.HOST_COUNTERS) if known else None)
         for e in entities:
             cluster = places.walk(e.key, "cluster")
             hosts.append({"vcenter": name, "moid": e.key, "name": e.name,

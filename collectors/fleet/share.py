@@ -8,12 +8,13 @@ from datetime import datetime
 from typing import Callable
 
 from esxdiag.collectors.fleet import inventory, perf
+from esxdiag.collectors.fleet.perfkeep import PerfKeep
 from esxdiag.collectors.vsphere_session import VsphereSession, api_errors
 
 
 @dataclass(frozen=True)
 class ShareTask:
-    vms: list[dict]  # {"moid", "name", "power_state", "num_vnics"}
+    vms: list[dict]  # {"moid", "name", "power_state", "num_vnics", "host_moid"}
     end: datetime
     window_s: float
     limits: perf.BatchLimits
@@ -24,9 +25,10 @@ class ShareTask:
 
 
 def collect_share(session: VsphereSession, task: ShareTask,
-                  progress: Callable[[ShareTask, int], None] | None = None) -> dict:
+                  progress: Callable[[ShareTask, int], None] | None = None, samples: PerfKeep | None = None) -> dict:
     """The network half for some VMs: their vNICs (all, or only those with receive drops) and perf
-    counters. Runs in the scanning process or in a worker on the same session."""
+    counters. Runs in the scanning process or in a worker on the same session. ``samples``: a
+    watch's kept realtime samples (in the scanning process only): only the newer ones are read."""
     from pyVmomi import vim
     stub = session.si._stub
     objs = {vm["moid"]: vim.VirtualMachine(vm["moid"], stub) for vm in task.vms}
@@ -36,9 +38,11 @@ def collect_share(session: VsphereSession, task: ShareTask,
     if task.nic_types == "all" and task.read_vnics:
         with api_errors(session, "reading the vNICs"):
             whole = inventory.read_vnics(session, vnic_rows, objs, task.page_size)
-    records, errors = perf.query(session, [perf.Entity(v["moid"], v["name"], objs[v["moid"]]) for v in on],
+    records, errors = perf.query(session, [perf.Entity(v["moid"], v["name"], objs[v["moid"]], v.get("host_moid"))
+                                           for v in on],
                                  perf.VM_COUNTERS, task.end, task.window_s, task.limits, task.in_flight,
-                                 (lambda n: progress(task, n)) if progress else None)
+                                 (lambda n: progress(task, n)) if progress else None,
+                                 samples.part(perf.VM_COUNTERS) if samples is not None else None)
     if task.nic_types != "all" and task.read_vnics:
         dropping = {v["moid"] for v in on if has_drops(records.get(v["moid"]))}
         vnic_rows = [row for row in vnic_rows if row["moid"] in dropping]

@@ -36,6 +36,7 @@ from pyVmomi import vim, vmodl
 from esxdiag.collectors.credentials import Credentials
 from esxdiag.collectors.fleet import fastdecode, inventory
 from esxdiag.collectors.fleet.fastdecode import Device
+from esxdiag.collectors.fleet.perfkeep import PerfKeep
 from esxdiag.collectors.fleet.updates import Kept, NotOurFilter, Updates, decode_updates, plain_updates
 from esxdiag.collectors.soap_stream import fast_call
 from esxdiag.collectors.vsphere_session import VsphereSession, api_errors
@@ -60,6 +61,7 @@ class Known:
     vms: list[dict]  # inventory.vm_record records of the selected VMs, ``vnics`` None
     devices: dict[str, list | None]  # moid -> the VM's device list (None: the server did not give it)
     how: str  # "changes" or "whole: why"
+    samples: PerfKeep  # the realtime samples kept from the last scans (perfkeep.py)
 
     def pages(self, size: int | None) -> Iterator[tuple[list[dict], bool]]:
         step = size or 1000
@@ -125,6 +127,7 @@ class Watch:
         self.version = ""  # the filter's data version; "" asks for the whole state
         self.kept: Kept | None = None  # None: nothing kept, the next read is whole
         self.read_at = 0.0
+        self.samples = PerfKeep()  # a whole read of the inventory reads every entity's whole window too
 
     @property
     def _live(self) -> VsphereSession:
@@ -149,6 +152,7 @@ class Watch:
         if self.session is None:
             self.session = login()
         self._baseline = self.session.request_count
+        self.samples.next_scan()
         why = self._why_whole()
         if why is None:
             try:
@@ -287,7 +291,7 @@ class Watch:
             if inventory.selected(vm, filters):
                 vms.append(vm)
                 devices[vm["moid"]] = entry.props.get(inventory.DEVICE_PATH)
-        return Known(places, vms, devices, how)
+        return Known(places, vms, devices, how, self.samples)
 
 
 class _Diverged(Exception):

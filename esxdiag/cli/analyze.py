@@ -10,11 +10,7 @@ from pathlib import Path
 
 from esxdiag.cli.output import add_report_options, emit, fail_on_code
 from esxdiag.config import load_thresholds
-from esxdiag.engine import analyze
 from esxdiag.errors import EXIT_OK, EsxdiagError
-from esxdiag.intake import open_bundle
-from esxdiag import parsers
-from esxdiag.parsers import parse_file, to_jsonable
 from esxdiag.reports.formats import REPORT, RenderContext
 
 
@@ -36,12 +32,14 @@ def register(sub) -> None:
 
 class ListKinds(argparse.Action):
     def __call__(self, parser, namespace, values, option_string=None):
+        from esxdiag import parsers
         for kind, entry in sorted(parsers.PARSERS.items()):  # read from the declarations on first use
             print(f"{kind:24} {entry.about}".rstrip())
         parser.exit(EXIT_OK)
 
 
 def cmd_parse(args: argparse.Namespace) -> int:
+    from esxdiag.parsers import parse_file, to_jsonable  # the parsers load only for the commands that parse
     options = {}
     if args.vm is not None or args.vcpus is not None:
         if args.kind != "esxtop":
@@ -54,6 +52,8 @@ def cmd_parse(args: argparse.Namespace) -> int:
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
+    from esxdiag.engine import analyze  # the per-VM analysis loads only for the commands that run it
+    from esxdiag.intake import open_bundle
     thresholds = load_thresholds(args.config, args.set)
     with tempfile.TemporaryDirectory(prefix="esxdiag-intake-") as work:  # unpacked archives, derived files
         result = analyze(args.bundle, thresholds, open_bundle(args.bundle, Path(work)))

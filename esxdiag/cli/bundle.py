@@ -9,12 +9,7 @@ from pathlib import Path
 
 from esxdiag.bundle import ERROR_KINDS, MANIFEST, Bundle, read_manifest
 from esxdiag.errors import EXIT_BAD_INPUT, EXIT_OK, BundleError, EsxdiagError
-from esxdiag.intake.folder import infer
-from esxdiag.intake.found import IntakeError
-from esxdiag.join.readings import Readings
-from esxdiag.intake.sniff import sniff_file
 from esxdiag.manifest import defects as manifest_defects
-from esxdiag.parsers import parse_file
 from esxdiag.specs import SPECS
 
 
@@ -34,6 +29,7 @@ def register(sub) -> None:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
+    from esxdiag.intake.folder import infer  # intake loads only for the commands that read captures
     folder = Path(args.dir)
     target = folder / MANIFEST
     if (target.exists() or target.is_symlink()) and not args.force:
@@ -56,6 +52,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     """Every defect at once: the manifest's fields (each one), then each capture listed and parsed
     with the code `analyze` uses; exit 2 when one is missing or unparseable."""
+    from esxdiag.intake.sniff import sniff_file
     folder = Path(args.dir)
     if folder.is_dir() and not (folder / MANIFEST).exists() and not (folder / MANIFEST).is_symlink():
         return _check_loose(folder)
@@ -115,6 +112,7 @@ def _manifest_defects(folder: Path, error: BundleError) -> int:
 def _raw_capture_defects(folder: Path, captures: list) -> list[str]:
     """The captures of a manifest that does not load, read as far as their own entries allow: a file listed but
     missing, or one its parser refuses (an entry without a usable spec or file is a field defect already)."""
+    from esxdiag.parsers import parse_file
     root = folder.resolve()
     out = []
     for index, cap in enumerate(captures):
@@ -140,6 +138,7 @@ def _raw_capture_defects(folder: Path, captures: list) -> list[str]:
 def _parse_every_capture(bundle: Bundle, defects: list[str], warnings: list[str], partial: list[str]) -> None:
     """Each capture through the readers `analyze` uses (esxdiag.join.readings): unparseable is a
     defect naming file, line and why; no data a warning; read with warnings is listed as partial."""
+    from esxdiag.join.readings import Readings
     index = {id(cap): i for i, cap in enumerate(bundle.captures)}
     items = Readings(bundle).coverage()
     for cap, item in zip(bundle.captures, items):
@@ -164,6 +163,8 @@ def kind_words(spec: str) -> str:
 def _check_loose(folder: Path) -> int:
     """A folder without manifest.json: what `bundle init` would infer (or every question it has),
     and the command that writes the manifest."""
+    from esxdiag.intake.folder import infer
+    from esxdiag.intake.found import IntakeError
     with tempfile.TemporaryDirectory(prefix="esxdiag-check-") as work:
         try:
             manifest = infer(folder, workdir=Path(work)).manifest

@@ -10,14 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from esxdiag.cli.output import emit
-from esxdiag.compare import compare
 from esxdiag.config import load_thresholds
-from esxdiag.engine import analyze
 from esxdiag.errors import EXIT_OK
-from esxdiag.intake import open_bundle
-from esxdiag.parsers.report_json import read_report_document
 from esxdiag.reports.formats import DIFF
-from esxdiag.reports.json_report import render_json
 
 
 def register(sub) -> None:
@@ -33,6 +28,10 @@ def register(sub) -> None:
 
 
 def load_side(source: str, thresholds: dict[str, float], work: Path) -> dict[str, Any]:
+    from esxdiag.engine import analyze  # the per-VM analysis loads only for the commands that run it
+    from esxdiag.intake import open_bundle
+    from esxdiag.parsers.report_json import read_report_document
+    from esxdiag.reports.json_report import render_json
     path = Path(source)
     if path.is_file() and path.suffix.lower() == ".json":
         doc = read_report_document(path)
@@ -43,6 +42,7 @@ def load_side(source: str, thresholds: dict[str, float], work: Path) -> dict[str
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
+    from esxdiag.compare import compare
     thresholds = load_thresholds(args.config, args.set)
     with tempfile.TemporaryDirectory(prefix="esxdiag-diff-") as work:
         before = load_side(args.before, thresholds, Path(work) / "before")

@@ -13,11 +13,7 @@ from esxdiag.bundle import MANIFEST, create_unique, remove_if_empty, slug, stamp
 from esxdiag.cli.output import add_report_options, emit, fail_on_code
 from esxdiag.cli.ssh_options import add_ssh_trust_options, add_time_limit_options
 from esxdiag.collectors.credentials import DEFAULT_CONFIG
-from esxdiag.collectors.live import LiveOptions, collect, parse_ssh
-from esxdiag.collectors.sampler import SamplerOptions
-from esxdiag.collectors.terminal import terminal_prompt
 from esxdiag.config import load_thresholds
-from esxdiag.engine import analyze
 from esxdiag.errors import EXIT_COLLECTION, EXIT_INTERRUPTED, EXIT_OK, EsxdiagError
 from esxdiag.reports.formats import REPORT, RINGS, RenderContext
 from esxdiag.result import SEVERITIES
@@ -88,6 +84,9 @@ def _live_options(p: argparse.ArgumentParser) -> None:
 
 
 def _options(args: argparse.Namespace, output: Path):
+    from esxdiag.collectors.live import LiveOptions, parse_ssh  # the SSH collection loads only when it runs
+    from esxdiag.collectors.sampler import SamplerOptions
+    from esxdiag.collectors.terminal import terminal_prompt
     if len(args.vm) > 1:
         raise EsxdiagError(f"--vm given {len(args.vm)} times ({', '.join(map(repr, args.vm))}): one VM per run")
     if not 1 <= args.window <= 3600:
@@ -125,6 +124,7 @@ def default_bundle(vm: str, parent: Path = Path(".")) -> Path:
 def _collect(args: argparse.Namespace, output: str | None):
     """Collect into ``output``, else into a new default folder, created once the options are known
     good and removed again when the run stops before writing anything into it."""
+    from esxdiag.collectors.live import collect
     opts = _options(args, Path(output or "."))
     if output:
         return collect(opts)
@@ -166,6 +166,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     """`report` and `rings`: collect, analyze, render. When vCenter, the VM lookup or its power
     state stops the run there is no report (it would read like one of a VM with nothing wrong):
     one line, the partial bundle's path, exit 3."""
+    from esxdiag.engine import analyze  # the per-VM analysis loads only for the commands that run it
     thresholds = load_thresholds(args.config, args.set)  # bad --set fails before any collection
     outcome = _collect(args, args.bundle)
     if outcome.fatal or outcome.interrupted:
