@@ -23,8 +23,6 @@ from xml.sax.saxutils import escape
 from pyVmomi import VmomiSupport, vim, vmodl
 
 from esxdiag.collectors import soap_stream as soap
-from esxdiag.collectors.fleet import perfdecode
-from esxdiag.collectors.fleet.perfdecode import EntityCsv as EntityCsv  # where the plain form is read too
 from esxdiag.collectors.soap_stream import NotDecoded, Ref, default, fast_call, wire_type
 from esxdiag.collectors.vsphere_session import VsphereSession, fault_text
 
@@ -58,6 +56,12 @@ class Device(NamedTuple):
 class Page(NamedTuple):
     rows: list  # (Ref, {path: plain value}, [{"path", "fault"}]) per object
     token: str | None
+
+
+class EntityCsv(NamedTuple):
+    entity: Ref
+    sample_info: str | None
+    values: list  # (counterId, instance, csv) per series
 
 
 # --- calls through pyVmomi's stub -------------------------------------------------------------------
@@ -211,10 +215,7 @@ def decode_retrieve(body: bytes, version: str | None, response: str) -> Page | N
 
 
 def decode_perf(body: bytes, version: str | None) -> list[EntityCsv]:
-    """A QueryPerf answer in csv format (in the plain form by perfdecode's expressions, else by expat)."""
-    plain = perfdecode.entities(body)
-    if plain is not None:
-        return plain
+    """A QueryPerf answer in csv format."""
     out: list[EntityCsv] = []
 
     def on_node(_depth: int, node: list) -> None:
