@@ -20,7 +20,6 @@ import time
 from pathlib import Path
 
 import bcrypt
-from prometheus_client import CollectorRegistry
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.serve.conftest import snapshot, vm  # noqa: E402  (the serve tests' fleet builders)
@@ -28,7 +27,7 @@ from tests.serve.conftest import snapshot, vm  # noqa: E402  (the serve tests' f
 from esxdiag.config import load_thresholds  # noqa: E402
 from esxdiag.fleet.analysis import build_report  # noqa: E402
 from esxdiag.fleet.snapshot import snapshot_from_dict  # noqa: E402
-from esxdiag.serve.metrics import ServeCollector  # noqa: E402
+from esxdiag.serve.metrics import Exposition  # noqa: E402
 from esxdiag.serve.pages import Pages  # noqa: E402
 from esxdiag.serve.state import State, VcenterState  # noqa: E402
 from esxdiag.serve.store import Store  # noqa: E402
@@ -64,11 +63,9 @@ def main() -> None:
     data = snapshot("vc1:443", [vm(f"vm{i}", f"vm-{i}", drops=i % 7 * 50) for i in range(args.vms)])
     document = build_report(snapshot_from_dict(data), load_thresholds(), "snap.json").as_dict()
     state = State([VcenterState("vc1:443", "https://vc1/sdk", 300, document=document, last_ok=True)])
-    registry = CollectorRegistry()
-    registry.register(ServeCollector(state))
     pages = Pages(state, Store(Path("/tmp/esxdiag-wrong-passwords.sqlite"), 1), load_thresholds(), 300, {})
     users = {"prometheus": bcrypt.hashpw(PASSWORD.encode(), bcrypt.gensalt(args.cost))}
-    server = WebServer("127.0.0.1", 0, pages, registry, Path("/tmp"), WebConfig(None, users))
+    server = WebServer("127.0.0.1", 0, pages, Exposition(state), Path("/tmp"), WebConfig(None, users))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     address = server.server_address[:2]
     right = basic("prometheus", PASSWORD)

@@ -14,7 +14,6 @@ import time
 from datetime import datetime, timedelta, timezone
 from types import MappingProxyType
 
-from prometheus_client import CollectorRegistry, PlatformCollector, ProcessCollector
 
 from esxdiag.config import load_thresholds
 from esxdiag.errors import EsxdiagError
@@ -22,7 +21,7 @@ from esxdiag.fleet.history import default_path
 from esxdiag.scanning.deep import DeepCheck
 from esxdiag.scanning.options import check_fleet_options, fleet_credentials, proof_max_age, tls_warnings
 from esxdiag.serve.cycle import CycleRunner
-from esxdiag.serve.metrics import ServeCollector
+from esxdiag.serve.metrics import Exposition
 from esxdiag.serve.pages import Pages
 from esxdiag.serve.schedule import Scheduler
 from esxdiag.serve.state import State, VcenterState
@@ -96,12 +95,8 @@ def serve(args: argparse.Namespace) -> list[str]:
     runner = CycleRunner(args, thresholds, store, data_dir, threading.Lock())
     jitter = min(30.0, args.interval / 10) if args.jitter is None else args.jitter
     scheduler = Scheduler(targets, runner, state, args.interval, jitter, deep_max_age)
-    registry = CollectorRegistry()
-    registry.register(ServeCollector(state))
-    ProcessCollector(registry=registry)
-    PlatformCollector(registry=registry)
     pages = Pages(state, store, thresholds, args.window, runner.options.filters.describe())
-    server = WebServer(host, port, pages, registry, data_dir / "deep", web, args.web_max_connections,
+    server = WebServer(host, port, pages, Exposition(state), data_dir / "deep", web, args.web_max_connections,
                        args.web_idle_timeout)
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):

@@ -1,8 +1,9 @@
 """/metrics: a prometheus_client Collector over serve's state (no hand-written exposition).
 
 Each vCenter's samples are built once per good cycle from its last fleet report and its deep
-checks, and handed out again on every scrape until the next cycle: a scrape costs formatting
-only. A VM gone from the vCenter is gone from its next report, so its series end there. A vCenter
+checks, and the VM and vNIC families are encoded to text once per such change (``Exposition``: at
+2,000 VMs 14,000 series, 0.2 s of CPU a scrape if encoded every time); a scrape encodes serve's own
+families (cycles, history, process) and appends that text. A VM gone from the vCenter is gone from its next report, so its series end there. A vCenter
 whose last cycle failed keeps its last good series; ``esxdiag_vcenter_stale`` says so.
 
 Series per VM: at most 7 (class, severity, two drop rates, three CPU figures; a figure that was not
@@ -17,6 +18,8 @@ from __future__ import annotations
 import threading
 import time
 
+from prometheus_client import CollectorRegistry, PlatformCollector, ProcessCollector
+from prometheus_client.exposition import choose_encoder
 from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily, Metric
 from prometheus_client.registry import Collector
 from prometheus_client.samples import Sample
@@ -28,6 +31,7 @@ from esxdiag.scanning.proofs import checked_ts
 from esxdiag.serve.state import State, VcenterState
 from esxdiag.vocabulary import FLEET_CLASSES, SEVERITY_VALUES
 
+EOF = b"# EOF\n"
 VM_LABELS = ("vcenter", "vm", "moid", "cluster", "host")
 ERROR_KINDS = ("unreachable", "tls", "auth", "timeout", "permission", "query", "bad-answer", "not-found", "internal")
 # (name, help, report row key) per VM
@@ -185,8 +189,10 @@ def history_families(state: State) -> list[Metric]:
 
 
 class ServeCollector(Collector):
-    def __init__(self, state: State):
-        self.state = state
+    """Every family of /metrics; ``own=False``: the VM and vNIC families alone, ``fleet=False``: the rest."""
+
+    def __init__(self, state: State, *, own: bool = True, fleet: bool = True):
+        self.state, self.own, self.fleet = state, own, fleet
         self._cache: dict[str, tuple[FleetReport | None, object, dict[str, list[Sample]]]] = {}
         self._lock = threading.Lock()  # scrapes may run at once
 
@@ -202,11 +208,14 @@ class ServeCollector(Collector):
 
     def collect(self):
         entries = self.state.views()
-        info = InfoMetricFamily("esxdiag_serve", "the esxdiag serving these metrics")
-        info.add_metric([], {"version": __version__})
-        yield info
-        yield from vcenter_families(entries)
-        yield from history_families(self.state)
+        if self.own:
+            info = InfoMetricFamily("esxdiag_serve", "the esxdiag serving these metrics")
+            info.add_metric([], {"version": __version__})
+            yield info
+            yield from vcenter_families(entries)
+            yield from history_families(self.state)
+        if not self.fleet:
+            return
         per_vcenter = [self._samples(e) for e in entries if e.document is not None]
         for name, text, _ in FLEET_FAMILIES:
             family = GaugeMetricFamily(name, text)
@@ -221,3 +230,38 @@ class ServeCollector(Collector):
         yield from history_families(State([]))
         for name, text, _ in FLEET_FAMILIES:
             yield GaugeMetricFamily(name, text)
+
+
+class Exposition:
+    """/metrics as bytes. Serve's own families (and the process's) are encoded on every scrape; the VM and
+    vNIC families only when a vCenter's report or deep checks changed (compared by identity: both are
+    never edited), and the same text is handed out until then."""
+
+    def __init__(self, state: State):
+        self.state = state
+        self.live = CollectorRegistry()
+        self.live.register(ServeCollector(state, fleet=False))
+        ProcessCollector(registry=self.live)
+        PlatformCollector(registry=self.live)
+        self.fleet = CollectorRegistry()
+        self.fleet.register(ServeCollector(state, own=False))
+        self._lock = threading.Lock()
+        self._cached: dict[object, tuple[tuple, bytes]] = {}  # encoder -> (what it was encoded from, text)
+
+    def _fleet_text(self, encoder) -> bytes:
+        shown = tuple((e.name, e.document, e.deep) for e in self.state.views())
+        with self._lock:
+            cached = self._cached.get(encoder)
+            if cached is None or len(cached[0]) != len(shown) or any(
+                    a[0] != b[0] or a[1] is not b[1] or a[2] is not b[2] for a, b in zip(cached[0], shown)):
+                cached = (shown, encoder(self.fleet))
+                self._cached[encoder] = cached
+            return cached[1]
+
+    def render(self, accept: str) -> tuple[bytes, str]:
+        """(the body, its media type) for a scrape sending ``accept``."""
+        encoder, media_type = choose_encoder(accept)
+        live = encoder(self.live)
+        if live.endswith(EOF):  # OpenMetrics: one end marker, after the VM families
+            live = live[:-len(EOF)]
+        return live + self._fleet_text(encoder), media_type

@@ -27,10 +27,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from prometheus_client import CollectorRegistry
-from prometheus_client.exposition import choose_encoder
-
 from esxdiag.reports.formats import FLEET
+from esxdiag.serve.metrics import Exposition
 from esxdiag.serve.pages import FLEET_FILES, Pages
 from esxdiag.serve.webconfig import WebConfig
 
@@ -55,10 +53,10 @@ class WebServer(ThreadingHTTPServer):
     allow_reuse_address = True
     request_queue_size = LISTEN_BACKLOG
 
-    def __init__(self, host: str, port: int, pages: Pages, registry: CollectorRegistry, deep_root: Path,
+    def __init__(self, host: str, port: int, pages: Pages, metrics: Exposition, deep_root: Path,
                  web: WebConfig, max_connections: int = MAX_CONNECTIONS, idle_timeout_s: float = IDLE_TIMEOUT_S):
         self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        self.pages, self.registry, self.deep_root, self.web = pages, registry, deep_root.resolve(), web
+        self.pages, self.metrics, self.deep_root, self.web = pages, metrics, deep_root.resolve(), web
         self.idle_timeout_s = idle_timeout_s
         self.max_connections, self.slots = max_connections, threading.BoundedSemaphore(max_connections)
         self.waiting: dict[int, tuple[float, socket.socket]] = {}  # connections waiting for a request
@@ -224,8 +222,8 @@ class Handler(BaseHTTPRequestHandler):
             fmt = FLEET_FILES[path.lstrip("/")]
             self._send(HTTPStatus.OK, pages.fleet(fmt), FLEET.formats[fmt].media_type, head)
         elif path == "/metrics":
-            encoder, media_type = choose_encoder(self.headers.get("Accept", ""))
-            self._send(HTTPStatus.OK, encoder(self.server.registry), media_type, head)
+            body, media_type = self.server.metrics.render(self.headers.get("Accept", ""))
+            self._send(HTTPStatus.OK, body, media_type, head)
         elif path == "/healthz":
             self._send(HTTPStatus.OK, json.dumps(pages.health()).encode() + b"\n", "application/json", head)
         elif path.startswith("/vm/") and path.count("/") == 3:

@@ -13,13 +13,12 @@ from pathlib import Path
 from types import MappingProxyType
 
 import pytest
-from prometheus_client import CollectorRegistry
 
 from esxdiag.config import load_thresholds
 from esxdiag.fleet.analysis import build_report
 from esxdiag.fleet.snapshot import snapshot_from_dict
 from esxdiag.fleet.analysis import Evidence
-from esxdiag.serve.metrics import ServeCollector
+from esxdiag.serve.metrics import Exposition
 from esxdiag.serve.pages import Pages
 from esxdiag.serve.state import DeepCheck, State, VcenterState
 from esxdiag.serve.store import Store
@@ -162,10 +161,8 @@ def start_web():
     started = []
 
     def start(state, store, data_dir: Path, web):
-        registry = CollectorRegistry()
-        registry.register(ServeCollector(state))
         pages = Pages(state, store, load_thresholds(), 300, {})
-        server = WebServer("127.0.0.1", 0, pages, registry, data_dir / "deep", web)
+        server = WebServer("127.0.0.1", 0, pages, Exposition(state), data_dir / "deep", web)
         threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True).start()
         started.append(server)
         return server

@@ -59,7 +59,7 @@ def test_odd_names_under_deep_are_not_found(web_server, path):
 @pytest.fixture
 def small_server(web_server):
     """A server over the web_server fixture's pages, with 3 connections at most and a 1 s idle timeout."""
-    server = WebServer("127.0.0.1", 0, web_server.pages, web_server.registry, web_server.deep_root, WebConfig(),
+    server = WebServer("127.0.0.1", 0, web_server.pages, web_server.metrics, web_server.deep_root, WebConfig(),
                        max_connections=3, idle_timeout_s=1.0)
     threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True).start()
     yield server

@@ -125,3 +125,34 @@ def test_promtool_finds_nothing_to_lint(state):
     done = subprocess.run(["promtool", "check", "metrics"], input=generate_latest(registry), capture_output=True,
                           timeout=60, check=False)
     assert done.returncode == 0, done.stdout.decode() + done.stderr.decode()
+
+
+def test_a_scrape_gives_every_family_and_encodes_the_vm_families_once_per_report(state, fleet_document, make_vm,
+                                                                                monkeypatch):
+    """/metrics (esxdiag.serve.metrics.Exposition): the same samples one registry of every family gives, in
+    text and in OpenMetrics (one end marker, last); the VM and vNIC families encoded again only when a
+    vCenter's report changed."""
+    import esxdiag.serve.metrics as metrics
+
+    exposition = metrics.Exposition(state)
+    whole = CollectorRegistry()
+    whole.register(ServeCollector(state))
+    wanted = {f.name: sorted(map(str, f.samples)) for f in text_string_to_metric_families(generate_latest(whole).decode())
+              if f.name.startswith(("esxdiag_fleet", "esxdiag_deep", "esxdiag_vcenter_vms"))}
+    body, media_type = exposition.render("")
+    got = {f.name: sorted(map(str, f.samples)) for f in text_string_to_metric_families(body.decode())}
+    assert media_type.startswith("text/plain") and {k: got[k] for k in wanted} == wanted
+    assert "process_cpu_seconds" in got and "esxdiag_vcenter_scans" in got  # serve's own and the process's
+    open_metrics, media_type = exposition.render("application/openmetrics-text; version=1.0.0")
+    assert "openmetrics" in media_type and open_metrics.count(b"# EOF\n") == 1 and open_metrics.endswith(b"# EOF\n")
+
+    exposition = metrics.Exposition(state)
+    encoded = []
+    collect = exposition.fleet.collect
+    monkeypatch.setattr(exposition.fleet, "collect", lambda: encoded.append(1) or collect())
+    for _ in range(3):
+        exposition.render("")
+    assert len(encoded) == 1  # the VM families' text once per report, not per scrape
+    state.update("vc1:443", document=fleet_document("vc1:443", [make_vm("ring01", "vm-1")]))
+    body, _ = exposition.render("")
+    assert len(encoded) == 2 and b'vm="slow"' not in body
