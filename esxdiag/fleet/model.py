@@ -155,13 +155,16 @@ class FleetRow:
                          f"{self.vcenter}/{self.moid}")
 
     def as_dict(self) -> JsonDict:
-        out = {key: _json(getattr(self, name)) for key, name in ROW_FIELDS}
+        out = {key: getattr(self, name) for key, name in ROW_FIELDS}
+        for key in NESTED_FIELDS:  # the rest are plain values already
+            out[key] = _json(out[key])
         out["deep"] = self.deep.as_dict() if self.deep is not None else None
         return out
 
 
 ROW_FIELDS = tuple(("class" if f.name == "klass" else f.name, f.name) for f in dataclasses.fields(FleetRow)
                    if f.name != "deep")  # (JSON key, attribute), in the JSON's order
+NESTED_FIELDS = ("score_terms", "nic_types", "drops_by_vnic", "notes", "moves", "uplink_loss")
 
 
 def order_key(severity: str | None, confirmed: bool, klass: str, score: float, name: str, key: str) -> tuple:
