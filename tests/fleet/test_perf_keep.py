@@ -222,6 +222,15 @@ def _new_only(calls, window_s=300) -> set[str]:
     return {moid for start, end, moids in calls if end - start < timedelta(seconds=window_s) for moid in moids}
 
 
+def _running_vms(data: dict) -> set[str]:
+    return {vm["moid"] for vm in data["vms"] if vm["power_state"] == "poweredOn"}
+
+
+def _measured(data: dict) -> set[str]:
+    """Every entity a scan asks QueryPerf for: the running VMs and the hosts."""
+    return _running_vms(data) | {h["moid"] for h in data["hosts"]}
+
+
 @pytest.mark.lab
 def test_vcsim_a_watched_scan_reads_new_samples_and_a_new_or_moved_vm_whole(lab, creds_for, monkeypatch):
     calls = _spy(monkeypatch)
@@ -230,7 +239,7 @@ def test_vcsim_a_watched_scan_reads_new_samples_and_a_new_or_moved_vm_whole(lab,
     options = ScanOptions(workers=1)
     try:
         first = scan([creds], options, watches=watches)
-        vms = {vm["moid"] for vm in first["vms"] if vm["power_state"] == "poweredOn"}
+        vms = _running_vms(first)
         hosts = {h["moid"] for h in first["hosts"]}
         assert _whole(calls) == vms | hosts and not _new_only(calls)
         calls.clear()
@@ -261,8 +270,7 @@ def test_vcsim_a_lost_login_and_the_maximum_age_read_every_window_whole(lab, cre
     creds = creds_for(lab)
     try:
         first = scan([creds], ScanOptions(workers=1), watches=watches)
-        everything = {vm["moid"] for vm in first["vms"] if vm["power_state"] == "poweredOn"}
-        everything |= {h["moid"] for h in first["hosts"]}
+        everything = _measured(first)
         watches.get(creds).session.content.sessionManager.Logout()
         calls.clear()
         scan([creds], ScanOptions(workers=1), watches=watches)
@@ -285,7 +293,7 @@ def test_vcsim_a_refused_or_unreadable_answer_of_new_samples_reads_their_whole_w
     creds = proxy.creds()
     try:
         first = scan([creds], ScanOptions(workers=1), watches=watches)
-        vms = {vm["moid"] for vm in first["vms"] if vm["power_state"] == "poweredOn"}
+        vms = _running_vms(first)
         proxy.add("QueryPerf", action, times=1, **params)  # the first QueryPerf: the VMs' new samples
         calls.clear()
         second = scan([creds], ScanOptions(workers=1), watches=watches)
@@ -306,8 +314,7 @@ def test_vcsim_a_cut_answer_of_new_samples_fails_the_scan_and_the_next_reads_eve
     creds = proxy.creds()
     try:
         first = scan([creds], ScanOptions(workers=1), watches=watches)
-        everything = {vm["moid"] for vm in first["vms"] if vm["power_state"] == "poweredOn"}
-        everything |= {h["moid"] for h in first["hosts"]}
+        everything = _measured(first)
         proxy.add("QueryPerf", "cut", times=1, size=40)
         failed = scan([creds], ScanOptions(workers=1), watches=watches)
         assert failed["vcenters"][0]["error_kind"] == "unreachable"  # as a cut answer of any scan
