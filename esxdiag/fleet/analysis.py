@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Mapping
+from typing import Any, Mapping
 
 from esxdiag import __version__
 from esxdiag.fleet.model import (DeepEvidence, DeepSection, FleetReport, FleetRow, HostContext, Key, NotScanned,
@@ -28,6 +28,13 @@ from esxdiag.vocabulary import DROP_CLASSES, SCHEMA_FLEET_REPORT, FleetClass, dr
 THRESHOLD_KEYS = ("cpu.ready_pct_warning", "cpu.ready_pct_critical", "cpu.costop_pct", "cpu.max_limited_pct",
                   "ring.drops", "ring.drops_per_s_critical", "fleet.drops_per_s_floor",
                   "fleet.drops_per_1000_floor", "fleet.uplink_drops_per_s_floor", "uplink.drops_per_s_critical")
+
+
+def made_under(thresholds: Mapping[str, float]) -> dict[str, Any]:
+    """What every fleet report (a scan's, serve's merged one) says of how it was made: its schema, when,
+    by which esxdiag, and the thresholds it was judged under."""
+    return {"schema": SCHEMA_FLEET_REPORT, "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "esxdiag_version": __version__, "thresholds": {k: thresholds[k] for k in THRESHOLD_KEYS}}
 
 
 def _r(value: float | None, digits: int = 2) -> float | None:
@@ -139,12 +146,11 @@ def build_report(snapshot: Snapshot, thresholds: dict[str, float], snapshot_file
     rows = tuple(vm_row(i, a, t, checks.get(key), notes.get(key, ())) for i, a in enumerate(assessed, 1)
                  for key in [(a.vm.vcenter, a.vm.moid)])
     return FleetReport(
-        schema=SCHEMA_FLEET_REPORT, generated_at=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        esxdiag_version=__version__,
+        **made_under(t),
         snapshot=SnapshotInfo(file=snapshot_file, collected_at=snapshot.collected_at, window_s=snapshot.window_s,
                               nic_types=snapshot.nic_types, filters=snapshot.filters,
                               notes=(*snapshot.notes, *event_notes(snapshot))),
-        thresholds={k: t[k] for k in THRESHOLD_KEYS}, vcenters=snapshot.vcenters,
+        vcenters=snapshot.vcenters,
         not_scanned=tuple(NotScanned(v.name, v.url, v.error, v.error_kind) for v in snapshot.failed),
         counts=class_counts(rows), rows=rows, clusters=cluster_rollups(rows),
         hosts=host_rollups(rows, {(h.vcenter, h.name): host_context(h, t) for h in snapshot.hosts}),

@@ -16,13 +16,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timezone
 
-from esxdiag import __version__
-from esxdiag.fleet.analysis import THRESHOLD_KEYS
+from esxdiag.fleet.analysis import made_under
 from esxdiag.fleet.model import DeepSection, FleetReport, NotScanned, Rollup, SnapshotInfo, ranked
 from esxdiag.fleet.snapshot import VcenterStatus
-from esxdiag.vocabulary import FLEET_CLASSES, SCHEMA_FLEET_REPORT
+from esxdiag.vocabulary import FLEET_CLASSES
 
 
 def failed_status(name: str, url: str, error: str, kind: str | None) -> VcenterStatus:
@@ -48,12 +46,10 @@ def merge_reports(reports: Sequence[FleetReport], missing: Sequence[VcenterStatu
     statuses = [r.vcenters[0] for r in reports]
     deep = [r.deep for r in reports if r.deep is not None]
     return FleetReport(
-        schema=SCHEMA_FLEET_REPORT, generated_at=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        esxdiag_version=__version__,
+        **made_under(thresholds),
         snapshot=SnapshotInfo(file=None, collected_at=collected[0] if collected else "", window_s=window_s,
                               nic_types=reports[0].snapshot.nic_types if reports else "all", filters=filters,
                               notes=()),
-        thresholds={k: thresholds[k] for k in THRESHOLD_KEYS},
         vcenters=(*(dataclasses.replace(v, status="stale", error=f"last cycle failed: {stale[v.name]['error']}; "
                                         f"figures from its last good scan, {stale[v.name]['since']}")
                     if v.name in stale else v for v in statuses), *missing, *starting),
