@@ -3,8 +3,10 @@
 Each vCenter's samples are built once per good cycle from its last fleet report and its deep
 checks, and the VM and vNIC families are encoded to text once per such change (``Exposition``: at
 2,000 VMs 14,000 series, 0.2 s of CPU a scrape if encoded every time); a scrape encodes serve's own
-families (cycles, history, process) and appends that text. A VM gone from the vCenter is gone from its next report, so its series end there. A vCenter
-whose last cycle failed keeps its last good series; ``esxdiag_vcenter_stale`` says so.
+families (cycles, history, process) and appends that text. A VM gone from the vCenter is gone from
+its next report, so its series end there. A vCenter whose last cycle failed keeps its last good
+series; ``esxdiag_vcenter_stale`` says so. A host with an uplink finding has 2 series (its loss rate
+and the finding's severity).
 
 Series per VM: at most 7 (class, severity, two drop rates, three CPU figures; a figure that was not
 measured has no series, never 0), plus for a VM whose row shows a deep check 1 (its check's time)
