@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import importlib.util
+import weakref
 from pathlib import Path
 
 import pytest
@@ -49,3 +50,35 @@ def test_a_collector_the_caller_turned_off_stays_off(saved):
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+
+def test_the_records_a_scan_built_skip_the_young_collections(saved):
+    gc.collect()
+    run.run_scan([], None, load_thresholds(), lambda data: Path("unused"), saved=saved)
+    frozen = gc.get_freeze_count()
+    assert frozen > 0 and gc.isenabled()
+    gc.collect(1)
+    assert gc.get_freeze_count() == frozen, "a young collection walked the scan's records"
+
+
+def test_a_garbage_cycle_frozen_with_a_scans_records_is_freed_within_the_full_collection_interval(saved,
+                                                                                                  monkeypatch):
+    class Node:
+        pass
+    freed = []
+
+    def cycle() -> None:  # garbage only the cyclic collector finds, left by the scan
+        first, second = Node(), Node()
+        first.other, second.other = second, first
+        first.marker = weakref.finalize(first, freed.append, "cycle")
+    monkeypatch.setattr(run, "_scans_since_full", 0)
+    real = run.build_report
+    monkeypatch.setattr(run, "build_report", lambda *a, **kw: cycle() or real(*a, **kw))
+    for _ in range(run.FULL_COLLECTION_EVERY - 1):
+        run.run_scan([], None, load_thresholds(), lambda data: Path("unused"), saved=saved)
+    gc.collect(1)
+    assert freed == [], "frozen with the scans' records, the cycles wait for a full collection"
+    monkeypatch.setattr(run, "build_report", real)
+    run.run_scan([], None, load_thresholds(), lambda data: Path("unused"), saved=saved)
+    assert freed == ["cycle"] * (run.FULL_COLLECTION_EVERY - 1)
