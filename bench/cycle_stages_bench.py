@@ -9,9 +9,9 @@ report's JSON (as_dict) and the history record (changes_and_record, into a histo
 holds the same scan, as in a steady serve cycle). Process CPU per stage, minimum and median over the
 runs, with the cyclic garbage collector paused as run_scan pauses it.
 
-``--base REV`` runs the same stages in a second process on a checkout of REV (git worktree in a
-temporary folder), one process after the other, so both columns are measured in the same run on the
-same snapshot. Each side also prints a digest of its report's JSON (generated_at left out): the
+``--base REV`` measures this tree and a checkout of REV (git worktree in a temporary folder) one run
+at a time, each run a new process, the two taking turns, so both columns are measured in the same
+run on the same snapshot under the same load. Each side also prints a digest of its report's JSON (generated_at left out): the
 stages must give the same report, and the bench says so when they do not.
 Not a test; figures in bench/peers_README.md.
 """
@@ -74,19 +74,28 @@ def measure(snapshot: Path, runs: int) -> dict:
     return {"times": times, "digest": digest, "vms": len(data["vms"])}
 
 
-def on_revision(rev: str, snapshot: Path, runs: int) -> dict:
-    """measure() in a second process importing esxdiag from a checkout of ``rev``."""
-    with tempfile.TemporaryDirectory() as scratch:
-        tree = Path(scratch) / "tree"
-        subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", "-q", str(tree), rev], check=True)
-        try:
-            env = {**os.environ, "PYTHONPATH": str(tree)}
-            out = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--snapshot", str(snapshot),
-                                  "--runs", str(runs), "--json"], env=env, cwd=str(tree), check=True,
-                                 capture_output=True, text=True)
-        finally:
-            subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(tree)], check=False)
+def one_run(tree: Path, snapshot: Path) -> dict:
+    """measure() once in a new process importing esxdiag from ``tree``."""
+    out = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--snapshot", str(snapshot), "--runs", "1",
+                          "--json"], env={**os.environ, "PYTHONPATH": str(tree)}, cwd=str(tree), check=True,
+                         capture_output=True, text=True)
     return json.loads(out.stdout)
+
+
+def alternating(trees: dict[str, Path], snapshot: Path, runs: int) -> dict[str, dict]:
+    """Each tree measured ``runs`` times, the trees taking turns: a load that comes and goes on a shared
+    machine falls on both columns alike."""
+    sides: dict[str, dict] = {}
+    for _ in range(runs):
+        for name, tree in trees.items():
+            got = one_run(tree, snapshot)
+            side = sides.setdefault(name, {"times": {s: [] for s in STAGES}, "digest": got["digest"],
+                                           "vms": got["vms"]})
+            for stage in STAGES:
+                side["times"][stage] += got["times"][stage]
+            if got["digest"] != side["digest"]:
+                side["digest"] = "varies between runs"
+    return sides
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -102,9 +111,16 @@ def main(argv: list[str] | None = None) -> int:
     if ns.json:
         print(json.dumps(measure(ns.snapshot.resolve(), ns.runs)))
         return 0
-    sides = {"this tree": measure(ns.snapshot.resolve(), ns.runs)}
-    if ns.base:
-        sides[ns.base] = on_revision(ns.base, ns.snapshot.resolve(), ns.runs)
+    if not ns.base:
+        sides = {"this tree": measure(ns.snapshot.resolve(), ns.runs)}
+    else:
+        with tempfile.TemporaryDirectory() as scratch:
+            base = Path(scratch) / "tree"
+            subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", "-q", str(base), ns.base], check=True)
+            try:
+                sides = alternating({"this tree": REPO, ns.base: base}, ns.snapshot.resolve(), ns.runs)
+            finally:
+                subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(base)], check=False)
     first = next(iter(sides.values()))
     print(f"{first['vms']} VMs from {ns.snapshot}, {ns.runs} runs, process CPU ms min / median, load "
           f"{os.getloadavg()[0]:.1f}")
