@@ -236,3 +236,23 @@ def test_every_package_folder_is_installed():
             if not any(part == "__pycache__" or part.startswith(".") for part in relative):
                 found.add(".".join((installed, *relative)))
     assert found - listed == set(), f"packages missing from setup.cfg: {sorted(found - listed)}"
+
+
+def test_a_fleet_scan_does_not_import_the_per_vm_engine_its_rules_or_the_capture_parsers(tmp_path):
+    """A fleet scan judges by vCenter's counters (esxdiag.fleet.rules) and reads esxdiag.rules.cpustats alone:
+    the per-VM engine, its rules, the joiner and the bundle's capture parsers load only for a deep check."""
+    snapshot = ROOT / "examples" / "fleet" / "esxdiag-scan-20261123T034500Z.json"
+    code = (
+        "import sys\n"
+        "from esxdiag.cli import main\n"
+        "import esxdiag.serve.cycle, esxdiag.scanning.run, esxdiag.collectors.fleet\n"
+        f"rc = main(['scan', '--snapshot', {str(snapshot)!r}, '--format', 'json', '-o', {str(tmp_path / 'r.json')!r},"
+        " '--no-history', '--quiet'])\n"
+        "assert rc in (0, 1), rc\n"
+        "heavy = ('esxdiag.engine', 'esxdiag.join.readings', 'esxdiag.join.causes', 'esxdiag.rules.causes',\n"
+        "         'esxdiag.parsers.esxtop', 'esxdiag.collectors.sampler')\n"
+        "loaded = sorted(m for m in heavy if m in sys.modules)\n"
+        "assert not loaded, loaded\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -11,7 +11,6 @@ import os
 from pathlib import Path
 from typing import Callable
 
-from esxdiag.engine import analyze
 from esxdiag.errors import EsxdiagError
 from esxdiag.fleet.analysis import Evidence
 from esxdiag.fleet.model import DeepEvidence, DeepHost, DeepSection, DeepVm, Key
@@ -37,6 +36,14 @@ def ring_figures(nic) -> dict:
         value = nic.metrics.get(key)
         out[key] = (value or {}).get(part) if part else value
     return out
+
+
+def analyze(bundle: Path, thresholds: dict[str, float]) -> AnalysisResult:
+    """The per-VM engine's analysis of a deep check's bundle (the engine and every rule load only when a
+    deep check ran)."""
+    from esxdiag.engine import analyze as analyze_bundle
+
+    return analyze_bundle(bundle, thresholds)
 
 
 def fold(groups: list, thresholds: dict[str, float], report_dir: Path,

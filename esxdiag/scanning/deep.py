@@ -16,12 +16,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Mapping
 
-from esxdiag.collectors.sampler import parse_ssh
 from esxdiag.errors import EsxdiagError
 from esxdiag.fleet.analysis import NO_EVIDENCE, Evidence, deep_candidates
 from esxdiag.fleet.deep import fold
 from esxdiag.fleet.model import DeepEvidence, DeepSection, DeepVm, FleetReport, FleetRow
-from esxdiag.reports.formats import REPORT, RenderContext
 from esxdiag.result import AnalysisResult
 
 
@@ -74,6 +72,8 @@ class DeepPlan:
 
 
 def host_ssh_logins(values: list[str]) -> tuple[dict[str, str], str | None]:
+    from esxdiag.collectors.sampler import parse_ssh  # the SSH collection: only with --deep-host-ssh
+
     per_host, default = {}, None
     for value in values:
         host, sep, login = value.partition("=") if "=" in value.split("@", 1)[0] else ("", "", value)
@@ -163,6 +163,8 @@ def _collect(plan: DeepPlan, thresholds: dict, creds: list, chosen: list[FleetRo
 
 def write_html_report(result: AnalysisResult, bundle: Path) -> Path:
     """A deep-checked host's report.html, beside its bundle."""
+    from esxdiag.reports.formats import REPORT, RenderContext  # the renderers: only when a report is written
+
     html = REPORT.formats["html"]
     path = bundle / (html.default_file or "report.html")  # the html format names its file (reports/formats.py)
     context = RenderContext(output=path, bundle_root=bundle)
