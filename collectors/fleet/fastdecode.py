@@ -219,6 +219,10 @@ def decode_perf(body: bytes, version: str | None) -> list[EntityCsv]:
     out: list[EntityCsv] = []
 
     def on_node(_depth: int, node: list) -> None:
+        common = _common_entity(node, version)
+        if common is not None:
+            out.append(common)
+            return
         cls = soap.typed(node, version, _ENTITY_CSV) if node[0] == "returnval" else None
         if cls is None:
             raise NotDecoded("not a PerfEntityMetricCSV")
@@ -232,6 +236,56 @@ def decode_perf(body: bytes, version: str | None) -> list[EntityCsv]:
 
     soap.walk(body, "QueryPerfResponse", 3, on_node)
     return out
+
+
+def _common_entity(node: list, version: str | None) -> EntityCsv | None:
+    """The shape vCenter and vcsim answer, read in one pass instead of checked, then read: a
+    PerfEntityMetricCSV holding one entity, one sampleInfoCSV and its series, each series one id (one
+    counterId in ASCII digits, one instance) and one value, no xsi:type, child or repeat below the
+    returnval. Anything else is None: the general reader (check, then fields) decides, as before."""
+    if node[0] != "returnval" or not node[4] or wire_type(*node[4], version) is not _ENTITY_CSV:
+        return None
+    entity = info = None
+    series = []
+    for child in node[2]:
+        name = child[0]
+        if child[4] or (name != "value" and child[2]):
+            return None
+        if name == "value":
+            one = _common_series(child)
+            if one is None:
+                return None
+            series.append(one)
+        elif name == "entity" and entity is None:
+            entity = child
+        elif name == "sampleInfoCSV" and info is None:
+            info = child
+        else:
+            return None
+    if entity is None or info is None or not entity[5]:
+        return None
+    kind = wire_type(*entity[5], None, allow_ref=False)
+    if kind is None or not isinstance(kind, type) or not issubclass(kind, VmomiSupport.ManagedObject):
+        return None
+    return EntityCsv(Ref(kind, "".join(entity[3])), "".join(info[3]), series)
+
+
+def _common_series(node: list) -> tuple[int, str, str] | None:
+    """One series of _common_entity's shape: (counterId, instance, values), or None."""
+    if len(node[2]) != 2:
+        return None
+    metric_id, values = (node[2][0], node[2][1]) if node[2][0][0] == "id" else (node[2][1], node[2][0])
+    if metric_id[0] != "id" or values[0] != "value" or values[4] or values[2] or metric_id[4] \
+            or len(metric_id[2]) != 2:
+        return None
+    counter, instance = metric_id[2] if metric_id[2][0][0] == "counterId" else metric_id[2][::-1]
+    if counter[0] != "counterId" or instance[0] != "instance" or counter[4] or instance[4] or counter[2] \
+            or instance[2]:
+        return None
+    digits = "".join(counter[3])
+    if not (digits.isascii() and digits.isdigit()):
+        return None
+    return int(digits), "".join(instance[3]), "".join(values[3])
 
 
 def _default_level(cls: type) -> Any:

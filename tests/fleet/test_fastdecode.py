@@ -183,14 +183,33 @@ retrieve_bodies = st.one_of(
     st.just('<RetrievePropertiesExResponse xmlns="urn:vim25"></RetrievePropertiesExResponse>'),  # no result
     fault).map(lambda inner: ENVELOPE.format(inner).encode())
 
-series = st.builds(lambda counter, instance, csv: f"<value><id>{counter}{instance}</id>{csv}</value>",
-                   _optional("counterId", numbers), _optional("instance", escaped),
-                   _optional("value", st.lists(numbers, max_size=5).map(",".join)))
+csv_values = st.lists(numbers, max_size=5).map(",".join)
+# what the one-pass reader of the usual shape (fastdecode._common_entity) must read alike or leave to the
+# general reader: parts in another order, repeated, typed, holding children, or one too many
+odd_parts = st.sampled_from(["", "<value>1</value>", "<id><counterId>1</counterId></id>",
+                             '<value xsi:type="xsd:string">1</value>', "<value><x>1</x></value>",
+                             "<dynamicType>t</dynamicType>", "<nosuch>1</nosuch>"])
+odd_ids = st.sampled_from(["", "<counterId>2</counterId>", "<instance>b</instance>",
+                           '<counterId xsi:type="xsd:int">2</counterId>', "<instance><x>1</x></instance>"])
+def _odd_series(counter: str, instance: str, odd_id: str, csv: str, odd: str, swap: bool, typed: bool) -> str:
+    id_parts = [instance, counter] if swap else [counter, instance]
+    parts = [csv, f"<id>{''.join(id_parts)}{odd_id}</id>"] if swap else [f"<id>{''.join(id_parts)}{odd_id}</id>", csv]
+    return _el("value", "".join(parts) + odd, "PerfMetricSeriesCSV" if typed else None)
+
+
+series = st.one_of(
+    st.builds(lambda counter, instance, csv: f"<value><id>{counter}{instance}</id>{csv}</value>",
+              _optional("counterId", numbers), _optional("instance", escaped), _optional("value", csv_values)),
+    st.builds(_odd_series, _optional("counterId", numbers), _optional("instance", escaped), odd_ids,
+              _optional("value", csv_values), odd_parts, st.booleans(), st.booleans()))
+odd_entity_parts = st.sampled_from(["", '<entity type="HostSystem">host-1</entity>', "<sampleInfoCSV>20,t</sampleInfoCSV>",
+                                    '<entity type="VirtualMachine" xsi:type="ManagedObjectReference">vm-2</entity>',
+                                    "<sampleInfoCSV><x>1</x></sampleInfoCSV>", "<nosuch>1</nosuch>"])
 entity_metric = st.builds(
-    lambda kind, entity, info, items: _el("returnval", entity + info + "".join(items), kind),
+    lambda kind, entity, info, items, odd: _el("returnval", entity + info + "".join(items) + odd, kind),
     st.sampled_from(["PerfEntityMetricCSV", "PerfEntityMetric", "NoSuchMetric"]),
     st.one_of(st.just(""), st.builds(lambda t, m: _el("entity", m, type=t), mo_types, escaped)),
-    _optional("sampleInfoCSV", escaped), st.lists(series, max_size=4))
+    _optional("sampleInfoCSV", escaped), st.lists(series, max_size=4), odd_entity_parts)
 perf_bodies = st.one_of(
     st.lists(entity_metric, max_size=4).map(
         lambda items: f'<QueryPerfResponse xmlns="urn:vim25">{"".join(items)}</QueryPerfResponse>'),
@@ -225,6 +244,50 @@ def test_generated_retrieve_pages_decode_as_pyvmomi_or_are_left_to_it(body, vers
 @given(perf_bodies, versions)
 def test_generated_queryperf_answers_decode_as_pyvmomi_or_are_left_to_it(body, version):
     compare(body, "QueryPerfResponse", version)
+
+
+def _general_reader(body: bytes, version: str | None):
+    """decode_perf with the one-pass reader of the usual shape turned off: check, then fields."""
+    real = fastdecode._common_entity
+    fastdecode._common_entity = lambda node, version: None
+    try:
+        return by_fast_path(body, "QueryPerfResponse", version)
+    finally:
+        fastdecode._common_entity = real
+
+
+usual_entity = st.builds(
+    lambda items, odd: _el("returnval", '<entity type="VirtualMachine">vm-1</entity>'
+                       "<sampleInfoCSV>20,2026-11-28T00:00:00Z</sampleInfoCSV>" + "".join(items) + odd,
+                       "PerfEntityMetricCSV"),
+    st.lists(st.builds(_odd_series, st.sampled_from(["<counterId>12</counterId>", "<counterId>٣</counterId>", ""]),
+                       st.sampled_from(["<instance>*</instance>", "<instance></instance>", ""]), odd_ids,
+                       st.sampled_from(["<value>1,2</value>", "<value></value>", ""]), odd_parts, st.booleans(),
+                       st.booleans()), min_size=1, max_size=3),
+    odd_entity_parts)
+usual_bodies = st.lists(usual_entity, min_size=1, max_size=2).map(
+    lambda items: ENVELOPE.format(f'<QueryPerfResponse xmlns="urn:vim25">{"".join(items)}</QueryPerfResponse>').encode())
+
+
+@FUZZ
+@given(perf_bodies | usual_bodies, versions)
+@example(ENVELOPE.format('<QueryPerfResponse xmlns="urn:vim25">' + _el(
+    "returnval", '<entity type="VirtualMachine">vm-1</entity><sampleInfoCSV>20,2026-11-28T00:00:00Z</sampleInfoCSV>'
+    "<value><value>5</value><id><instance>*</instance><counterId>12</counterId></id></value>", "PerfEntityMetricCSV")
+    + "</QueryPerfResponse>").encode(), None)
+def test_the_usual_shape_read_in_one_pass_equals_the_general_reader(body, version):
+    """Every answer the general reader (check, then fields) reads, the one-pass reader reads alike; what it
+    refuses, the decoder still refuses."""
+    assert by_fast_path(body, "QueryPerfResponse", version) == _general_reader(body, version)
+
+
+def test_the_recorded_answer_takes_the_one_pass_reader(monkeypatch):
+    taken = []
+    real = fastdecode._common_entity
+    monkeypatch.setattr(fastdecode, "_common_entity", lambda node, version: taken.append(real(node, version))
+                        or taken[-1])
+    perf = fastdecode.decode_perf((SOAP / "queryperf-csv.xml").read_bytes(), None)
+    assert taken and all(t is not None for t in taken) and perf == taken
 
 
 plain_vm = st.builds(
