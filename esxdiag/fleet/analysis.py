@@ -12,6 +12,7 @@ rollup (``uplink``), and its VMs carry it (esxdiag.fleet.uplink). The report is 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Mapping
@@ -137,10 +138,7 @@ def build_report(snapshot: Snapshot, thresholds: dict[str, float], snapshot_file
     """The fleet report of ``snapshot``, every VM judged with the evidence its deep check or a kept proof
     gives (esxdiag.fleet.confirm): made once, when the evidence is in."""
     t = thresholds
-    uplinks: dict[tuple[str, str], HostUplink] = {}
-    for h in snapshot.hosts:
-        if (figures := host_uplink(h)) is not None:
-            uplinks[(h.vcenter, h.name)] = figures
+    uplinks = host_uplinks(snapshot)
     checks, notes = evidence.checks, evidence.notes
     assessed = rank([assess(vm, t, checks.get((vm.vcenter, vm.moid)), uplinks) for vm in snapshot.vms])
     rows = tuple(vm_row(i, a, t, checks.get(key), notes.get(key, ())) for i, a in enumerate(assessed, 1)
@@ -155,6 +153,27 @@ def build_report(snapshot: Snapshot, thresholds: dict[str, float], snapshot_file
         counts=class_counts(rows), rows=rows, clusters=cluster_rollups(rows),
         hosts=host_rollups(rows, {(h.vcenter, h.name): host_context(h, t) for h in snapshot.hosts}),
         deep=evidence.section)
+
+
+def host_uplinks(snapshot: Snapshot) -> dict[tuple[str, str], HostUplink]:
+    """Every host's uplink figures by (vCenter, host name), for the VMs that ran on it (esxdiag.fleet.uplink)."""
+    return {(h.vcenter, h.name): figures for h in snapshot.hosts if (figures := host_uplink(h)) is not None}
+
+
+def with_evidence(first: FleetReport, snapshot: Snapshot, thresholds: dict[str, float],
+                  evidence: Evidence) -> FleetReport:
+    """``first`` (build_report of ``snapshot`` without evidence) once the evidence is in: what build_report
+    with the evidence gives, judging again only the VMs the evidence names (a serve cycle holding a few
+    kept proofs does not judge its whole fleet twice); every other row stays as it was, all ranked again."""
+    named = set(evidence.checks) | set(evidence.notes)
+    if not named:
+        return first if evidence.section is None else dataclasses.replace(first, deep=evidence.section)
+    uplinks, t = host_uplinks(snapshot), thresholds
+    again = {key: vm_row(0, assess(vm, t, evidence.checks.get(key), uplinks), t, evidence.checks.get(key),
+                         evidence.notes.get(key, ()))
+             for vm in snapshot.vms for key in [(vm.vcenter, vm.moid)] if key in named}
+    rows = [again.get((r.vcenter, r.moid), r) for r in first.rows]
+    return dataclasses.replace(first.with_rows(rows), deep=evidence.section)
 
 
 def worst_severity(report: FleetReport) -> str | None:
@@ -179,4 +198,5 @@ def tripped(report: FleetReport, severity: str) -> list[FleetRow]:
             or r.deep is not None and severity_order(r.deep.worst_severity) <= limit]
 
 
-__all__ = ["Evidence", "NO_EVIDENCE", "build_report", "deep_candidates", "ranked", "tripped", "worst_severity"]
+__all__ = ["Evidence", "NO_EVIDENCE", "build_report", "deep_candidates", "ranked", "tripped", "with_evidence",
+           "worst_severity"]

@@ -12,7 +12,6 @@ scan: its error is returned (serve serves the scan and says the history is degra
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import gc
 import sqlite3
 import threading
@@ -21,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Mapping
 
-from esxdiag.fleet.analysis import NO_EVIDENCE, Evidence, build_report
+from esxdiag.fleet.analysis import NO_EVIDENCE, Evidence, build_report, with_evidence
 from esxdiag.fleet.history import HistoryError
 from esxdiag.fleet.model import FleetReport
 from esxdiag.fleet.snapshot import Snapshot, snapshot_from_dict, write_snapshot
@@ -130,10 +129,3 @@ def run_scan(targets: list, options, thresholds: dict, snapshot_path: Callable[[
     return Scanned(report, snapshot, path, outcome.checks, outcome.unreached_hosts, retired, history_error,
                    history_written=record is not None and history_error is None)
 
-
-def with_evidence(first: FleetReport, snapshot: Snapshot, thresholds: dict, evidence: Evidence) -> FleetReport:
-    """The scan's report once its evidence is in: built again with it when it changes a row, else the
-    first report with the (empty) deep check shown."""
-    if evidence.checks or evidence.notes:
-        return build_report(snapshot, thresholds, first.snapshot.file, evidence)
-    return first if evidence.section is None else dataclasses.replace(first, deep=evidence.section)

@@ -12,9 +12,11 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from esxdiag.config import load_thresholds
-from esxdiag.fleet.analysis import Evidence, build_report
+from esxdiag.fleet.analysis import Evidence, build_report, with_evidence
 from esxdiag.fleet.model import ROW_FIELDS, DeepEvidence
 from esxdiag.fleet.snapshot import snapshot_from_dict
 from esxdiag.scanning.proofs import expire, unproven_rows
@@ -83,3 +85,45 @@ def test_every_row_key_of_the_json_is_in_the_documented_layout():
     block = text[text.index('"vms": [{'):text.index('"rollups":')]
     documented = set(re.findall(r'"([a-z0-9_]+)"', block))
     assert {key for key, _ in ROW_FIELDS} | {"deep"} <= documented
+
+
+def _check(kind: str, mac: str) -> DeepEvidence:
+    if kind == "proof":
+        return proof(mac)
+    if kind == "failed":
+        return DeepEvidence(verdicts=(), vnics=(), worst_severity=None, report=None, bundle=None,
+                            error="host esx1 not reached", checked_at=None)
+    return DeepEvidence(verdicts=("cpu-first",), worst_severity="critical", report="r.html", bundle="b", error=None,
+                        checked_at=CHECKED_AT, vnics=({"label": "Network adapter 1", "mac": mac, "type": "vmxnet3",
+                                                       "verdict": "cpu-first", "causes": []},))
+
+
+FLEET_VMS = [fs.vm("ring", drops=100), fs.vm("calm"), fs.vm("capped", ready=3100, limited=3000, limit=800),
+             fs.vm("busy-ring", ready=2500, drops=400), fs.vm("old-nic", drops=300, nics=("e1000",)),
+             fs.vm("off", power="poweredOff"), fs.vm("two", drops={"4000": 50, "4001": 0}, nics=("vmxnet3", "vmxnet3")),
+             fs.vm("elsewhere", host="esx2", drops=20)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, len(FLEET_VMS) - 1), st.sampled_from(["proof", "failed", "cpu", None]),
+                          st.booleans()), max_size=5),
+       st.booleans())
+def test_evidence_judged_for_the_vms_it_names_gives_the_whole_fleet_judged_again(picks, lossy_uplink):
+    """esxdiag.fleet.analysis.with_evidence (a scan's second report, judging only the VMs its evidence names)
+    equals build_report of the whole snapshot with that evidence, ranks, counts and rollups included."""
+    hosts = [fs.host("esx1", drops={"vmnic0": 40} if lossy_uplink else None), fs.host("esx2")]
+    snapshot = snapshot_from_dict(fs.snapshot(FLEET_VMS, hosts=hosts))
+    t = load_thresholds()
+    checks, notes = {}, {}
+    for index, kind, noted in picks:
+        vm = FLEET_VMS[index]
+        key = ("vc1:443", vm["moid"])
+        if kind is not None:
+            checks[key] = _check(kind, vm["vnics"][0]["mac"])
+        if noted:
+            notes[key] = (f"kept proof of {vm['name']}",)
+    evidence = Evidence(checks=checks, notes=notes)
+    first = build_report(snapshot, t, "snap.json")
+    judged_again = with_evidence(first, snapshot, t, evidence).as_dict()
+    whole = build_report(snapshot, t, "snap.json", evidence).as_dict()
+    assert judged_again | {"generated_at": None} == whole | {"generated_at": None}
