@@ -19,6 +19,7 @@ whether every vCenter was scanned), and are never compared against.
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 from contextlib import closing
@@ -171,19 +172,22 @@ def _changes(db: sqlite3.Connection, document: dict, scanned: set[str], scope: s
     before = {(vc, moid): (name, klass, severity) for vc, moid, name, klass, severity in db.execute(
         "SELECT vcenter, moid, name, class, severity FROM vm_results WHERE scan_id = ?", (scan_id,)) if vc in scanned}
     now = {(r["vcenter"], r["moid"]): r for r in document["vms"] if r["vcenter"] in scanned}
+    attention = functools.cache(needs_attention)  # a handful of (class, severity) pairs, thousands of VMs
     new, recovered, changed = [], [], []
     for key, r in now.items():
         _, was, was_severity = before.get(key, (None, None, None))
-        item = {"vcenter": key[0], "moid": key[1], "name": r["name"], "before": was, "after": r["class"]}
         # a symptomless VM of a lossy host is its host's row, not a new suspect
-        attention = needs_attention(r["class"], r["severity"])
-        had = was is not None and needs_attention(was, was_severity)
-        if attention and not had:
-            new.append(item)
-        elif had and not attention:
-            recovered.append(item)
+        now_attention = attention(r["class"], r["severity"])
+        had = was is not None and attention(was, was_severity)
+        if now_attention and not had:
+            into = new
+        elif had and not now_attention:
+            into = recovered
         elif was is not None and was != r["class"]:
-            changed.append(item)
+            into = changed
+        else:
+            continue  # the same as before: most VMs, no item built
+        into.append({"vcenter": key[0], "moid": key[1], "name": r["name"], "before": was, "after": r["class"]})
     gone = [{"vcenter": k[0], "moid": k[1], "name": v[0], "before": v[1], "after": None}
             for k, v in before.items() if k not in now]
     return {"previous_at": previous_at, "vcenters_compared": sorted(scanned), "new": new, "recovered": recovered,
