@@ -173,7 +173,9 @@ def _changes(db: sqlite3.Connection, document: dict, scanned: set[str], scope: s
         "SELECT vcenter, moid, name, class, severity FROM vm_results WHERE scan_id = ?", (scan_id,)) if vc in scanned}
     now = {(r["vcenter"], r["moid"]): r for r in document["vms"] if r["vcenter"] in scanned}
     attention = functools.cache(needs_attention)  # a handful of (class, severity) pairs, thousands of VMs
-    new, recovered, changed = [], [], []
+    new: list[dict] = []
+    recovered: list[dict] = []
+    changed: list[dict] = []
     for key, r in now.items():
         _, was, was_severity = before.get(key, (None, None, None))
         # a symptomless VM of a lossy host is its host's row, not a new suspect

@@ -182,7 +182,8 @@ def _read_vm(raw: object, i: int) -> FleetVm:
     except ParseError:
         return _read_vm_leniently(raw, i)
     notes: list[str] = []
-    perf, why = salvage_perf(raw.get("perf"), values["name"] or where, values["num_cpu"], notes)
+    raw_perf = raw.get("perf") if isinstance(raw, dict) else None  # a dict: record_values read it
+    perf, why = salvage_perf(raw_perf, values["name"] or where, values["num_cpu"], notes)
     values.update(perf=perf, perf_error=values["perf_error"] or why, damage=tuple(notes))
     return _make_vm(values)  # built once: the record whole, its perf read apart
 

@@ -331,7 +331,7 @@ def record_maker(cls: type) -> Callable[[dict[str, Any]], Any]:
     new = object.__new__
 
     def make(values: dict[str, Any]) -> Any:
-        record = new(cls)
+        record: Any = new(cls)
         record.__dict__.update(defaults)
         record.__dict__.update(values)
         return record

@@ -1,0 +1,148 @@
+"""A whole VM record is read once (esxdiag.fleet.snapshot._read_vm: its fields checked, its perf read
+apart, the record built from the checked values): it must give exactly what the general path gives
+(_read_vm_leniently: field by field, then the perf salvaged, then the record replaced), on whole
+records and on damaged ones, notes included."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import importlib.util
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from esxdiag.errors import ParseError
+from esxdiag.fleet.salvage import salvage_perf
+from esxdiag.fleet.snapshot import FleetGuest, FleetVm, FleetVnic, _read_vm, _read_vm_leniently
+from esxdiag.parsers.vsphere import CpuAllocation, PerfSeries, VmPerf, build_record, record_maker, record_values
+
+_spec = importlib.util.spec_from_file_location("fleet_snapshots", Path(__file__).with_name("fleet_snapshots.py"))
+fs = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(fs)
+
+VMS = [fs.vm("ring", drops=100), fs.vm("busy", vcpus=2, ready=[2400, 1000]),
+       fs.vm("capped", ready=3100, limited=3000, limit=800, drops=50), fs.vm("old", nics=("e1000", "vmxnet3")),
+       {**fs.vm("moved"), "migrations": [{"type": "VmMigratedEvent", "time": fs.STAMPS[3], "host": "esx2",
+                                          "source_host": "esx1", "message": None}]}]
+
+
+def _paths(node, path=()):
+    """Every key and item of a record, and each series' samples."""
+    yield path
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _paths(value, path + (key,))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _paths(value, path + (i,))
+
+
+PATHS = [(i, p) for i, vm in enumerate(VMS) for p in _paths(vm) if p]
+REPLACEMENTS = st.sampled_from([-5, -1, 0, 1.5, float("nan"), "x", "", "\u0664", None, True, 2**64, 2**70, [], {},
+                                [{}], {"a": 1}, "DELETE", "ADD"])
+
+
+def mutated(vm: dict, path: tuple, value) -> dict:
+    data = copy.deepcopy(vm)
+    parent = data
+    for key in path[:-1]:
+        parent = parent[key]
+    if value == "DELETE":
+        del parent[path[-1]]
+    elif value == "ADD":
+        if isinstance(parent[path[-1]], dict):
+            parent[path[-1]]["unexpected"] = 1
+        elif isinstance(parent[path[-1]], list):
+            parent[path[-1]].append(copy.deepcopy(parent[path[-1]][0]) if parent[path[-1]] else 7)
+        else:
+            parent[path[-1]] = [parent[path[-1]]]
+    else:
+        parent[path[-1]] = value
+    return data
+
+
+def same_read(raw, i: int) -> FleetVm:
+    fast, general = _read_vm(copy.deepcopy(raw), i), _read_vm_leniently(copy.deepcopy(raw), i)
+    assert fast == general
+    assert fast.damage == general.damage  # the notes, in their order
+    assert repr(fast) == repr(general)  # the same types all the way down (3 is not 3.0)
+    return fast
+
+
+@pytest.mark.parametrize("i", range(len(VMS)))
+def test_a_whole_record_reads_the_same_on_both_paths_without_a_note(i):
+    vm = same_read(VMS[i], i)
+    assert vm.damage == () and vm.perf is not None and vm.perf_error is None
+
+
+@settings(max_examples=600, derandomize=True, deadline=None)
+@given(st.sampled_from(PATHS), REPLACEMENTS)
+def test_a_damaged_record_reads_the_same_on_both_paths(where, value):
+    i, path = where
+    same_read(mutated(VMS[i], path, value), i)
+
+
+@pytest.mark.parametrize("raw", [None, 7, "vm", [], [1, 2], {}, {"name": "x"}, {**fs.vm("x"), "perf": None},
+                                 {k: v for k, v in fs.vm("x").items() if k != "perf"},
+                                 {**fs.vm("x"), "damage": ["from the file"]}, {**fs.vm("x"), "damage": 5}])
+def test_odd_records_read_the_same_on_both_paths(raw):
+    same_read(raw, 3)
+
+
+def test_a_vm_without_a_name_of_its_own_is_named_by_its_place():
+    raw = fs.vm("x")
+    raw["name"] = ""
+    raw["perf"]["series"][0]["values"][0] = -7
+    vm = same_read(raw, 4)
+    assert any(n.startswith("vms[4]: ") and "-7" in n for n in vm.damage)
+
+
+PERF = VMS[1]["perf"]
+PERF_PATHS = [p for p in _paths(PERF) if p and p[0] != "series"]
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(st.sampled_from(PERF_PATHS), REPLACEMENTS)
+def test_a_record_read_with_a_field_apart_is_the_record_without_it(path, value):
+    """record_values(cls, data, where, {field}) reads what build_record reads with that field in place."""
+    raw = mutated(PERF, path, value)
+    try:
+        expected = dataclasses.asdict(build_record(VmPerf, {**raw, "series": []}, "perf"))
+        del expected["series"]
+    except ParseError as exc:
+        expected = str(exc)
+    try:
+        got = record_values(VmPerf, raw, "perf", frozenset({"series"}))
+        got = {k: list(v) if isinstance(v, tuple) else v for k, v in got.items()}
+        expected = {k: list(v) if isinstance(v, tuple) else v for k, v in expected.items()} \
+            if isinstance(expected, dict) else expected
+    except ParseError as exc:
+        got = str(exc)
+    assert got == expected
+
+
+@pytest.mark.parametrize("cls, values", [
+    (PerfSeries, {"counter": "c", "instance": "", "unit": "number", "values": (1, None)}),
+    (CpuAllocation, {"limit_mhz": None, "reservation_mhz": 0, "shares": 1000, "shares_level": "normal"}),
+    (FleetGuest, {"family": "linuxGuest", "ip_address": None}),  # the optional fields left to their defaults
+    (FleetVnic, {"label": None, "type": "vmxnet3", "mac": None, "device_key": 4000, "network": None,
+                 "connected": True}),
+])
+def test_a_record_made_from_checked_values_is_the_one_its_constructor_makes(cls, values):
+    made, built = record_maker(cls)(dict(values)), cls(**values)
+    assert type(made) is cls and made == built and hash(made) == hash(built) and repr(made) == repr(built)
+    assert vars(made) == vars(built)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.__setattr__(next(iter(values)), None)
+
+
+def test_salvage_gives_the_typed_record_the_constructors_give():
+    notes: list[str] = []
+    perf, why = salvage_perf(copy.deepcopy(PERF), "busy", 2, notes)
+    assert why is None and notes == []
+    assert perf == VmPerf(**{**{k: tuple(v) if isinstance(v, list) else v for k, v in PERF.items()},
+                             "series": tuple(PerfSeries(s["counter"], s["instance"], s["unit"], tuple(s["values"]))
+                                             for s in PERF["series"])})
