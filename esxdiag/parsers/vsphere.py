@@ -342,32 +342,51 @@ def record_maker(cls: type) -> Callable[[dict[str, Any]], Any]:
 def _field_reader(cls: type, apart: frozenset[str]) -> Callable[[Any, str], dict[str, Any]]:
     fields = dataclasses.fields(cls)
     optional = frozenset(f.name for f in fields if f.default is not dataclasses.MISSING)  # added after schema /1
-    not_required = optional | apart
-    hints = typing.get_type_hints(cls)
     names = frozenset(f.name for f in fields)
+    required = names - optional - apart
+    hints = typing.get_type_hints(cls)
     converters = tuple((f.name, _converter(hints[f.name]), _plain_types(hints[f.name]))
                        for f in fields if f.name not in apart)
+    scalars = tuple((n, plain) for n, _, plain in converters if plain)
+    nested = tuple((n, conv) for n, conv, plain in converters if not plain)
 
     def read(data: Any, where: str) -> dict[str, Any]:
         if not isinstance(data, dict):
             raise ParseError(f"{where or 'record'}: expected an object, got {type(data).__name__}")
-        if data.keys() != names:
-            missing = [f.name for f in fields if f.name not in data and f.name not in not_required]
+        keys = data.keys()
+        if not (keys <= names and keys >= required):
+            missing = [f.name for f in fields if f.name in required and f.name not in data]
             extra = sorted(set(data) - names)
-            if missing or extra:
-                raise ParseError(f"{where or cls.__name__}: missing fields {missing}, unexpected fields {extra}")
-        values = {}
-        for n, conv, plain in converters:
-            if n not in data:
-                continue
-            value = data[n]
+            raise ParseError(f"{where or cls.__name__}: missing fields {missing}, unexpected fields {extra}")
+        for n, plain in scalars:
+            value = data.get(n)  # an optional field the data lacks reads as None here: its default applies
             kind = type(value)
-            if kind in plain and (kind is not int or 0 <= value <= U64_MAX):
-                values[n] = value  # what conv would return, without building the field's path
-            else:
-                values[n] = conv(value, f"{where}.{n}" if where else n)
+            if kind not in plain or kind is int and not 0 <= value <= U64_MAX:
+                return _field_by_field(data, where, converters)
+        values = dict(data)  # every scalar kept as it is (the common case): copied at once, the rest converted
+        for n in apart:
+            values.pop(n, None)
+        for n, conv in nested:
+            if n in data:
+                values[n] = conv(data[n], f"{where}.{n}" if where else n)
         return values
     return read
+
+
+def _field_by_field(data: dict, where: str, converters: tuple) -> dict[str, Any]:
+    """A record's values one field at a time, in field order: a value to convert (an int for a float), or
+    the first field that cannot be read named in the ParseError."""
+    values = {}
+    for n, conv, plain in converters:
+        if n not in data:
+            continue
+        value = data[n]
+        kind = type(value)
+        if kind in plain and (kind is not int or 0 <= value <= U64_MAX):
+            values[n] = value  # what conv would return, without building the field's path
+        else:
+            values[n] = conv(value, f"{where}.{n}" if where else n)
+    return values
 
 
 def _plain_types(hint: Any) -> frozenset:
