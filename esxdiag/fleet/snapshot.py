@@ -18,7 +18,8 @@ from pathlib import Path
 
 from esxdiag.errors import ParseError
 from esxdiag.fleet.salvage import lenient_record, salvage_perf
-from esxdiag.parsers.vsphere import CpuAllocation, MissingProperty, VmEvent, VmPerf, build_record, record_maker, record_values
+from esxdiag.parsers.vsphere import (CpuAllocation, MissingProperty, VmEvent, VmPerf, build_record, record_maker,
+                                     record_values)
 from esxdiag.vocabulary import SCHEMA_SNAPSHOT
 
 MAX_SNAPSHOT_BYTES = 256 * 1024**2  # ~40,000 VMs (10,000 are ~60 MB); reading takes ~7x its size in memory

@@ -146,3 +146,23 @@ def test_salvage_gives_the_typed_record_the_constructors_give():
     assert perf == VmPerf(**{**{k: tuple(v) if isinstance(v, list) else v for k, v in PERF.items()},
                              "series": tuple(PerfSeries(s["counter"], s["instance"], s["unit"], tuple(s["values"]))
                                              for s in PERF["series"])})
+
+
+NESTED = [(), ("a", "b"), ("a", 1), ("a", ("b",)), None, {}, {"4000": 3, "4001": 2.5}, {"x": True}, {"x": (1, 2)},
+          {"x": {"y": 1}}, ({"host": "esx1", "at": ("t",)},), [1, 2]]
+
+
+@pytest.mark.parametrize("value", NESTED, ids=repr)
+def test_a_report_row_writes_nested_fields_as_the_general_conversion_does(value):
+    """FleetRow.as_dict keeps texts and numbers as they are without esxdiag.fleet.model._json: the same JSON."""
+    from esxdiag.config import load_thresholds
+    from esxdiag.fleet.analysis import build_report
+    from esxdiag.fleet.model import NESTED_FIELDS, _json
+    from esxdiag.fleet.snapshot import snapshot_from_dict
+
+    (row,) = build_report(snapshot_from_dict(fs.snapshot([fs.vm("a")])), load_thresholds()).rows
+    for key in NESTED_FIELDS:
+        odd = dataclasses.replace(row, **{key: value})
+        got, expected = odd.as_dict()[key], _json(value)
+        assert got == expected and repr(got) == repr(expected)
+        assert got is not value or value is None
