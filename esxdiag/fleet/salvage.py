@@ -28,6 +28,7 @@ from esxdiag.parsers.vsphere import PerfSeries, VmPerf, build_record, record_mak
 NO_SAMPLE = -1  # what vCenter's CSV answers for a sample it does not have
 CPU_TIME_COUNTERS = ("cpu.ready.summation", "cpu.costop.summation", "cpu.maxlimited.summation")
 _WHOLE = frozenset({int, type(None)})
+_COUNTS = frozenset({int})
 _SERIES_FIELDS = {"counter": str, "instance": str, "unit": str, "values": list}
 _SERIES_KEYS = frozenset(_SERIES_FIELDS)
 _SERIES_APART = frozenset({"series"})  # salvage_perf reads the series one by one
@@ -113,27 +114,54 @@ def salvage_perf(raw: Any, who: str, num_cpu: int | None, notes: list[str]) -> t
     kept: dict[tuple[str, str], PerfSeries] = {}
     conflicting: set[tuple[str, str]] = set()
     for i, series in enumerate(raw["series"]):
-        problem = _series_problem(series, len(timestamps))
-        if problem is not None:
-            notes.append(f"{who}: perf.series[{i}]: {problem}: series dropped")
-            continue
-        counter, instance = series["counter"], series["instance"]
-        values, bad = clean_values(series["values"], _cap_ms(counter, instance, interval_s, num_cpu))
-        if bad:
-            at, value, why = bad[0]
-            more = f" (and {len(bad) - 1} more in this series)" if len(bad) > 1 else ""
-            notes.append(f"{who}: {counter[:60]} instance {instance[:40]!r}: value {_shown(value)} at "
-                         f"{timestamps[at]} is {why}: sample dropped{more}")
-        one = _make_series({"counter": counter, "instance": instance, "unit": series["unit"], "values": values})
-        first = kept.setdefault((counter, instance), one)
+        one = _whole_series(series, len(timestamps), interval_s, num_cpu)
+        if one is None:
+            one = _read_series(series, i, who, timestamps, interval_s, num_cpu, notes)
+            if one is None:
+                continue
+        key = (one.counter, one.instance)
+        first = kept.setdefault(key, one)
         if first is not one and first != one:
-            conflicting.add((counter, instance))
+            conflicting.add(key)
     for key in sorted(conflicting):
         del kept[key]
         notes.append(f"{who}: {key[0][:60]} instance {key[1][:40]!r} appears twice with different values: "
                      "both dropped")
     head["series"] = tuple(kept.values())
     return _make_perf(head), None
+
+
+def _whole_series(raw: Any, count: int, interval_s: int, num_cpu: int | None) -> PerfSeries | None:
+    """A series with nothing to note (the common case), checked in one go; None: _read_series reads it."""
+    if type(raw) is not dict or raw.keys() != _SERIES_KEYS:
+        return None
+    counter, instance, unit, values = raw["counter"], raw["instance"], raw["unit"], raw["values"]
+    if not (type(counter) is str and type(instance) is str and type(unit) is str and type(values) is list
+            and len(values) == count and instance.isascii() and (not instance.isdigit() or is_count(instance))):
+        return None
+    cap = _cap_ms(counter, instance, interval_s, num_cpu)
+    if not (set(map(type, values)) == _COUNTS and min(values) >= 0
+            and max(values) <= (U64_MAX if cap is None else cap)):
+        return None
+    return _make_series({"counter": counter, "instance": instance, "unit": unit, "values": tuple(values)})
+
+
+def _read_series(raw: Any, i: int, who: str, timestamps: tuple[str, ...], interval_s: int, num_cpu: int | None,
+                 notes: list[str]) -> PerfSeries | None:
+    """One series of a perf record, its damage noted: a sample that cannot be a counter is a gap, a series
+    that cannot be read is None."""
+    problem = _series_problem(raw, len(timestamps))
+    if problem is not None:
+        notes.append(f"{who}: perf.series[{i}]: {problem}: series dropped")
+        return None
+    counter, instance = raw["counter"], raw["instance"]
+    values, bad = clean_values(raw["values"], _cap_ms(counter, instance, interval_s, num_cpu))
+    if bad:
+        at, value, why = bad[0]
+        more = f" (and {len(bad) - 1} more in this series)" if len(bad) > 1 else ""
+        notes.append(f"{who}: {counter[:60]} instance {instance[:40]!r}: value {_shown(value)} at "
+                     f"{timestamps[at]} is {why}: sample dropped{more}")
+    return _make_series({"counter": counter, "instance": instance, "unit": raw["unit"], "values": values})
 
 
 def _nullable(hint: Any) -> bool:

@@ -166,3 +166,37 @@ def test_a_report_row_writes_nested_fields_as_the_general_conversion_does(value)
         got, expected = odd.as_dict()[key], _json(value)
         assert got == expected and repr(got) == repr(expected)
         assert got is not value or value is None
+
+
+SAMPLE = st.one_of(st.integers(min_value=-3, max_value=30_000), st.sampled_from([2**64 - 1, 2**64, -1, None, True,
+                                                                                  1.0, "7"]))
+SERIES = st.fixed_dictionaries({
+    "counter": st.sampled_from(["cpu.ready.summation", "cpu.costop.summation", "net.droppedRx.summation", 7]),
+    "instance": st.sampled_from(["", "0", "1", "4000", "vmnic0", "\u0664", "40\u00b2", "99999999999999999999999",
+                                 "vmnic\u00e9", None]),
+    "unit": st.sampled_from(["millisecond", "number", None]),
+    "values": st.one_of(st.lists(st.integers(min_value=0, max_value=30_000), min_size=3, max_size=3),
+                        st.lists(SAMPLE, min_size=3, max_size=3), st.lists(SAMPLE, max_size=4))})
+
+
+@settings(max_examples=600, derandomize=True, deadline=None)
+@given(st.one_of(SERIES, SERIES.map(lambda s: {**s, "extra": 1}), st.just([])), st.sampled_from([None, 1, 2]))
+def test_a_whole_series_reads_as_the_general_path_reads_it_without_a_note(raw, num_cpu):
+    """salvage._whole_series takes a series only when _read_series would take it as it is, with no note."""
+    from esxdiag.fleet.salvage import _read_series, _whole_series
+
+    notes: list[str] = []
+    general = _read_series(raw, 0, "vm", ("t1", "t2", "t3"), 20, num_cpu, notes)
+    fast = _whole_series(raw, 3, 20, num_cpu)
+    if fast is not None:
+        assert fast == general and repr(fast) == repr(general) and notes == []
+    else:  # what the fast path leaves is damaged, has a gap (-1, null), or a non-ASCII instance
+        assert notes or None in general.values or not raw["instance"].isascii()
+
+
+def test_a_whole_series_takes_the_fast_path():
+    from esxdiag.fleet.salvage import _whole_series
+
+    raw = {"counter": "cpu.ready.summation", "instance": "1", "unit": "millisecond", "values": [0, 20_000, 7]}
+    assert _whole_series(raw, 3, 20, 2).values == (0, 20_000, 7)
+    assert _whole_series({**raw, "values": [0, 20_001, 7]}, 3, 20, 2) is None  # longer than the sample: a note
