@@ -359,7 +359,7 @@ def _field_reader(cls: type, apart: frozenset[str]) -> Callable[[Any, str], dict
             extra = sorted(set(data) - names)
             raise ParseError(f"{where or cls.__name__}: missing fields {missing}, unexpected fields {extra}")
         for n, plain in scalars:
-            value = data.get(n)  # an optional field the data lacks reads as None here: its default applies
+            value: Any = data.get(n)  # an optional field the data lacks reads as None here: its default applies
             kind = type(value)
             if kind not in plain or kind is int and not 0 <= value <= U64_MAX:
                 return _field_by_field(data, where, converters)
