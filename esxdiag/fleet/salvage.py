@@ -23,7 +23,7 @@ from typing import Any
 
 from esxdiag.errors import ParseError
 from esxdiag.parsers.numbers import U64_MAX, is_count
-from esxdiag.parsers.vsphere import PerfSeries, VmPerf, build_record, record_maker, record_values
+from esxdiag.parsers.vsphere import PerfSeries, VmPerf, build_record, record_values
 
 NO_SAMPLE = -1  # what vCenter's CSV answers for a sample it does not have
 CPU_TIME_COUNTERS = ("cpu.ready.summation", "cpu.costop.summation", "cpu.maxlimited.summation")
@@ -32,9 +32,6 @@ _COUNTS = frozenset({int})
 _SERIES_FIELDS = {"counter": str, "instance": str, "unit": str, "values": list}
 _SERIES_KEYS = frozenset(_SERIES_FIELDS)
 _SERIES_APART = frozenset({"series"})  # salvage_perf reads the series one by one
-
-
-_make_series, _make_perf = record_maker(PerfSeries), record_maker(VmPerf)
 
 
 def _shown(value: Any) -> str:
@@ -127,8 +124,7 @@ def salvage_perf(raw: Any, who: str, num_cpu: int | None, notes: list[str]) -> t
         del kept[key]
         notes.append(f"{who}: {key[0][:60]} instance {key[1][:40]!r} appears twice with different values: "
                      "both dropped")
-    head["series"] = tuple(kept.values())
-    return _make_perf(head), None
+    return VmPerf(**head, series=tuple(kept.values())), None
 
 
 def _whole_series(raw: Any, count: int, interval_s: int, num_cpu: int | None) -> PerfSeries | None:
@@ -143,7 +139,7 @@ def _whole_series(raw: Any, count: int, interval_s: int, num_cpu: int | None) ->
     if not (set(map(type, values)) == _COUNTS and min(values) >= 0
             and max(values) <= (U64_MAX if cap is None else cap)):
         return None
-    return _make_series({"counter": counter, "instance": instance, "unit": unit, "values": tuple(values)})
+    return PerfSeries(counter, instance, unit, tuple(values))
 
 
 def _read_series(raw: Any, i: int, who: str, timestamps: tuple[str, ...], interval_s: int, num_cpu: int | None,
@@ -161,7 +157,7 @@ def _read_series(raw: Any, i: int, who: str, timestamps: tuple[str, ...], interv
         more = f" (and {len(bad) - 1} more in this series)" if len(bad) > 1 else ""
         notes.append(f"{who}: {counter[:60]} instance {instance[:40]!r}: value {_shown(value)} at "
                      f"{timestamps[at]} is {why}: sample dropped{more}")
-    return _make_series({"counter": counter, "instance": instance, "unit": raw["unit"], "values": values})
+    return PerfSeries(counter, instance, raw["unit"], values)
 
 
 def _nullable(hint: Any) -> bool:

@@ -18,8 +18,7 @@ from pathlib import Path
 
 from esxdiag.errors import ParseError
 from esxdiag.fleet.salvage import lenient_record, salvage_perf
-from esxdiag.parsers.vsphere import (CpuAllocation, MissingProperty, VmEvent, VmPerf, build_record, record_maker,
-                                     record_values)
+from esxdiag.parsers.vsphere import CpuAllocation, MissingProperty, VmEvent, VmPerf, build_record, record_values
 from esxdiag.vocabulary import SCHEMA_SNAPSHOT
 
 MAX_SNAPSHOT_BYTES = 256 * 1024**2  # ~40,000 VMs (10,000 are ~60 MB); reading takes ~7x its size in memory
@@ -172,9 +171,6 @@ def _text(raw: object, key: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-_make_vm = record_maker(FleetVm)
-
-
 def _read_vm(raw: object, i: int) -> FleetVm:
     """One VM record: its perf salvaged series by series, the rest field by field when it must be."""
     where = f"vms[{i}]"
@@ -186,7 +182,7 @@ def _read_vm(raw: object, i: int) -> FleetVm:
     raw_perf = raw.get("perf") if isinstance(raw, dict) else None  # a dict: record_values read it
     perf, why = salvage_perf(raw_perf, values["name"] or where, values["num_cpu"], notes)
     values.update(perf=perf, perf_error=values["perf_error"] or why, damage=tuple(notes))
-    return _make_vm(values)  # built once: the record whole, its perf read apart
+    return FleetVm(**values)  # built once: the record whole, its perf read apart
 
 
 def _read_vm_leniently(raw: object, i: int) -> FleetVm:

@@ -314,28 +314,8 @@ def record_values(cls: type, data: Any, where: str, apart: frozenset[str] = froz
 
 
 def _record_converter(cls: type) -> Callable[[Any, str], Any]:
-    read, make = _field_reader(cls, frozenset()), record_maker(cls)
-    return lambda data, where: make(read(data, where))
-
-
-@functools.lru_cache(maxsize=None)
-def record_maker(cls: type) -> Callable[[dict[str, Any]], Any]:
-    """cls(**values) for values already checked (every required field, no other name). A frozen
-    dataclass's __init__ sets each field through object.__setattr__, ~0.2 us a field; a record with no
-    __post_init__, slots or default factory is the same instance with the values as its __dict__."""
-    fields = dataclasses.fields(cls)
-    if (hasattr(cls, "__post_init__") or "__slots__" in cls.__dict__
-            or any(f.default_factory is not dataclasses.MISSING or not f.init for f in fields)):
-        return lambda values: cls(**values)
-    defaults = {f.name: f.default for f in fields if f.default is not dataclasses.MISSING}
-    new = object.__new__
-
-    def make(values: dict[str, Any]) -> Any:
-        record: Any = new(cls)
-        record.__dict__.update(defaults)
-        record.__dict__.update(values)
-        return record
-    return make
+    read = _field_reader(cls, frozenset())
+    return lambda data, where: cls(**read(data, where))
 
 
 @functools.lru_cache(maxsize=None)
