@@ -19,13 +19,15 @@ whether every vCenter was scanned), and are never compared against.
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 from contextlib import closing
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
 from esxdiag.errors import EsxdiagError
+from esxdiag.fleet.model import FleetReport
 from esxdiag.vocabulary import needs_attention
 
 _SCHEMA = """
@@ -111,8 +113,12 @@ def prepare(path: str | Path) -> None:
 
 def scan_status(document: dict) -> str:
     """complete | partial | failed: how many of the vCenters asked for were scanned."""
-    scanned = sum(v["status"] == "scanned" for v in document["vcenters"])
-    return "complete" if scanned == len(document["vcenters"]) else ("partial" if scanned else "failed")
+    return _status([v["status"] for v in document["vcenters"]])
+
+
+def _status(statuses: list[str]) -> str:
+    scanned = sum(s == "scanned" for s in statuses)
+    return "complete" if scanned == len(statuses) else ("partial" if scanned else "failed")
 
 
 def proven_at(row: dict) -> str | None:
@@ -120,36 +126,92 @@ def proven_at(row: dict) -> str | None:
     return (row.get("deep") or {}).get("checked_at") if row.get("confirmed") else None
 
 
+class VmResult(NamedTuple):
+    """A vm_results row less its scan."""
+
+    vcenter: str
+    moid: str
+    name: str
+    klass: str
+    severity: str | None
+    score: float | None
+    drops_per_s: float | None
+    drops_per_1000: float | None
+    ready_worst_pct: float | None
+    proven_at: str | None
+
+
+class ScanEntry(NamedTuple):
+    """What the history keeps of one scan: the same read from a fleet report's JSON (entry_of_document)
+    or from the typed report (entry_of_report)."""
+
+    collected_at: str
+    scope: str  # the filters as JSON: only like scans are compared
+    statuses: list[tuple[str, str]]  # (vCenter name, scanned | failed) for every vCenter asked for
+    not_scanned: list[dict]
+    counts: dict
+    vms: list[VmResult]
+    deep: list[tuple]  # deep_checks rows (DEEP_KEYS) of the deep checks that say when they ended
+
+
+def entry_of_document(document: dict) -> ScanEntry:
+    return ScanEntry(
+        document["snapshot"]["collected_at"], json.dumps(document["snapshot"]["filters"], sort_keys=True),
+        [(v["name"], v["status"]) for v in document["vcenters"]],
+        [{k: m[k] for k in ("vcenter", "error_kind", "error")} for m in document["not_scanned"]], document["counts"],
+        [VmResult(r["vcenter"], r["moid"], r["name"], r["class"], r["severity"], r["score"], r["drops_per_s"],
+                  r["drops_per_1000"], r["ready_worst_pct"], proven_at(r)) for r in document["vms"]],
+        [_deep_check(c) for c in (document.get("deep") or {}).get("vms", []) if c.get("checked_at")])
+
+
+def entry_of_report(report: FleetReport) -> ScanEntry:
+    """entry_of_document(report.as_dict()) without writing the whole report's JSON (serve's cycles)."""
+    deep = [v.as_dict() for v in report.deep.vms] if report.deep is not None else []
+    return ScanEntry(
+        report.snapshot.collected_at, json.dumps(report.snapshot.filters, sort_keys=True),
+        [(v.name, v.status) for v in report.vcenters],
+        [{"vcenter": m.vcenter, "error_kind": m.error_kind, "error": m.error} for m in report.not_scanned],
+        dict(report.counts),
+        [VmResult(r.vcenter, r.moid, r.name, r.klass, r.severity, r.score, r.drops_per_s, r.drops_per_1000,
+                  r.ready_worst_pct, r.deep.checked_at if r.confirmed and r.deep is not None else None)
+         for r in report.rows],
+        [_deep_check(c) for c in deep if c.get("checked_at")])
+
+
+def _deep_check(c: dict) -> tuple:
+    return (c["vcenter"], c["moid"], c["name"], c["checked_at"], json.dumps(c["verdicts"]), c["worst_severity"],
+            c["report"], c["error"], json.dumps(c["vnics"]))
+
+
 def changes_and_record(path: str | Path, document: dict, retired: Iterable[tuple[str, str, str]] = ()) -> dict | None:
     """What changed since the previous comparable scan (None when there is none, or nothing was
     scanned now), then append this scan with its status, and its deep checks (those that say when
     they ended); ``retired``: the (vCenter, MOID, checked_at) of the proofs this scan retired."""
-    scanned = sorted(v["name"] for v in document["vcenters"] if v["status"] == "scanned")
-    scope = json.dumps(document["snapshot"]["filters"], sort_keys=True)  # only like scans are compared
-    not_scanned = [{k: m[k] for k in ("vcenter", "error_kind", "error")} for m in document["not_scanned"]]
+    return record_entry(path, entry_of_document(document), retired)
+
+
+def record_entry(path: str | Path, entry: ScanEntry, retired: Iterable[tuple[str, str, str]] = ()) -> dict | None:
+    """changes_and_record for a scan read already (entry_of_document, entry_of_report)."""
+    scanned = sorted(name for name, status in entry.statuses if status == "scanned")
     with closing(_open(path, create=True)) as db:
         try:
-            changes = _changes(db, document, set(scanned), scope) if scanned else None
+            changes = _changes(db, entry.vms, set(scanned), entry.scope) if scanned else None
             with db:
                 cur = db.execute(
                     "INSERT INTO scans (collected_at, scope, vcenters, counts, status, not_scanned) "
                     "VALUES (?, ?, ?, ?, ?, ?)",
-                    (document["snapshot"]["collected_at"], scope, json.dumps(scanned), json.dumps(document["counts"]),
-                     scan_status(document), json.dumps(not_scanned)))
+                    (entry.collected_at, entry.scope, json.dumps(scanned), json.dumps(entry.counts),
+                     _status([status for _, status in entry.statuses]), json.dumps(entry.not_scanned)))
                 db.executemany(
                     "INSERT INTO vm_results (scan_id, vcenter, moid, name, class, severity, score, drops_per_s, "
                     "drops_per_1000, ready_worst_pct, proven_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [(cur.lastrowid, r["vcenter"], r["moid"], r["name"], r["class"], r["severity"], r["score"],
-                      r["drops_per_s"], r["drops_per_1000"], r["ready_worst_pct"], proven_at(r))
-                     for r in document["vms"] if r["vcenter"] in scanned])
+                    [(cur.lastrowid, *r) for r in entry.vms if r.vcenter in scanned])
                 db.executemany(
                     f"INSERT OR IGNORE INTO deep_checks ({', '.join(DEEP_KEYS)}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [(c["vcenter"], c["moid"], c["name"], c["checked_at"], json.dumps(c["verdicts"]),
-                      c["worst_severity"], c["report"], c["error"], json.dumps(c["vnics"]))
-                     for c in (document.get("deep") or {}).get("vms", []) if c.get("checked_at")])
+                    entry.deep)
                 db.executemany(
                     "UPDATE deep_checks SET retired_at = ? WHERE vcenter = ? AND moid = ? AND checked_at = ? "
-                    "AND retired_at IS NULL", [(document["snapshot"]["collected_at"], *key) for key in retired])
+                    "AND retired_at IS NULL", [(entry.collected_at, *key) for key in retired])
         except sqlite3.Error as exc:
             raise HistoryError(f"{path}: cannot use as scan history ({exc})") from None
     return changes
@@ -162,7 +224,7 @@ def _previous(db: sqlite3.Connection, scanned: set[str], scope: str) -> tuple | 
     return next((row for row in rows if scanned <= set(json.loads(row[2]))), None)
 
 
-def _changes(db: sqlite3.Connection, document: dict, scanned: set[str], scope: str) -> dict | None:
+def _changes(db: sqlite3.Connection, vms: list[VmResult], scanned: set[str], scope: str) -> dict | None:
     """Against the previous comparable scan (see _previous), over the vCenters scanned now."""
     row = _previous(db, scanned, scope)
     if row is None:
@@ -170,20 +232,25 @@ def _changes(db: sqlite3.Connection, document: dict, scanned: set[str], scope: s
     scan_id, previous_at, _ = row
     before = {(vc, moid): (name, klass, severity) for vc, moid, name, klass, severity in db.execute(
         "SELECT vcenter, moid, name, class, severity FROM vm_results WHERE scan_id = ?", (scan_id,)) if vc in scanned}
-    now = {(r["vcenter"], r["moid"]): r for r in document["vms"] if r["vcenter"] in scanned}
-    new, recovered, changed = [], [], []
+    now = {(r.vcenter, r.moid): r for r in vms if r.vcenter in scanned}
+    attention = functools.cache(needs_attention)  # a handful of (class, severity) pairs, thousands of VMs
+    new: list[dict] = []
+    recovered: list[dict] = []
+    changed: list[dict] = []
     for key, r in now.items():
         _, was, was_severity = before.get(key, (None, None, None))
-        item = {"vcenter": key[0], "moid": key[1], "name": r["name"], "before": was, "after": r["class"]}
         # a symptomless VM of a lossy host is its host's row, not a new suspect
-        attention = needs_attention(r["class"], r["severity"])
-        had = was is not None and needs_attention(was, was_severity)
-        if attention and not had:
-            new.append(item)
-        elif had and not attention:
-            recovered.append(item)
-        elif was is not None and was != r["class"]:
-            changed.append(item)
+        now_attention = attention(r.klass, r.severity)
+        had = was is not None and attention(was, was_severity)
+        if now_attention and not had:
+            into = new
+        elif had and not now_attention:
+            into = recovered
+        elif was is not None and was != r.klass:
+            into = changed
+        else:
+            continue  # the same as before: most VMs, no item built
+        into.append({"vcenter": key[0], "moid": key[1], "name": r.name, "before": was, "after": r.klass})
     gone = [{"vcenter": k[0], "moid": k[1], "name": v[0], "before": v[1], "after": None}
             for k, v in before.items() if k not in now]
     return {"previous_at": previous_at, "vcenters_compared": sorted(scanned), "new": new, "recovered": recovered,

@@ -157,7 +157,14 @@ class FleetRow:
     def as_dict(self) -> JsonDict:
         out = {key: getattr(self, name) for key, name in ROW_FIELDS}
         for key in NESTED_FIELDS:  # the rest are plain values already
-            out[key] = _json(out[key])
+            value = out[key]
+            # texts and numbers are their own JSON: _json would ask typing's Mapping of each one, most of the time here
+            if type(value) is tuple and all(type(v) is str for v in value):
+                out[key] = list(value)
+            elif type(value) is dict and all(type(v) in (int, float) for v in value.values()):
+                out[key] = dict(value)
+            else:
+                out[key] = _json(value)
         out["deep"] = self.deep.as_dict() if self.deep is not None else None
         return out
 

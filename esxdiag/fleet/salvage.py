@@ -23,13 +23,15 @@ from typing import Any
 
 from esxdiag.errors import ParseError
 from esxdiag.parsers.numbers import U64_MAX, is_count
-from esxdiag.parsers.vsphere import PerfSeries, VmPerf, build_record
+from esxdiag.parsers.vsphere import PerfSeries, VmPerf, build_record, record_values
 
 NO_SAMPLE = -1  # what vCenter's CSV answers for a sample it does not have
 CPU_TIME_COUNTERS = ("cpu.ready.summation", "cpu.costop.summation", "cpu.maxlimited.summation")
 _WHOLE = frozenset({int, type(None)})
+_COUNTS = frozenset({int})
 _SERIES_FIELDS = {"counter": str, "instance": str, "unit": str, "values": list}
 _SERIES_KEYS = frozenset(_SERIES_FIELDS)
+_SERIES_APART = frozenset({"series"})  # salvage_perf reads the series one by one
 
 
 def _shown(value: Any) -> str:
@@ -78,10 +80,11 @@ def _cap_ms(counter: str, instance: str, interval_s: int, num_cpu: int | None) -
 def _series_problem(raw: Any, timestamps: int) -> str | None:
     if not isinstance(raw, dict) or raw.keys() != _SERIES_KEYS:
         return "not a series record (counter, instance, unit, values)"
-    for name, kind in _SERIES_FIELDS.items():
-        if not isinstance(raw[name], kind):
-            return f"{name} is {_shown(raw[name])}, not a {kind.__name__}"
     instance = raw["instance"]
+    if not (isinstance(raw["counter"], str) and isinstance(instance, str) and isinstance(raw["unit"], str)
+            and isinstance(raw["values"], list)):  # spelt out: a loop over _SERIES_FIELDS costs as much again
+        name, kind = next((n, k) for n, k in _SERIES_FIELDS.items() if not isinstance(raw[n], k))
+        return f"{name} is {_shown(raw[name])}, not a {kind.__name__}"
     if (not instance.isascii() and any(ch.isdigit() and not ch.isascii() for ch in instance)
             or instance.isdigit() and not is_count(instance)):
         return f"instance {_shown(instance)} is not a vCPU number / device key in ASCII digits"
@@ -97,37 +100,64 @@ def salvage_perf(raw: Any, who: str, num_cpu: int | None, notes: list[str]) -> t
     try:
         if not isinstance(raw, dict) or not isinstance(raw.get("series"), list):
             raise ParseError("not a performance record with a list of series")
-        head = build_record(VmPerf, {**raw, "series": []}, "perf")
-        if head.interval_s <= 0:
-            raise ParseError(f"perf.interval_s: {head.interval_s} is not a sample interval")
+        head = record_values(VmPerf, raw, "perf", _SERIES_APART)
+        if head["interval_s"] <= 0:
+            raise ParseError(f"perf.interval_s: {head['interval_s']} is not a sample interval")
     except ParseError as exc:
         why = f"damaged performance record ({exc.why})"
         notes.append(f"{who}: {why}: no counters used")
         return None, why
+    timestamps, interval_s = head["timestamps"], head["interval_s"]
     kept: dict[tuple[str, str], PerfSeries] = {}
     conflicting: set[tuple[str, str]] = set()
     for i, series in enumerate(raw["series"]):
-        name = f"{who}: perf.series[{i}]"
-        problem = _series_problem(series, len(head.timestamps))
-        if problem is not None:
-            notes.append(f"{name}: {problem}: series dropped")
-            continue
-        counter, instance = series["counter"], series["instance"]
-        name = f"{who}: {counter[:60]} instance {instance[:40]!r}"
-        values, bad = clean_values(series["values"], _cap_ms(counter, instance, head.interval_s, num_cpu))
-        if bad:
-            at, value, why = bad[0]
-            more = f" (and {len(bad) - 1} more in this series)" if len(bad) > 1 else ""
-            notes.append(f"{name}: value {_shown(value)} at {head.timestamps[at]} is {why}: sample dropped{more}")
-        one = PerfSeries(counter, instance, series["unit"], values)
-        first = kept.setdefault((counter, instance), one)
+        one = _whole_series(series, len(timestamps), interval_s, num_cpu)
+        if one is None:
+            one = _read_series(series, i, who, timestamps, interval_s, num_cpu, notes)
+            if one is None:
+                continue
+        key = (one.counter, one.instance)
+        first = kept.setdefault(key, one)
         if first is not one and first != one:
-            conflicting.add((counter, instance))
+            conflicting.add(key)
     for key in sorted(conflicting):
         del kept[key]
         notes.append(f"{who}: {key[0][:60]} instance {key[1][:40]!r} appears twice with different values: "
                      "both dropped")
-    return dataclasses.replace(head, series=tuple(kept.values())), None
+    return VmPerf(**head, series=tuple(kept.values())), None
+
+
+def _whole_series(raw: Any, count: int, interval_s: int, num_cpu: int | None) -> PerfSeries | None:
+    """A series with nothing to note (the common case), checked in one go; None: _read_series reads it."""
+    if type(raw) is not dict or raw.keys() != _SERIES_KEYS:
+        return None
+    counter, instance, unit, values = raw["counter"], raw["instance"], raw["unit"], raw["values"]
+    if not (type(counter) is str and type(instance) is str and type(unit) is str and type(values) is list
+            and len(values) == count and instance.isascii() and (not instance.isdigit() or is_count(instance))):
+        return None
+    cap = _cap_ms(counter, instance, interval_s, num_cpu)
+    if not (set(map(type, values)) == _COUNTS and min(values) >= 0
+            and max(values) <= (U64_MAX if cap is None else cap)):
+        return None
+    return PerfSeries(counter, instance, unit, tuple(values))
+
+
+def _read_series(raw: Any, i: int, who: str, timestamps: tuple[str, ...], interval_s: int, num_cpu: int | None,
+                 notes: list[str]) -> PerfSeries | None:
+    """One series of a perf record, its damage noted: a sample that cannot be a counter is a gap, a series
+    that cannot be read is None."""
+    problem = _series_problem(raw, len(timestamps))
+    if problem is not None:
+        notes.append(f"{who}: perf.series[{i}]: {problem}: series dropped")
+        return None
+    counter, instance = raw["counter"], raw["instance"]
+    values, bad = clean_values(raw["values"], _cap_ms(counter, instance, interval_s, num_cpu))
+    if bad:
+        at, value, why = bad[0]
+        more = f" (and {len(bad) - 1} more in this series)" if len(bad) > 1 else ""
+        notes.append(f"{who}: {counter[:60]} instance {instance[:40]!r}: value {_shown(value)} at "
+                     f"{timestamps[at]} is {why}: sample dropped{more}")
+    return PerfSeries(counter, instance, raw["unit"], values)
 
 
 def _nullable(hint: Any) -> bool:

@@ -18,11 +18,12 @@ from pathlib import Path
 
 from esxdiag.errors import ParseError
 from esxdiag.fleet.salvage import lenient_record, salvage_perf
-from esxdiag.parsers.vsphere import CpuAllocation, MissingProperty, VmEvent, VmPerf, build_record
+from esxdiag.parsers.vsphere import CpuAllocation, MissingProperty, VmEvent, VmPerf, build_record, record_values
 from esxdiag.vocabulary import SCHEMA_SNAPSHOT
 
 MAX_SNAPSHOT_BYTES = 256 * 1024**2  # ~40,000 VMs (10,000 are ~60 MB); reading takes ~7x its size in memory
 MAX_WINDOW_S = 86400.0
+_PERF_APART = frozenset({"perf"})  # a VM's perf is salvaged series by series (esxdiag.fleet.salvage)
 
 
 @dataclass(frozen=True)
@@ -172,15 +173,25 @@ def _text(raw: object, key: str) -> str | None:
 
 def _read_vm(raw: object, i: int) -> FleetVm:
     """One VM record: its perf salvaged series by series, the rest field by field when it must be."""
+    where = f"vms[{i}]"
+    try:
+        values = record_values(FleetVm, raw, where, _PERF_APART)
+    except ParseError:
+        return _read_vm_leniently(raw, i)
+    notes: list[str] = []
+    raw_perf = raw.get("perf") if isinstance(raw, dict) else None  # a dict: record_values read it
+    perf, why = salvage_perf(raw_perf, values["name"] or where, values["num_cpu"], notes)
+    values.update(perf=perf, perf_error=values["perf_error"] or why, damage=tuple(notes))
+    return FleetVm(**values)  # built once: the record whole, its perf read apart
+
+
+def _read_vm_leniently(raw: object, i: int) -> FleetVm:
+    """_read_vm for a record that is not whole: each field that cannot be read is unknown, with a note."""
     who = _text(raw, "name") or f"vms[{i}]"
     notes: list[str] = []
     raw_perf = raw.get("perf") if isinstance(raw, dict) else None
     try:
-        record = {**raw, "perf": None} if isinstance(raw, dict) else raw
-        try:
-            vm = build_record(FleetVm, record, f"vms[{i}]")
-        except (ParseError, TypeError):  # TypeError: raw is not a mapping
-            vm = lenient_record(FleetVm, record, f"vms[{i}]", notes)
+        vm = lenient_record(FleetVm, {**raw, "perf": None} if isinstance(raw, dict) else raw, f"vms[{i}]", notes)
     except ParseError as exc:
         notes.append(f"{who}: the snapshot's record of this VM could not be read ({exc.why})")
         return FleetVm(_text(raw, "vcenter") or "(unknown vCenter)", _text(raw, "moid") or f"vms[{i}]", who, None,

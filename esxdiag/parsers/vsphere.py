@@ -305,34 +305,68 @@ def build_record(cls: type, data: Any, where: str) -> Any:
     return _converter(cls)(data, where)
 
 
+def record_values(cls: type, data: Any, where: str, apart: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """The checked field values build_record would give cls, by name, less the fields named in
+    ``apart``: those count as present and are left to the caller (who reads them its own way), so
+    a record can be built once with them rather than built and then replaced. An optional field
+    the data lacks is absent (its default applies)."""
+    return _field_reader(cls, apart)(data, where)
+
+
 def _record_converter(cls: type) -> Callable[[Any, str], Any]:
+    read = _field_reader(cls, frozenset())
+    return lambda data, where: cls(**read(data, where))
+
+
+@functools.lru_cache(maxsize=None)
+def _field_reader(cls: type, apart: frozenset[str]) -> Callable[[Any, str], dict[str, Any]]:
     fields = dataclasses.fields(cls)
     optional = frozenset(f.name for f in fields if f.default is not dataclasses.MISSING)  # added after schema /1
+    names = frozenset(f.name for f in fields)
+    required = names - optional - apart
     hints = typing.get_type_hints(cls)
-    names = tuple(f.name for f in fields)
-    name_set = frozenset(names)
-    converters = tuple((n, _converter(hints[n]), _plain_types(hints[n])) for n in names)
+    converters = tuple((f.name, _converter(hints[f.name]), _plain_types(hints[f.name]))
+                       for f in fields if f.name not in apart)
+    scalars = tuple((n, plain) for n, _, plain in converters if plain)
+    nested = tuple((n, conv) for n, conv, plain in converters if not plain)
 
-    def convert(data: Any, where: str) -> Any:
+    def read(data: Any, where: str) -> dict[str, Any]:
         if not isinstance(data, dict):
             raise ParseError(f"{where or 'record'}: expected an object, got {type(data).__name__}")
-        if len(data) != len(names) or not all(n in data for n in names):
-            missing = [n for n in names if n not in data and n not in optional]
-            extra = sorted(set(data) - name_set)
-            if missing or extra:
-                raise ParseError(f"{where or cls.__name__}: missing fields {missing}, unexpected fields {extra}")
-        values = {}
-        for n, conv, plain in converters:
-            if n not in data:
-                continue
-            value = data[n]
+        keys = data.keys()
+        if not (keys <= names and keys >= required):
+            missing = [f.name for f in fields if f.name in required and f.name not in data]
+            extra = sorted(set(data) - names)
+            raise ParseError(f"{where or cls.__name__}: missing fields {missing}, unexpected fields {extra}")
+        for n, plain in scalars:
+            value: Any = data.get(n)  # an optional field the data lacks reads as None here: its default applies
             kind = type(value)
-            if kind in plain and (kind is not int or 0 <= value <= U64_MAX):
-                values[n] = value  # what conv would return, without building the field's path
-            else:
-                values[n] = conv(value, f"{where}.{n}" if where else n)
-        return cls(**values)
-    return convert
+            if kind not in plain or kind is int and not 0 <= value <= U64_MAX:
+                return _field_by_field(data, where, converters)
+        values = dict(data)  # every scalar kept as it is (the common case): copied at once, the rest converted
+        for n in apart:
+            values.pop(n, None)
+        for n, conv in nested:
+            if n in data:
+                values[n] = conv(data[n], f"{where}.{n}" if where else n)
+        return values
+    return read
+
+
+def _field_by_field(data: dict, where: str, converters: tuple) -> dict[str, Any]:
+    """A record's values one field at a time, in field order: a value to convert (an int for a float), or
+    the first field that cannot be read named in the ParseError."""
+    values = {}
+    for n, conv, plain in converters:
+        if n not in data:
+            continue
+        value = data[n]
+        kind = type(value)
+        if kind in plain and (kind is not int or 0 <= value <= U64_MAX):
+            values[n] = value  # what conv would return, without building the field's path
+        else:
+            values[n] = conv(value, f"{where}.{n}" if where else n)
+    return values
 
 
 def _plain_types(hint: Any) -> frozenset:
@@ -366,9 +400,11 @@ def _converter(hint: Any) -> Callable[[Any, str], Any]:
         def convert_tuple(value: Any, where: str) -> tuple:
             if not isinstance(value, list):
                 raise ParseError(f"{where}: expected a list, got {type(value).__name__}")
+            if not value:
+                return ()
             if flat is not None and flat(value):
                 return tuple(value)  # the common case checked in one pass; otherwise the precise error below
-            return tuple(item_conv(v, f"{where}[{i}]") for i, v in enumerate(value))
+            return tuple([item_conv(v, f"{where}[{i}]") for i, v in enumerate(value)])
         return convert_tuple
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         return _record_converter(hint)

@@ -1,7 +1,8 @@
 """What `serve` keeps in the scan history (SQLite) beside what esxdiag.fleet.history writes.
 
-Every cycle is recorded through esxdiag.fleet.history.changes_and_record, exactly as `esxdiag
-scan` records a scan (so `esxdiag history VM` reads serve's cycles too). This module adds what a
+Every cycle is recorded through esxdiag.fleet.history.record_entry, exactly as `esxdiag scan`
+records a scan (so `esxdiag history VM` reads serve's cycles too), read from the typed report
+(entry_of_report: the same rows as from its JSON, without writing the whole JSON each cycle). This module adds what a
 long-running writer needs:
 
 * WAL journal mode (set once, it stays with the file): readers (the web pages, `esxdiag history`)
@@ -21,8 +22,8 @@ from contextlib import closing
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from esxdiag.fleet.history import (DEEP_SINCE, DEEP_SQL, HELD, ROW_KEYS, ROWS_SQL, HistoryError, changes_and_record,
-                                   deep_row, prepare)
+from esxdiag.fleet.history import (DEEP_SINCE, DEEP_SQL, HELD, ROW_KEYS, ROWS_SQL, HistoryError, deep_row,
+                                   entry_of_report, prepare, record_entry)
 from esxdiag.fleet.model import FleetReport
 
 PRUNE_BATCH = 20  # scans deleted per cycle at most: a long-stopped instance catches up over a few cycles
@@ -60,7 +61,7 @@ class Store:
     def record(self, report: FleetReport, retired: frozenset = frozenset()) -> dict | None:
         """Append one cycle, its deep checks and the proofs it retired (esxdiag.fleet.history); what
         changed since the previous one."""
-        return changes_and_record(self.path, report.as_dict(), retired)
+        return record_entry(self.path, entry_of_report(report), retired)
 
     def prune(self, now: datetime) -> int:
         """Delete up to PRUNE_BATCH scans collected before now - retention, with their rows; the deep
