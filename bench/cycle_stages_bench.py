@@ -5,8 +5,9 @@
 The stages every cycle runs after the API pass, on one fleet snapshot (a real one: `python
 bench/fleet_bench.py --vms 2000` leaves it in .lab/bench-fleet-2000/snap.json): writing the snapshot
 JSON, reading it back into typed records (snapshot_from_dict), the fleet analysis (build_report), the
-report's JSON (as_dict) and the history record (changes_and_record, into a history that already
-holds the same scan, as in a steady serve cycle). Process CPU per stage, minimum and median over the
+report's JSON (as_dict: `scan` writes it; serve makes it when a page asks) and the history record
+(from the typed report where the tree has esxdiag.fleet.history.entry_of_report, else from the JSON;
+into a history that already holds the same scan, as in a steady serve cycle). Process CPU per stage, minimum and median over the
 runs, with the cyclic garbage collector paused as run_scan pauses it.
 
 ``--base REV`` measures this tree and a checkout of REV (git worktree in a temporary folder) one run
@@ -39,7 +40,7 @@ def measure(snapshot: Path, runs: int) -> dict:
 
     from esxdiag.config import load_thresholds
     from esxdiag.fleet.analysis import build_report
-    from esxdiag.fleet.history import changes_and_record
+    from esxdiag.fleet import history as fleet_history
     from esxdiag.fleet.snapshot import snapshot_from_dict, write_snapshot
 
     data = json.loads(snapshot.read_text())
@@ -65,7 +66,10 @@ def measure(snapshot: Path, runs: int) -> dict:
                 document = report.as_dict()
                 times["as_dict"].append(time.process_time() - started)
                 started = time.process_time()
-                changes_and_record(history, document)
+                if hasattr(fleet_history, "entry_of_report"):  # the history read from the typed report
+                    fleet_history.record_entry(history, fleet_history.entry_of_report(report))
+                else:  # a base before it: from the report's JSON
+                    fleet_history.changes_and_record(history, document)
                 times["history record"].append(time.process_time() - started)
             finally:
                 gc.enable()

@@ -17,7 +17,7 @@ from esxdiag.collectors.credentials import DEFAULT_CONFIG
 from esxdiag.config import load_thresholds
 from esxdiag.errors import EXIT_COLLECTION, EXIT_FINDINGS, EXIT_OK, EsxdiagError
 from esxdiag.fleet.analysis import tripped, worst_severity
-from esxdiag.fleet.history import HistoryError, changes_and_record, default_path, vm_history
+from esxdiag.fleet.history import HistoryError, default_path, entry_of_report, record_entry, vm_history
 from esxdiag.fleet.model import FleetReport
 from esxdiag.fleet.snapshot import Snapshot, load_snapshot
 from esxdiag.reports.fleet_text import headline
@@ -254,7 +254,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
                     lambda: _deep_dir(args, place["folder"], report_dir())) if deep else None
     scanned = run_scan(targets, None if saved else scan_options(args), thresholds, snapshot_path, saved=saved,
                        progress=_progress(args.quiet), on_snapshot=on_snapshot, deep=plan, proofs=proofs,
-                       record=(lambda report, retired: changes_and_record(history, report.as_dict(), retired))
+                       record=(lambda report, retired: record_entry(history, entry_of_report(report), retired))
                        if history else None)
     if scanned.history_error:
         raise HistoryError(scanned.history_error)
