@@ -44,6 +44,7 @@ TELEGRAF_BUILD = ["go", "install", "-tags", "custom,inputs.vsphere,outputs.file,
                   f"github.com/influxdata/telegraf/cmd/telegraf@{TELEGRAF_VERSION}"]
 EXPORTER_REQUIREMENTS = ["vmware_exporter==0.18.4", "requests", "Twisted==22.10.0"]
 OTELCOL = REPO / "bench" / "otelcol"
+STEADY_CYCLES = 3  # serve cycles after the first, as run_telegraf_steady counts 3 intervals after its first
 TOOLS = ("esxdiag scan", "esxdiag serve cycle", "telegraf", "otelcol vcenterreceiver", "vmware_exporter")
 PEERS = ("telegraf", "otelcol vcenterreceiver", "vmware_exporter")
 # vmware_exporter has no port option: this shim, run by the exporter's own python, gives pyVim's
@@ -194,8 +195,10 @@ def run_scan(lab, workdir: Path, extra: list[str]) -> dict:
 def run_serve_cycle(lab, workdir: Path, extra: list[str], steady_interval: int | None = None) -> dict:
     """One `esxdiag serve` cycle: its wall time and requests are serve's own gauges; CPU is the process
     tree's from the moment serve listens (the cycle starts then) to the cycle's end. With
-    ``steady_interval``: serve runs every that many seconds and the figures are its SECOND cycle's,
-    CPU from the first cycle's end to the second's (the idle wait between them included)."""
+    ``steady_interval``: serve runs every that many seconds and the figures are its steady cycles', the
+    STEADY_CYCLES after the first (whole) one, as Telegraf's are its intervals after the first gather: CPU
+    from the first cycle's end to the last's (the idle waits included) per cycle, each cycle's beside it;
+    wall time and requests of the last."""
     import psutil
     shutil.rmtree(workdir / "serve", ignore_errors=True)
     env = {**os.environ, "ESXDIAG_PASSWORD": lab.password, "XDG_DATA_HOME": str(workdir / "data")}
@@ -222,18 +225,28 @@ def run_serve_cycle(lab, workdir: Path, extra: list[str], steady_interval: int |
 
         while (first := last_cycle()) is None:
             time.sleep(0.05)
-        if steady_interval:  # the second cycle seen in serve's log: polling /healthz would cost serve CPU
+        per_cycle: list[float] = []
+        if steady_interval:  # the next cycles seen in serve's log: polling /healthz would cost serve CPU
             ended = cycles_logged(log_path)
             cpu, vcsim_cpu = serve_bench.cpu_of_tree(tree), fleet_bench.cpu_seconds_of(lab.process.pid)
-            deadline = time.monotonic() + 10 * steady_interval + 600
-            while cycles_logged(log_path) == ended and time.monotonic() < deadline:
+            deadline = time.monotonic() + (STEADY_CYCLES + 10) * steady_interval + 600
+            mark = cpu
+            while len(per_cycle) < STEADY_CYCLES and time.monotonic() < deadline:
                 time.sleep(0.2)
+                if cycles_logged(log_path) > ended:
+                    ended = cycles_logged(log_path)
+                    now = serve_bench.cpu_of_tree(tree)
+                    per_cycle.append(now - mark)
+                    mark = now
         cpu, vcsim_cpu = serve_bench.cpu_of_tree(tree) - cpu, fleet_bench.cpu_seconds_of(lab.process.pid) - vcsim_cpu
+        if per_cycle:
+            cpu, vcsim_cpu = cpu / len(per_cycle), vcsim_cpu / len(per_cycle)
         text = serve_bench.fetch(url + "metrics")[0].decode()
         if serve_bench.gauge(text, "esxdiag_vcenter_last_scan_success") != 1:
             raise RuntimeError(f"esxdiag serve's cycle failed: {log_path.read_text()[-2000:]}")
         vms = len(re.findall(r"^esxdiag_fleet_vm_ready_worst_vcpu_percent\{", text, re.M))
         return {"wall_s": serve_bench.gauge(text, "esxdiag_vcenter_scan_duration_seconds"), "cpu_s": cpu,
+                **({"cpu_per_cycle_s": [round(c, 3) for c in per_cycle]} if per_cycle else {}),
                 "vcsim_cpu_s": vcsim_cpu, "requests": int(serve_bench.gauge(text, "esxdiag_vcenter_last_scan_requests")),
                 "vms_with_values": vms, "sampled_peak_rss": sampler}
     finally:
@@ -509,7 +522,7 @@ def bench_one_size(vms: int, ns, tools: list[str], exporter: Path) -> str:
             serve_steady = run_serve_cycle(lab, workdir, ns.esxdiag_args.split(), steady_interval=ns.steady)
             serve_steady.pop("sampled_peak_rss").done.set()
             telegraf_steady = run_telegraf_steady(lab, workdir)
-            steady = {"serve second cycle": serve_steady, "telegraf running": telegraf_steady,
+            steady = {"serve steady cycles": serve_steady, "telegraf running": telegraf_steady,
                       "load_1m": round(os.getloadavg()[0], 2)}
             print(json.dumps({"steady": steady}), flush=True)
             results["steady"] = [steady]
@@ -520,8 +533,10 @@ def bench_one_size(vms: int, ns, tools: list[str], exporter: Path) -> str:
     steady = results.pop("steady", None)
     text = summary(results, vms)
     if steady:
-        serve, telegraf = steady[0]["serve second cycle"], steady[0]["telegraf running"]
-        text += (f"\n  steady: serve's second cycle CPU {serve['cpu_s']:.2f} s, {serve['requests']} requests; "
+        serve, telegraf = steady[0]["serve steady cycles"], steady[0]["telegraf running"]
+        each = " / ".join(f"{c:.2f}" for c in serve.get("cpu_per_cycle_s", []))
+        text += (f"\n  steady: serve's cycles after the first {serve['cpu_s']:.2f} s CPU each ({each}), "
+                 f"{serve['requests']} requests; "
                  f"Telegraf per 20 s interval {telegraf['cpu_per_interval_s']:.2f} s "
                  f"(its start, discovery and first gather {telegraf['first_gather_cpu_s']:.2f} s)")
     return text
@@ -540,7 +555,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--exporter-venv", type=Path, default=Path("/work/venv-vmware-exporter"))
     parser.add_argument("--no-count", action="store_true", help="skip the peers' request-counting round")
     parser.add_argument("--steady", type=int, default=0, metavar="S",
-                        help="also: serve's second cycle at --interval S beside Telegraf's CPU per interval")
+                        help="also: serve's steady cycles (the 3 after its first) at --interval S beside Telegraf's CPU per interval")
     ns = parser.parse_args(argv)
     tools = [t.strip() for t in ns.tools.split(",") if t.strip()]
     if unknown := set(tools) - set(TOOLS):
