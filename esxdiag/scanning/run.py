@@ -128,4 +128,3 @@ def run_scan(targets: list, options, thresholds: dict, snapshot_path: Callable[[
             history_error = str(exc)
     return Scanned(report, snapshot, path, outcome.checks, outcome.unreached_hosts, retired, history_error,
                    history_written=record is not None and history_error is None)
-
