@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import gc
 import importlib.util
-import weakref
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -53,32 +54,54 @@ def test_a_collector_the_caller_turned_off_stays_off(saved):
 
 
 
-def test_the_records_a_scan_built_skip_the_young_collections(saved):
-    gc.collect()
-    run.run_scan([], None, load_thresholds(), lambda data: Path("unused"), saved=saved)
-    frozen = gc.get_freeze_count()
-    assert frozen > 0 and gc.isenabled()
-    gc.collect(1)
-    assert gc.get_freeze_count() == frozen, "a young collection walked the scan's records"
+
+def _in_a_process_of_its_own(body: str) -> None:
+    """``body`` run after a scan's set-up in a new interpreter: the freeze is the whole process's, and another
+    test's scan on a thread of this one would give the records back to the collector mid-test."""
+    code = (
+        "import gc, importlib.util, weakref\n"
+        "from pathlib import Path\n"
+        "from esxdiag.config import load_thresholds\n"
+        "from esxdiag.fleet.snapshot import snapshot_from_dict\n"
+        "from esxdiag.scanning import run\n"
+        f"spec = importlib.util.spec_from_file_location('fs', {str(Path(__file__).with_name('fleet_snapshots.py'))!r})\n"
+        "fs = importlib.util.module_from_spec(spec)\n"
+        "spec.loader.exec_module(fs)\n"
+        "saved = snapshot_from_dict(fs.snapshot([fs.vm('ring', drops=100), fs.vm('calm')])), Path('s.json')\n"
+        "def scan():\n"
+        "    return run.run_scan([], None, load_thresholds(), lambda data: Path('unused'), saved=saved)\n"
+        + body)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_a_garbage_cycle_frozen_with_a_scans_records_is_freed_within_the_full_collection_interval(saved,
-                                                                                                  monkeypatch):
-    class Node:
-        pass
-    freed = []
+def test_the_records_a_scan_built_skip_the_young_collections():
+    _in_a_process_of_its_own(
+        "gc.collect()\n"
+        "scanned = scan()\n"
+        "frozen = gc.get_freeze_count()\n"
+        "assert frozen > 0 and gc.isenabled()\n"
+        "row = scanned.report.rows[0]\n"
+        "assert not any(o is row for o in gc.get_objects()), 'a row of the report is left to the young collections'\n"
+        "gc.collect(1)\n"
+        "assert gc.get_freeze_count() == frozen, 'a young collection walked the scan records'\n")
 
-    def cycle() -> None:  # garbage only the cyclic collector finds, left by the scan
-        first, second = Node(), Node()
-        first.other, second.other = second, first
-        first.marker = weakref.finalize(first, freed.append, "cycle")
-    monkeypatch.setattr(run, "_scans_since_full", 0)
-    real = run.build_report
-    monkeypatch.setattr(run, "build_report", lambda *a, **kw: cycle() or real(*a, **kw))
-    for _ in range(run.FULL_COLLECTION_EVERY - 1):
-        run.run_scan([], None, load_thresholds(), lambda data: Path("unused"), saved=saved)
-    gc.collect(1)
-    assert freed == [], "frozen with the scans' records, the cycles wait for a full collection"
-    monkeypatch.setattr(run, "build_report", real)
-    run.run_scan([], None, load_thresholds(), lambda data: Path("unused"), saved=saved)
-    assert freed == ["cycle"] * (run.FULL_COLLECTION_EVERY - 1)
+
+def test_a_garbage_cycle_frozen_with_a_scans_records_is_freed_within_the_full_collection_interval():
+    _in_a_process_of_its_own(
+        "class Node:\n"
+        "    pass\n"
+        "freed = []\n"
+        "def cycle():  # garbage only the cyclic collector finds, left by the scan\n"
+        "    first, second = Node(), Node()\n"
+        "    first.other, second.other = second, first\n"
+        "    first.marker = weakref.finalize(first, freed.append, 'cycle')\n"
+        "real = run.build_report\n"
+        "run.build_report = lambda *a, **kw: cycle() or real(*a, **kw)\n"
+        "for _ in range(run.FULL_COLLECTION_EVERY - 1):\n"
+        "    scan()\n"
+        "gc.collect(1)\n"
+        "assert freed == [], 'frozen with the scans records, the cycles wait for a full collection'\n"
+        "run.build_report = real\n"
+        "scan()\n"
+        "assert freed == ['cycle'] * (run.FULL_COLLECTION_EVERY - 1), freed\n")
