@@ -101,6 +101,8 @@ def _share(cpu: CpuFacts) -> float:
 
 def worst_stat(sources: tuple[CpuFacts, ...], field: str, least: bool = False) -> WindowStat | None:
     """The worse of the sources' window statistics for one figure (the higher worst-vCPU average)."""
+    if len(sources) == 1:  # the common case (one source), without the comparison's lists
+        return window_stat(sources[0], field, least)
     stats = [s for s in (window_stat(cpu, field, least) for cpu in sources) if s is not None]
     return max(stats, key=lambda s: s.worst_avg) if stats else None
 
