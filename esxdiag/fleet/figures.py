@@ -104,13 +104,12 @@ class Figures:
 def _window_sum(perf, counter: str) -> tuple[int | None, dict[str, int], int]:
     """(aggregate total, per-instance totals, samples with a value) of a counter over the window."""
     per = {s.instance: s.values for s in perf.series if s.counter == counter}
-    totals = {i: sum(v for v in vals if v is not None) for i, vals in per.items() if any(v is not None for v in vals)}
+    present = {i: [v for v in vals if v is not None] for i, vals in per.items()}  # each series read once
+    totals = {i: sum(vals) for i, vals in present.items() if vals}
     if "" in totals:
-        samples = sum(v is not None for v in per[""])
-        return totals[""], {i: n for i, n in totals.items() if i}, samples
+        return totals[""], {i: n for i, n in totals.items() if i}, len(present[""])
     if totals:  # no aggregate series: the vNICs' sum
-        samples = max(sum(v is not None for v in vals) for vals in per.values())
-        return sum(totals.values()), totals, samples
+        return sum(totals.values()), totals, max(len(vals) for vals in present.values())
     return None, {}, 0
 
 

@@ -110,24 +110,33 @@ def _delay(reading) -> float | None:
     return float(delay) if delay and delay.isdigit() and int(delay) > 0 else None
 
 
+def _series_by_counter(series) -> dict[str, list]:
+    """The series grouped by counter name, each group in the record's order."""
+    groups: dict[str, list] = {}
+    for s in series:
+        groups.setdefault(s.counter, []).append(s)
+    return groups
+
+
 def cpu_from_perf(reading, vcpus: int | None) -> CpuFacts | None:
     perf = reading.record
     interval_ms = (perf.interval_s or 20) * 1000.0
     clean = _Cleaner()
     per_vcpu_instances = False
+    by_counter = _series_by_counter(perf.series)  # one pass over the series, not one per counter
 
     def pct(counter: str) -> dict[str, Values]:
         nonlocal per_vcpu_instances
-        per_instance = {s.instance: clean(s.values) for s in perf.series if s.counter == counter}
+        per_instance = {s.instance: clean(s.values) for s in by_counter.get(counter, ())}
         vcpu_ids = sorted((i for i in per_instance if i.isdigit()), key=int)
         if vcpu_ids:
             per_vcpu_instances = True
-            return {f"vCPU {i}": tuple(None if v is None else v / interval_ms * 100 for v in per_instance[i])
-                    for i in vcpu_ids}
+            return {f"vCPU {i}": tuple([None if v is None else v / interval_ms * 100 for v in per_instance[i]])
+                    for i in vcpu_ids}  # tuple of a list: quicker than of a generator, the same values
         if "" in per_instance:
             label = "per-vCPU average" if vcpus else "per-vCPU (upper bound)"
-            return {label: tuple(None if v is None else v / interval_ms * 100 / (vcpus or 1)
-                                 for v in per_instance[""])}
+            return {label: tuple([None if v is None else v / interval_ms * 100 / (vcpus or 1)
+                                  for v in per_instance[""]])}
         return {}
 
     ready = pct("cpu.ready.summation")

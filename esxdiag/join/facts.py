@@ -223,8 +223,12 @@ class CpuFacts:
 
     @staticmethod
     def _mean(series: dict[str, tuple[float | None, ...]]) -> float | None:
-        values = [v for vals in series.values() for v in vals if v is not None and math.isfinite(v)]
-        return sum(values) / len(values) if values else None
+        values = [v for vals in series.values() for v in vals if v is not None]
+        total = sum(values)
+        if not math.isfinite(total):  # a NaN or inf among them (a finite sum proves none is): leave them out
+            values = [v for v in values if math.isfinite(v)]
+            total = sum(values)
+        return total / len(values) if values else None
 
     def average(self, name: str) -> float | None:
         """One figure's window average over its series (ready_pct, costop_pct, ...), as summary() gives it."""

@@ -52,6 +52,9 @@ class WindowStat:
 
 _LOCATORS = {"ready_pct": "% Ready", "costop_pct": "% CoStop", "max_limited_pct": "% Max Limited",
              "swap_wait_pct": "% Swap Wait", "run_pct": "% Run"}
+_COUNTERS = {"ready_pct": "cpu.ready.summation", "costop_pct": "cpu.costop.summation",
+             "max_limited_pct": "cpu.maxlimited.summation", "swap_wait_pct": "cpu.swapwait.summation",
+             "run_pct": "cpu.run.summation"}
 _NAMES = {"ready_pct": "%RDY", "costop_pct": "%CSTP", "max_limited_pct": "%MLMTD", "swap_wait_pct": "%SWPWT",
           "run_pct": "%RUN"}
 
@@ -62,18 +65,19 @@ def window_stat(cpu: CpuFacts | None, field: str, least: bool = False) -> Window
         return None
     best = None
     for label, values in getattr(cpu, field).items():
-        present = [v for v in values if v is not None and math.isfinite(v)]  # never compare NaN/inf
+        present = [v for v in values if v is not None]
+        total = sum(present)
+        if not math.isfinite(total):  # a NaN or inf among them (a finite sum proves none is): never compare them
+            present = [v for v in present if math.isfinite(v)]
+            total = sum(present)
         if not present:
             continue
-        avg = sum(present) / len(present)
+        avg = total / len(present)
         if best is None or (avg < best[0] if least else avg > best[0]):
             best = (avg, max(present), label)
     if best is None:
         return None
-    locator = _LOCATORS[field] if cpu.source == "esxtop" else {
-        "ready_pct": "cpu.ready.summation", "costop_pct": "cpu.costop.summation",
-        "max_limited_pct": "cpu.maxlimited.summation", "swap_wait_pct": "cpu.swapwait.summation",
-        "run_pct": "cpu.run.summation"}[field]
+    locator = _LOCATORS[field] if cpu.source == "esxtop" else _COUNTERS[field]
     return WindowStat(f"{_NAMES[field]} ({cpu.source})", best[0], best[1], best[2], cpu.file, locator, cpu.bound,
                       best[0] * cpu.bound_divisor if cpu.bound == "lower" else None, cpu.source)
 
@@ -97,6 +101,8 @@ def _share(cpu: CpuFacts) -> float:
 
 def worst_stat(sources: tuple[CpuFacts, ...], field: str, least: bool = False) -> WindowStat | None:
     """The worse of the sources' window statistics for one figure (the higher worst-vCPU average)."""
+    if len(sources) == 1:  # the common case (one source), without the comparison's lists
+        return window_stat(sources[0], field, least)
     stats = [s for s in (window_stat(cpu, field, least) for cpu in sources) if s is not None]
     return max(stats, key=lambda s: s.worst_avg) if stats else None
 
@@ -185,14 +191,14 @@ def cpu_state(cpu: CpuFacts | None, limit_mhz: int | None, t: dict[str, float],
     throttled = limit_judged == "above" or (limit_mhz is not None and limit_judged in (None, "unknown"))
     contended = "above" in (judged(ready, t["cpu.ready_pct_critical"]), judged(costop, t["cpu.costop_pct"]))
     both = whole_window_evidence(sources[0], sources[1], t) if len(sources) > 1 else None
-    read = [(s, th) for s, th in pairs if s is not None]
-    healthy = tuple(s.evidence(th, "<=") for s, th in read if s.judge(th) == "below") + ((both,) if both else ())
-    straddled = tuple(s for s, th in read if s.judge(th) == "unknown")
+    read = [(s, th, s.judge(th)) for s, th in pairs if s is not None]
+    healthy = tuple(s.evidence(th, "<=") for s, th, j in read if j == "below") + ((both,) if both else ())
+    straddled = tuple(s for s, th, j in read if j == "unknown")
     undecided = tuple(
         Evidence(f"{s.what} per vCPU is {s.range_words()} (the vCPU count is unknown): it can be neither confirmed "
                  f"nor ruled out against {th:g}%", round(s.worst_avg, 2), "% per vCPU (least)", th, "?",
                  s.source, s.locator)
-        for s, th in read if s.judge(th) == "unknown")
+        for s, th, j in read if j == "unknown")
     measured = any(s is not None for s in (ready, costop, limited))  # a series of only NaN is not a measurement
     if not measured:
         undecided += (Evidence("CPU was not measured in the window: contention or a limit cannot be ruled out",
