@@ -262,12 +262,13 @@ def _common_entity(node: list, version: str | None) -> EntityCsv | None:
             info = child
         else:
             return None
-    if entity is None or info is None or not entity[5]:
+    if entity is None or info is None:
         return None
-    kind = wire_type(*entity[5], None, allow_ref=False)
-    if kind is None or not isinstance(kind, type) or not issubclass(kind, VmomiSupport.ManagedObject):
+    try:
+        ref = soap.ref(entity)
+    except NotDecoded:
         return None
-    return EntityCsv(Ref(kind, "".join(entity[3])), "".join(info[3]), series)
+    return EntityCsv(ref, "".join(info[3]), series)
 
 
 def _common_series(node: list) -> tuple[int, str, str] | None:
