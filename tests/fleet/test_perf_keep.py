@@ -231,19 +231,32 @@ def _measured(data: dict) -> set[str]:
     return _running_vms(data) | {h["moid"] for h in data["hosts"]}
 
 
+@pytest.fixture
+def make_watches():
+    """Watches(...) for a test, each logged out after it."""
+    made: list[Watches] = []
+    yield lambda **kw: made.append(Watches(**kw)) or made[-1]
+    for watches in made:
+        watches.close()
+
+
+def _watched_scan(creds, watches: Watches) -> dict:
+    return scan([creds], ScanOptions(workers=1), watches=watches)
+
+
 @pytest.mark.lab
-def test_vcsim_a_watched_scan_reads_new_samples_and_a_new_or_moved_vm_whole(lab, creds_for, monkeypatch):
+def test_vcsim_a_watched_scan_reads_new_samples_and_a_new_or_moved_vm_whole(lab, creds_for, monkeypatch,
+                                                                            make_watches):
     calls = _spy(monkeypatch)
     creds = creds_for(lab)
-    watches = Watches()
-    options = ScanOptions(workers=1)
+    watches = make_watches()
     try:
-        first = scan([creds], options, watches=watches)
+        first = _watched_scan(creds, watches)
         vms = _running_vms(first)
         hosts = {h["moid"] for h in first["hosts"]}
         assert _whole(calls) == vms | hosts and not _new_only(calls)
         calls.clear()
-        second = scan([creds], options, watches=watches)
+        second = _watched_scan(creds, watches)
         assert _new_only(calls) == vms | hosts and not _whole(calls)
         assert all(vm["perf"]["rollup"] == "realtime" and len(vm["perf"]["timestamps"]) >= 15
                    for vm in second["vms"] if vm["moid"] in vms)
@@ -252,74 +265,60 @@ def test_vcsim_a_watched_scan_reads_new_samples_and_a_new_or_moved_vm_whole(lab,
         lab.govc("vm.migrate", "-host", "DC0_C0_H1" if moved["host"] == "DC0_C0_H0" else "DC0_C0_H0",
                  moved["name"])
         calls.clear()
-        third = scan([creds], options, watches=watches)
+        third = _watched_scan(creds, watches)
         new = next(vm["moid"] for vm in third["vms"] if vm["name"] == "perf-keep-new")
         now_hosts = {h["moid"] for h in third["hosts"]}  # a host with its first powered-on VM: read whole
         assert _whole(calls) == {new, moved["moid"]} | (now_hosts - hosts)
         assert _new_only(calls) == vms - {moved["moid"]} | (hosts & now_hosts)
     finally:
-        watches.close()
         lab.govc("vm.destroy", "perf-keep-new")
 
 
 @pytest.mark.lab
-def test_vcsim_a_lost_login_and_the_maximum_age_read_every_window_whole(lab, creds_for, monkeypatch):
+def test_vcsim_a_lost_login_and_the_maximum_age_read_every_window_whole(lab, creds_for, monkeypatch, make_watches):
     calls = _spy(monkeypatch)
     now = [0.0]
-    watches = Watches(max_age_s=600, clock=lambda: now[0])
+    watches = make_watches(max_age_s=600, clock=lambda: now[0])
     creds = creds_for(lab)
-    try:
-        first = scan([creds], ScanOptions(workers=1), watches=watches)
-        everything = _measured(first)
-        watches.get(creds).session.content.sessionManager.Logout()
-        calls.clear()
-        scan([creds], ScanOptions(workers=1), watches=watches)
-        assert _whole(calls) == everything and not _new_only(calls)
-        now[0] += 600
-        calls.clear()
-        scan([creds], ScanOptions(workers=1), watches=watches)
-        assert watches.get(creds).how == "whole: older than 600 s"
-        assert _whole(calls) == everything and not _new_only(calls)
-    finally:
-        watches.close()
+    everything = _measured(_watched_scan(creds, watches))
+    watches.get(creds).session.content.sessionManager.Logout()
+    calls.clear()
+    _watched_scan(creds, watches)
+    assert _whole(calls) == everything and not _new_only(calls)
+    now[0] += 600
+    calls.clear()
+    _watched_scan(creds, watches)
+    assert watches.get(creds).how == "whole: older than 600 s"
+    assert _whole(calls) == everything and not _new_only(calls)
 
 
 @pytest.mark.lab
 @pytest.mark.parametrize("action, params", [("fault", {"text": "SystemError"}), ("sample-time", {"text": "not-a-time"})])
 def test_vcsim_a_refused_or_unreadable_answer_of_new_samples_reads_their_whole_window(proxy, monkeypatch, action,
-                                                                                      params):
+                                                                                      params, make_watches):
     calls = _spy(monkeypatch)
-    watches = Watches()
-    creds = proxy.creds()
-    try:
-        first = scan([creds], ScanOptions(workers=1), watches=watches)
-        vms = _running_vms(first)
-        proxy.add("QueryPerf", action, times=1, **params)  # the first QueryPerf: the VMs' new samples
-        calls.clear()
-        second = scan([creds], ScanOptions(workers=1), watches=watches)
-        assert second["vcenters"][0]["status"] == "scanned"
-        assert _new_only(calls) >= vms
-        failed = vms if action == "fault" else {calls[0][2][0]}  # a bad time costs its entity only
-        assert _whole(calls) & vms == failed
-        assert all(vm["perf"] is not None for vm in second["vms"] if vm["moid"] in vms)
-    finally:
-        watches.close()
+    watches, creds = make_watches(), proxy.creds()
+    vms = _running_vms(_watched_scan(creds, watches))
+    proxy.add("QueryPerf", action, times=1, **params)  # the first QueryPerf: the VMs' new samples
+    calls.clear()
+    second = _watched_scan(creds, watches)
+    assert second["vcenters"][0]["status"] == "scanned"
+    assert _new_only(calls) >= vms
+    failed = vms if action == "fault" else {calls[0][2][0]}  # a bad time costs its entity only
+    assert _whole(calls) & vms == failed
+    assert all(vm["perf"] is not None for vm in second["vms"] if vm["moid"] in vms)
 
 
 @pytest.mark.lab
 def test_vcsim_a_cut_answer_of_new_samples_fails_the_scan_and_the_next_reads_every_window_whole(proxy,
-                                                                                                 monkeypatch):
+                                                                                                 monkeypatch,
+                                                                                                 make_watches):
     calls = _spy(monkeypatch)
-    watches = Watches()
-    creds = proxy.creds()
-    try:
-        first = scan([creds], ScanOptions(workers=1), watches=watches)
-        everything = _measured(first)
-        proxy.add("QueryPerf", "cut", times=1, size=40)
-        failed = scan([creds], ScanOptions(workers=1), watches=watches)
-        assert failed["vcenters"][0]["error_kind"] == "unreachable"  # as a cut answer of any scan
-        calls.clear()
-        scan([creds], ScanOptions(workers=1), watches=watches)
-        assert _whole(calls) == everything and not _new_only(calls)
-    finally:
-        watches.close()
+    watches, creds = make_watches(), proxy.creds()
+    everything = _measured(_watched_scan(creds, watches))
+    proxy.add("QueryPerf", "cut", times=1, size=40)
+    failed = _watched_scan(creds, watches)
+    assert failed["vcenters"][0]["error_kind"] == "unreachable"  # as a cut answer of any scan
+    calls.clear()
+    _watched_scan(creds, watches)
+    assert _whole(calls) == everything and not _new_only(calls)
