@@ -4,6 +4,8 @@ fleet tests with importlib (no package), e.g. at the top of tests/fleet/test_dam
 
 from __future__ import annotations
 
+import copy
+
 SAMPLES = 15
 INTERVAL_S = 20
 SCHEMA_SNAPSHOT = "esxdiag.fleet_snapshot/1"
@@ -104,3 +106,24 @@ class ReportJson(dict):
     def __init__(self, report):
         super().__init__(report.as_dict())
         self.report = report
+
+
+def mutated(data, path: tuple, value):
+    """A deep copy of ``data`` with the value at ``path`` (keys and list indexes) replaced by ``value``;
+    "DELETE" removes it, "ADD" adds to it (a key to a dict, an item to a list, a list around a scalar)."""
+    data = copy.deepcopy(data)
+    parent = data
+    for key in path[:-1]:
+        parent = parent[key]
+    if value == "DELETE":
+        del parent[path[-1]]
+    elif value == "ADD":
+        if isinstance(parent[path[-1]], dict):
+            parent[path[-1]]["unexpected"] = 1
+        elif isinstance(parent[path[-1]], list):
+            parent[path[-1]].append(copy.deepcopy(parent[path[-1]][0]) if parent[path[-1]] else 7)
+        else:
+            parent[path[-1]] = [parent[path[-1]]]
+    else:
+        parent[path[-1]] = value
+    return data

@@ -135,14 +135,7 @@ REPLACEMENTS = st.sampled_from([-5, -1, 1.5, "x", None, True, 2**70, [], {}, 10*
 @given(st.sampled_from(PATHS), REPLACEMENTS)
 def test_mutating_any_single_value_keeps_every_other_vm_class(path, value):
     expected = classes(BASE)
-    data = copy.deepcopy(BASE)
-    parent = data
-    for key in path[:-1]:
-        parent = parent[key]
-    if value == "DELETE":
-        del parent[path[-1]]
-    else:
-        parent[path[-1]] = value
+    data = fs.mutated(BASE, path, value)
     got = classes(data)  # never raises
     mutated = {BASE["vms"][path[1]]["moid"]} if path[0] == "vms" else set()
     assert len(got) >= len(expected) - len(mutated)

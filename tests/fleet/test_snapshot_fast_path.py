@@ -45,25 +45,6 @@ REPLACEMENTS = st.sampled_from([-5, -1, 0, 1.5, float("nan"), "x", "", "\u0664",
                                 [{}], {"a": 1}, "DELETE", "ADD"])
 
 
-def mutated(vm: dict, path: tuple, value) -> dict:
-    data = copy.deepcopy(vm)
-    parent = data
-    for key in path[:-1]:
-        parent = parent[key]
-    if value == "DELETE":
-        del parent[path[-1]]
-    elif value == "ADD":
-        if isinstance(parent[path[-1]], dict):
-            parent[path[-1]]["unexpected"] = 1
-        elif isinstance(parent[path[-1]], list):
-            parent[path[-1]].append(copy.deepcopy(parent[path[-1]][0]) if parent[path[-1]] else 7)
-        else:
-            parent[path[-1]] = [parent[path[-1]]]
-    else:
-        parent[path[-1]] = value
-    return data
-
-
 def same_read(raw, i: int) -> FleetVm:
     fast, general = _read_vm(copy.deepcopy(raw), i), _read_vm_leniently(copy.deepcopy(raw), i)
     assert fast == general
@@ -82,7 +63,7 @@ def test_a_whole_record_reads_the_same_on_both_paths_without_a_note(i):
 @given(st.sampled_from(PATHS), REPLACEMENTS)
 def test_a_damaged_record_reads_the_same_on_both_paths(where, value):
     i, path = where
-    same_read(mutated(VMS[i], path, value), i)
+    same_read(fs.mutated(VMS[i], path, value), i)
 
 
 @pytest.mark.parametrize("raw", [None, 7, "vm", [], [1, 2], {}, {"name": "x"}, {**fs.vm("x"), "perf": None},
@@ -108,7 +89,7 @@ PERF_PATHS = [p for p in _paths(PERF) if p and p[0] != "series"]
 @given(st.sampled_from(PERF_PATHS), REPLACEMENTS)
 def test_a_record_read_with_a_field_apart_is_the_record_without_it(path, value):
     """record_values(cls, data, where, {field}) reads what build_record reads with that field in place."""
-    raw = mutated(PERF, path, value)
+    raw = fs.mutated(PERF, path, value)
     try:
         expected = dataclasses.asdict(build_record(VmPerf, {**raw, "series": []}, "perf"))
         del expected["series"]
