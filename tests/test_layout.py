@@ -8,6 +8,7 @@ too: a lazy import is still a dependency."""
 from __future__ import annotations
 
 import ast
+import json
 import re
 import subprocess
 import sys
@@ -205,19 +206,20 @@ def test_installed_namespace_maps_the_folders():
     assert Path(esxdiag.templates.__file__).parent == ROOT / "templates"
 
 
-def test_analyze_does_not_import_pyvmomi_or_paramiko(tmp_path):
-    code = (
-        "import sys\n"
-        "from esxdiag.cli import main\n"
-        f"rc = main(['analyze', {str(ROOT / 'examples' / 'iperf-test1-ring-exhaustion')!r}, '--format', 'json',"
-        f" '-o', {str(tmp_path / 'r.json')!r}])\n"
-        "assert rc == 0, rc\n"
-        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('pyVmomi', 'paramiko'))\n"
-        "print(loaded)\n"
-        "assert not loaded, loaded\n"
-    )
+def _modules_after(argv: list[str], exit_codes: tuple[int, ...] = (0,), first: str = "") -> set[str]:
+    """The modules a new interpreter holds once ``esxdiag ARGV`` ran there (its exit code one of ``exit_codes``),
+    after importing ``first`` (import statements) itself."""
+    code = (f"import json, sys\n{first}from esxdiag.cli import main\n"
+            f"rc = main({argv!r})\nassert rc in {exit_codes!r}, rc\nprint(json.dumps(sorted(sys.modules)))\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    return set(json.loads(proc.stdout.strip().splitlines()[-1]))
+
+
+def test_analyze_does_not_import_pyvmomi_or_paramiko(tmp_path):
+    loaded = _modules_after(["analyze", str(ROOT / "examples" / "iperf-test1-ring-exhaustion"), "--format", "json",
+                             "-o", str(tmp_path / "r.json")])
+    assert not sorted(m for m in loaded if m.split(".")[0] in ("pyVmomi", "paramiko"))
 
 
 def test_every_package_folder_is_installed():
@@ -242,17 +244,9 @@ def test_a_fleet_scan_does_not_import_the_per_vm_engine_its_rules_or_the_capture
     """A fleet scan judges by vCenter's counters (esxdiag.fleet.rules) and reads esxdiag.rules.cpustats alone:
     the per-VM engine, its rules, the joiner and the bundle's capture parsers load only for a deep check."""
     snapshot = ROOT / "examples" / "fleet" / "esxdiag-scan-20261123T034500Z.json"
-    code = (
-        "import sys\n"
-        "from esxdiag.cli import main\n"
-        "import esxdiag.serve.cycle, esxdiag.scanning.run, esxdiag.collectors.fleet\n"
-        f"rc = main(['scan', '--snapshot', {str(snapshot)!r}, '--format', 'json', '-o', {str(tmp_path / 'r.json')!r},"
-        " '--no-history', '--quiet'])\n"
-        "assert rc in (0, 1), rc\n"
-        "heavy = ('esxdiag.engine', 'esxdiag.join.readings', 'esxdiag.join.causes', 'esxdiag.rules.causes',\n"
-        "         'esxdiag.parsers.esxtop', 'esxdiag.collectors.sampler')\n"
-        "loaded = sorted(m for m in heavy if m in sys.modules)\n"
-        "assert not loaded, loaded\n"
-    )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    loaded = _modules_after(["scan", "--snapshot", str(snapshot), "--format", "json", "-o", str(tmp_path / "r.json"),
+                             "--no-history", "--quiet"], exit_codes=(0, 1),
+                            first="import esxdiag.serve.cycle, esxdiag.scanning.run, esxdiag.collectors.fleet\n")
+    heavy = {"esxdiag.engine", "esxdiag.join.readings", "esxdiag.join.causes", "esxdiag.rules.causes",
+             "esxdiag.parsers.esxtop", "esxdiag.collectors.sampler"}
+    assert not sorted(heavy & loaded)
