@@ -23,6 +23,7 @@ from xml.sax.saxutils import escape
 from pyVmomi import VmomiSupport, vim, vmodl
 
 from esxdiag.collectors import soap_stream as soap
+from esxdiag.collectors.fleet import perftree
 from esxdiag.collectors.soap_stream import NotDecoded, Ref, default, fast_call, wire_type
 from esxdiag.collectors.vsphere_session import VsphereSession, fault_text
 
@@ -215,7 +216,11 @@ def decode_retrieve(body: bytes, version: str | None, response: str) -> Page | N
 
 
 def decode_perf(body: bytes, version: str | None) -> list[EntityCsv]:
-    """A QueryPerf answer in csv format."""
+    """A QueryPerf answer in csv format: read from xml.etree's tree when it has the usual shape
+    (perftree.py), else walked."""
+    usual = perftree.read_usual(body, version)
+    if usual is not None:
+        return [EntityCsv(*one) for one in usual]
     out: list[EntityCsv] = []
 
     def on_node(_depth: int, node: list) -> None:

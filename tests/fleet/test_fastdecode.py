@@ -5,6 +5,7 @@ pyVmomi fails, the fast path refuses, so the scan fails the same way."""
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
 from pathlib import Path
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 from pyVmomi import SoapAdapter, vim, vmodl
 
 from esxdiag.collectors import soap_stream
-from esxdiag.collectors.fleet import fastdecode
+from esxdiag.collectors.fleet import fastdecode, perftree
 from esxdiag.collectors.soap_stream import NotDecoded
 
 SOAP = Path(__file__).resolve().parents[1] / "fixtures" / "fleet" / "soap"
@@ -246,14 +247,24 @@ def test_generated_queryperf_answers_decode_as_pyvmomi_or_are_left_to_it(body, v
     compare(body, "QueryPerfResponse", version)
 
 
-def _general_reader(body: bytes, version: str | None):
-    """decode_perf with the one-pass reader of the usual shape turned off: check, then fields."""
-    real = fastdecode._common_entity
-    fastdecode._common_entity = lambda node, version: None
+@contextlib.contextmanager
+def _readers_off(tree: bool = True, one_pass: bool = False):
+    """decode_perf without its tree reader (perftree.read_usual) and, if asked, its one-pass reader."""
+    real_tree, real_one_pass = perftree.read_usual, fastdecode._common_entity
+    if tree:
+        perftree.read_usual = lambda body, version: None
+    if one_pass:
+        fastdecode._common_entity = lambda node, version: None
     try:
-        return by_fast_path(body, "QueryPerfResponse", version)
+        yield
     finally:
-        fastdecode._common_entity = real
+        perftree.read_usual, fastdecode._common_entity = real_tree, real_one_pass
+
+
+def _general_reader(body: bytes, version: str | None):
+    """decode_perf with neither the tree reader nor the one-pass reader of the usual shape: check, then fields."""
+    with _readers_off(one_pass=True):
+        return by_fast_path(body, "QueryPerfResponse", version)
 
 
 usual_entity = st.builds(
@@ -278,10 +289,13 @@ usual_bodies = st.lists(usual_entity, min_size=1, max_size=2).map(
 def test_the_usual_shape_read_in_one_pass_equals_the_general_reader(body, version):
     """Every answer the general reader (check, then fields) reads, the one-pass reader reads alike; what it
     refuses, the decoder still refuses."""
-    assert by_fast_path(body, "QueryPerfResponse", version) == _general_reader(body, version)
+    with _readers_off():
+        walked = by_fast_path(body, "QueryPerfResponse", version)
+    assert walked == _general_reader(body, version)
 
 
 def test_the_recorded_answer_takes_the_one_pass_reader(monkeypatch):
+    monkeypatch.setattr(perftree, "read_usual", lambda body, version: None)  # the walk's reader, not the tree's
     taken = []
     real = fastdecode._common_entity
     monkeypatch.setattr(fastdecode, "_common_entity", lambda node, version: taken.append(real(node, version))
