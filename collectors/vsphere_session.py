@@ -41,6 +41,7 @@ class VsphereSession:
     creds: Credentials
     request_count: int = 0  # SOAP requests sent through this session after login
     perf_counters: dict[str, Any] | None = field(default=None, repr=False)  # name -> PerfCounterInfo
+    counter_keys: dict[str, tuple[int, str]] | None = field(default=None, repr=False)  # name -> (id, unit)
     _content: Any = field(default=None, repr=False)
     context: "_SessionContext | None" = field(default=None, repr=False)
     _count_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)  # fleet scans query in threads

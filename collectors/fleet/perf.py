@@ -84,6 +84,17 @@ class BatchLimits:
         return REALTIME_ENTITIES
 
 
+def counter_keys(session: VsphereSession) -> dict[str, tuple[int, str]]:
+    """group.name.rollup -> (counter id, unit) of the server's catalogue, read once per login (560
+    PerfCounterInfo decoded by pyVmomi: ~150 ms CPU on vcsim); a worker is given the scan's
+    (workers.WorkerLogin.counters) instead of reading it again."""
+    if session.counter_keys is None:
+        with api_errors(session, "reading performance counter ids"):
+            infos = perf_counters(session)
+        session.counter_keys = {name: (info.key, info.unitInfo.key) for name, info in infos.items()}
+    return session.counter_keys
+
+
 def batches(entities: list[Entity], size: int) -> list[list[Entity]]:
     return [entities[i:i + size] for i in range(0, len(entities), size)]
 
@@ -94,15 +105,14 @@ def query(session: VsphereSession, entities: list[Entity], counter_names: tuple[
     """moid -> vsphere_perf record (realtime, else the 300 s rollup), and moid -> why it has none.
     ``keep``: the realtime samples kept from a watch's last scan (perfkeep.py): for the entities it
     holds only the newer samples are asked for; it is given this scan's."""
-    with api_errors(session, "reading performance counter ids"):
-        counters = perf_counters(session)
+    counters = counter_keys(session)
     unknown = [n for n in counter_names if n not in counters]
     if unknown:
         raise CollectionError(f"{session.where}: server has no perf counter {', '.join(unknown)}", kind="not-found")
     # a typed array: each QuerySpec then checks its type once instead of checking every MetricId
     ids = vim.PerformanceManager.MetricId.Array(  # type: ignore[attr-defined]  # pyVmomi makes .Array at run time
-        [vim.PerformanceManager.MetricId(counterId=counters[n].key, instance="*") for n in counter_names])
-    names = {counters[n].key: (n, counters[n].unitInfo.key) for n in counter_names}
+        [vim.PerformanceManager.MetricId(counterId=counters[n][0], instance="*") for n in counter_names])
+    names = {counters[n][0]: (n, counters[n][1]) for n in counter_names}
     start = end - timedelta(seconds=window_s)
     records: dict[str, dict] = {}
     todo = entities

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from esxdiag.collectors.credentials import Credentials
+from esxdiag.collectors.fleet import perf
 from esxdiag.collectors.fleet.share import ShareTask, collect_share
 from esxdiag.collectors.vsphere_session import api_errors, joined
 from esxdiag.errors import CollectionError
@@ -33,6 +34,7 @@ class WorkerLogin:
     cookie: str = field(repr=False)
     api_version: str
     timeout_s: float
+    counters: dict[str, tuple[int, str]] = field(default_factory=dict)  # the shares' counters: name -> (id, unit)
 
 
 SMALL_INVENTORY_PAGES = 2  # automatic: an inventory of at most this many pages is scanned without workers
@@ -59,8 +61,12 @@ def pool_size(requested: int | None) -> int:
 
 
 def login_for_workers(session: Any, timeout_s: float) -> WorkerLogin:
+    """The scan's login for its workers, with the ids of the counters their shares read (the catalogue
+    is read once per scan, here, not once per process)."""
     stub = session.si._stub
-    return WorkerLogin(dataclasses.replace(session.creds, password=""), stub.cookie, stub.version, timeout_s)
+    known = perf.counter_keys(session)
+    return WorkerLogin(dataclasses.replace(session.creds, password=""), stub.cookie, stub.version, timeout_s,
+                       {name: known[name] for name in perf.VM_COUNTERS if name in known})
 
 
 def spawn_context() -> multiprocessing.context.BaseContext:
@@ -141,6 +147,7 @@ def _run_task(login: WorkerLogin, task: ShareTask) -> dict:
     session = _SESSIONS.get(key)
     if session is None:  # a session object on the scan's login (so no password needed)
         session = joined(login.creds, login.cookie, login.api_version, login.timeout_s)
+        session.counter_keys = dict(login.counters)
     before = session.request_count
     try:
         if key not in _SESSIONS:
