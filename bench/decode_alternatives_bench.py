@@ -7,10 +7,12 @@ moids (QueryPerf: queryperf-csv.xml's first returnval, REALTIME_ENTITIES per ans
 vm-page-with-token.xml's objects, 1,000 per page). Per step, the median and minimum process CPU over
 the runs (time.process_time):
 
-- QueryPerf answers: today's decode_perf (expat, a Python callback per event, pyVmomi's type checks);
-  expat alone (soap_stream.walk with nothing done per record: the floor of the callback design);
-  xml.etree's C XMLPullParser and C iterparse, and lxml's iterparse, each with path lookups per
-  returnval into the same EntityCsv values (no type checks: what a switch could save at most).
+- QueryPerf answers: today's decode_perf (the usual shape read from xml.etree's C tree by
+  collectors/fleet/perftree.py, its checks made on the bytes and the tree's shape); the walk it had
+  before (expat, a Python callback per event, pyVmomi's type checks); expat alone (soap_stream.walk
+  with nothing done per record: the floor of the callback design); xml.etree's C XMLPullParser and C
+  iterparse, and lxml's iterparse (when lxml is installed), each with path lookups per returnval into
+  the same EntityCsv values (no type checks).
 - Inventory pages: today's decode_retrieve; expat alone; xml.etree / lxml parsing the page into a tree
   and visiting every element (again a floor: no values read).
 - QueryPerf requests: pyVmomi building 10,000 QuerySpecs and serialising them, 256 a request, beside
@@ -35,6 +37,7 @@ from pathlib import Path
 from pyVmomi import SoapAdapter, vim
 
 from esxdiag.collectors import soap_stream
+from esxdiag.collectors.fleet import perftree
 from esxdiag.collectors.fleet.fastdecode import EntityCsv, batch_request, decode_perf, decode_retrieve
 from esxdiag.collectors.fleet.perf import REALTIME_ENTITIES
 from esxdiag.collectors.soap_stream import Ref
@@ -115,6 +118,24 @@ def lxml_iterparse(body: bytes) -> list[EntityCsv]:
     return out
 
 
+def walked_perf(body: bytes) -> list[EntityCsv]:
+    """decode_perf as it was before the tree reader: the expat walk and its one-pass reader."""
+    real = perftree.read_usual
+    perftree.read_usual = lambda body, version: None
+    try:
+        return decode_perf(body, VERSION)
+    finally:
+        perftree.read_usual = real
+
+
+def _have_lxml() -> bool:
+    try:
+        import lxml  # noqa: F401 - only asked whether it is there
+    except ImportError:
+        return False
+    return True
+
+
 def expat_floor(body: bytes, response: str, depth: int) -> None:
     soap_stream.walk(body, response, depth, lambda _d, _n: None)
 
@@ -156,7 +177,11 @@ def main() -> None:
     args = parser.parse_args()
     perf, pages = perf_bodies(args.entities), page_bodies(args.entities)
     today = [e for b in perf for e in decode_perf(b, VERSION)]
-    for name, alt in (("etree pull", etree_pull), ("etree iterparse", etree_iterparse), ("lxml", lxml_iterparse)):
+    if any(perftree.read_usual(b, VERSION) is None for b in perf):
+        raise SystemExit("the recorded answer no longer takes the tree reader")
+    lxml = _have_lxml()
+    alternatives = [("the walk", walked_perf), ("etree pull", etree_pull), ("etree iterparse", etree_iterparse)]
+    for name, alt in alternatives + ([("lxml", lxml_iterparse)] if lxml else []):
         got = [e for b in perf for e in alt(b)]
         if got != today:
             raise SystemExit(f"{name} decodes the QueryPerf answers differently from decode_perf")
@@ -183,7 +208,8 @@ def main() -> None:
     if made != template_requests(stub, manager, method, moids, spec):
         raise SystemExit("the template's requests differ from pyVmomi's")
     steps = {
-        "QueryPerf answers: decode_perf (today)": lambda: [decode_perf(b, VERSION) for b in perf],
+        "QueryPerf answers: decode_perf (today: tree)": lambda: [decode_perf(b, VERSION) for b in perf],
+        "QueryPerf answers: the walk (before)": lambda: [walked_perf(b) for b in perf],
         "QueryPerf answers: expat walk alone": lambda: [expat_floor(b, "QueryPerfResponse", 3) for b in perf],
         "QueryPerf answers: etree XMLPullParser": lambda: [etree_pull(b) for b in perf],
         "QueryPerf answers: etree iterparse": lambda: [etree_iterparse(b) for b in perf],
@@ -195,6 +221,9 @@ def main() -> None:
         "QueryPerf requests: pyVmomi build+serialise": pyvmomi_requests,
         "QueryPerf requests: template per shape": lambda: template_requests(stub, manager, method, moids, spec),
     }
+    if not lxml:
+        steps = {label: step for label, step in steps.items() if "lxml" not in label}
+        print("lxml is not installed: its rows are left out (pip install lxml to add them)")
     print(f"{args.entities} entities ({sum(map(len, perf)) / 1e6:.1f} MB of QueryPerf answers, "
           f"{sum(map(len, pages)) / 1e6:.1f} MB of inventory pages), {args.runs} runs, "
           f"process CPU s (median / min)")
