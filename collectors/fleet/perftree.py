@@ -1,5 +1,6 @@
 """QueryPerf answers in the shape vCenter and vcsim send, read from the tree xml.etree's C parser builds:
-no Python call per element, so ~2.5x less CPU than the expat walk (bench/decode_alternatives_bench.py).
+no Python call per element, so ~1.3-1.7x less CPU than the expat walk (bench/decode_alternatives_bench.py;
+half of what is left is the C parse itself).
 
 ``read_usual(body, version)`` gives exactly what fastdecode.decode_perf's walk and its one-pass reader
 (fastdecode._common_entity) give, or None, and the walk reads the answer as before. It reads only what

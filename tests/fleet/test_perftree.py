@@ -37,7 +37,8 @@ def tree(body: bytes, version: str | None):
 
 
 def _series(counter: str, instance: str, csv: str) -> str:
-    return f"<value><id><counterId>{counter}</counterId><instance>{instance}</instance></id><value>{csv}</value></value>"
+    return (f"<value><id><counterId>{counter}</counterId><instance>{instance}</instance></id>"
+            f"<value>{csv}</value></value>")
 
 
 def _returnval(xsi: str, kind: str, moid: str, info: str, series: list[str]) -> str:
@@ -54,8 +55,8 @@ usual_returnval = st.builds(
 usual_answers = st.lists(usual_returnval, max_size=3).map(
     lambda items: ENVELOPE.format(f'<QueryPerfResponse xmlns="urn:vim25">{"".join(items)}</QueryPerfResponse>'))
 
-# one spelling changed at a time (each the first occurrence of ``old``; a pair of changes made together): what the tree reader must read as
-# the walk does, or leave to it
+# one spelling changed at a time (each the first occurrence of ``old``; a pair of changes made together):
+# what the tree reader must read as the walk does, or leave to it
 PERTURBATIONS = [
     ('<?xml version="1.0" encoding="UTF-8"?>\n', ""),
     ('<?xml version="1.0" encoding="UTF-8"?>', "<?xml version='1.0' encoding='UTF-8'?>"),
@@ -74,7 +75,8 @@ PERTURBATIONS = [
     ('xsi:type="PerfEntityMetricCSV"', 'xsi:type="PerfEntityMetric"'),
     ('xsi:type="PerfEntityMetricCSV"', 'xsi:type=""'),
     ('xsi:type="PerfEntityMetricCSV"', ""),
-    ('XMLSchema-instance:type="PerfEntityMetricCSV"', 'XMLSchema-instance:type="PerfEntityMetricCSV" xmlns="urn:vim25"'),
+    ('XMLSchema-instance:type="PerfEntityMetricCSV"',
+     'XMLSchema-instance:type="PerfEntityMetricCSV" xmlns="urn:vim25"'),
     ('<entity type="', '<entity xmlns="" type="'),
     ('<entity type="', '<entity xsi:type="ManagedObjectReference" type="'),
     ('type="VirtualMachine"', 'type="vim25:VirtualMachine" xmlns:vim25="urn:vim25"'),
