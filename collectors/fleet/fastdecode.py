@@ -35,6 +35,7 @@ _CONNECT, _DESCRIPTION, _PORT = vim.vm.device.VirtualDevice.ConnectInfo, vim.Des
 _SHARES, _SHARES_LEVEL = vim.SharesInfo, vim.SharesInfo.Level
 _ENTITY_CSV, _SERIES_CSV = vim.PerformanceManager.EntityMetricCSV, vim.PerformanceManager.MetricSeriesCSV
 _METRIC_ID = vim.PerformanceManager.MetricId
+_COUNTER_INFO, _ELEMENT_DESCRIPTION = vim.PerformanceManager.CounterInfo, vim.ElementDescription
 _BACKINGS = ((_CARD.DistributedVirtualPortBackingInfo, "port"), (_CARD.NetworkBackingInfo, "deviceName"),
              (_CARD.OpaqueNetworkBackingInfo, "opaqueNetworkId"))  # _vnic's order
 
@@ -52,6 +53,13 @@ class Device(NamedTuple):
     mac: str | None = None
     network: str | None = None
     connected: bool | None = None
+
+
+class CounterKey(NamedTuple):
+    """One counter of the server's catalogue: group.name.rollup, its id and its unit."""
+    name: str
+    key: int | None
+    unit: str | None
 
 
 class Page(NamedTuple):
@@ -165,6 +173,9 @@ def plain_value(value: Any) -> Any:
         return plain_device(value)
     if isinstance(value, list) and all(isinstance(d, _DEVICE) for d in value):
         return [plain_device(d) for d in value]
+    if isinstance(value, list) and all(isinstance(c, _COUNTER_INFO) for c in value):
+        return [CounterKey(f"{c.groupInfo.key}.{c.nameInfo.key}.{c.rollupType}", None if c.key is None else int(c.key),
+                           c.unitInfo.key) for c in value]
     return value  # str, or a type the fleet scan does not read
 
 
@@ -364,6 +375,9 @@ def _value(node: list, version: str | None) -> Any:
     if issubclass(cls, list) and getattr(cls, "Item", None) is _DEVICE:
         return [_device(child, soap.typed(child, version, _DEVICE, optional=True), version)
                 for child in node[2]]
+    if issubclass(cls, list) and getattr(cls, "Item", None) is _COUNTER_INFO:
+        return [_counter(child, soap.typed(child, version, _COUNTER_INFO, optional=True), version)
+                for child in node[2]]
     raise NotDecoded(f"type {cls.__name__} is left to pyVmomi")
 
 
@@ -386,6 +400,23 @@ def _device(node: list, cls: type, version: str | None) -> Device:
             soap.leaf(conn_fields["connected"]))
     return Device(cls, soap.int_field(fields, cls, "key"), label, soap.str_field(fields, cls, "macAddress"),
                   _network(fields.get("backing"), version), connected)
+
+
+def _counter(node: list, cls: type, version: str | None) -> CounterKey:
+    """plain_value's CounterKey of one PerfCounterInfo (pyVmomi's checks made on all of it first)."""
+    soap.check(node, cls, version)
+    fields = soap.fields(node, cls)
+    keys = []
+    for part in ("groupInfo", "nameInfo", "unitInfo"):
+        info = fields.get(part)
+        if info is None:
+            raise NotDecoded(f"a counter without {part}")  # plain_value cannot read it either
+        info_cls = soap.typed(info, version, _ELEMENT_DESCRIPTION, optional=True)
+        keys.append(soap.str_field(soap.fields(info, info_cls), info_cls, "key"))
+    rollup = fields.get("rollupType")
+    rollup_text = default(cls, "rollupType") if rollup is None else soap.enum(
+        soap.properties(cls)["rollupType"], soap.leaf(rollup))
+    return CounterKey(f"{keys[0]}.{keys[1]}.{rollup_text}", soap.int_field(fields, cls, "key"), keys[2])
 
 
 def _network(node: list | None, version: str | None) -> str | None:

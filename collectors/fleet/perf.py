@@ -24,10 +24,10 @@ from typing import Any, Callable
 
 from pyVmomi import vim, vmodl
 
-from esxdiag.collectors.fleet.fastdecode import EntityCsv, query_perf
+from esxdiag.collectors.fleet.fastdecode import EntityCsv, query_perf, retrieve_pages
 from esxdiag.collectors.fleet.perfkeep import NO_SAMPLES, KeptPart, Samples, joined
 from esxdiag.collectors.vsphere_perf import (HISTORICAL_S, REALTIME_S, SCHEMA_PERF, decode_csv_series, iso_utc,
-                                             perf_counters, sample_times)
+                                             sample_times)
 from esxdiag.collectors.vsphere_session import VsphereSession, api_errors, fault_text
 from esxdiag.errors import CollectionError
 
@@ -85,13 +85,23 @@ class BatchLimits:
 
 
 def counter_keys(session: VsphereSession) -> dict[str, tuple[int, str]]:
-    """group.name.rollup -> (counter id, unit) of the server's catalogue, read once per login (560
-    PerfCounterInfo decoded by pyVmomi: ~150 ms CPU on vcsim); a worker is given the scan's
-    (workers.WorkerLogin.counters) instead of reading it again."""
+    """group.name.rollup -> (counter id, unit) of the server's catalogue, read once per login through
+    the fast path (560 counters on vcsim: pyVmomi's PerfCounterInfo objects cost ~150 ms CPU to
+    decode); a worker is given the scan's (workers.WorkerLogin.counters) instead of reading it again.
+    A catalogue the session already holds (vsphere_perf.perf_counters) is not read again."""
     if session.counter_keys is None:
+        if session.perf_counters is not None:
+            session.counter_keys = {name: (info.key, info.unitInfo.key)
+                                    for name, info in session.perf_counters.items()}
+            return session.counter_keys
+        spec = vmodl.query.PropertyCollector.FilterSpec(
+            objectSet=[vmodl.query.PropertyCollector.ObjectSpec(obj=session.content.perfManager)],
+            propSet=[vmodl.query.PropertyCollector.PropertySpec(type=vim.PerformanceManager,
+                                                                 pathSet=["perfCounter"])])
         with api_errors(session, "reading performance counter ids"):
-            infos = perf_counters(session)
-        session.counter_keys = {name: (info.key, info.unitInfo.key) for name, info in infos.items()}
+            rows = [row for page, _more in retrieve_pages(session, [spec], None) for row in page]
+        session.counter_keys = {c.name: (c.key, c.unit) for _ref, props, _missing in rows
+                                for c in props.get("perfCounter") or []}
     return session.counter_keys
 
 

@@ -68,7 +68,7 @@ def compare(body: bytes, response: str, version: str | None = None):
     ("places-page", "RetrievePropertiesExResponse"), ("vm-page-with-token", "RetrievePropertiesExResponse"),
     ("vm-page-continued", "ContinueRetrievePropertiesExResponse"), ("keyed-vnics", "RetrievePropertiesExResponse"),
     ("keyed-vnics-2", "RetrievePropertiesExResponse"), ("whole-device-lists", "RetrievePropertiesExResponse"),
-    ("queryperf-csv", "QueryPerfResponse")])
+    ("queryperf-csv", "QueryPerfResponse"), ("perf-counters", "RetrievePropertiesExResponse")])
 @pytest.mark.parametrize("version", [None, "vim.version.version11", "vim.version.version8", "vim.version.v9_1_1_0"])
 def test_recorded_vcsim_responses_decode_as_pyvmomi_decodes_them(name, response, version):
     """Each answer for sessions of several API versions: version8 (5.1) predates properties vcsim
@@ -184,6 +184,47 @@ retrieve_bodies = st.one_of(
     st.just('<RetrievePropertiesExResponse xmlns="urn:vim25"></RetrievePropertiesExResponse>'),  # no result
     fault).map(lambda inner: ENVELOPE.format(inner).encode())
 
+def _description(tag: str, key: str, xsi: str | None) -> str:
+    return _el(tag, f"<label>L</label><summary>S</summary>{key}", xsi)
+
+
+descriptions = st.sampled_from(["ElementDescription", None, "Description", "NoSuchType"])
+counter_item = st.builds(
+    lambda key, name, group, unit, rollup, extra, xsi: _el("PerfCounterInfo", key + name + group + unit + rollup
+                                                           + "<statsType>rate</statsType>" + extra, xsi),
+    _optional("key", numbers),
+    st.builds(lambda k, x: _description("nameInfo", k, x), _optional("key", escaped), descriptions) | st.just(""),
+    st.builds(lambda k, x: _description("groupInfo", k, x), _optional("key", escaped), descriptions) | st.just(""),
+    st.builds(lambda k, x: _description("unitInfo", k, x), _optional("key", escaped), descriptions) | st.just(""),
+    _optional("rollupType", st.sampled_from(["average", "summation", "none", "latest", "bogus", ""])),
+    st.sampled_from(["", "<level>1</level><perDeviceLevel>3</perDeviceLevel>", "<nosuch>1</nosuch>",
+                     "<associatedCounterId>2</associatedCounterId><associatedCounterId>3</associatedCounterId>",
+                     "<level>x</level>"]),
+    st.sampled_from([None, "PerfCounterInfo", "ElementDescription"]))
+plain_counter = st.builds(
+    lambda key, name, group, unit, rollup, xsi: _el(
+        "PerfCounterInfo", f"<key>{key}</key>" + _description("nameInfo", f"<key>{name}</key>", xsi)
+        + _description("groupInfo", f"<key>{group}</key>", xsi) + _description("unitInfo", f"<key>{unit}</key>", xsi)
+        + f"<rollupType>{rollup}</rollupType><statsType>delta</statsType><level>2</level>"),
+    st.integers(0, 2**31 - 1), *[st.text(st.characters(codec="utf-8", exclude_categories=["Cs", "Cc"]),
+                                         max_size=20).map(escape)] * 3,
+    st.sampled_from(["average", "summation", "none", "latest", "maximum", "minimum"]),
+    st.sampled_from(["ElementDescription", None]))
+
+
+def _catalogue(items: list[str], array: str = "ArrayOfPerfCounterInfo") -> bytes:
+    return ENVELOPE.format(
+        '<RetrievePropertiesExResponse xmlns="urn:vim25"><returnval><objects><obj type="PerformanceManager">'
+        f'PerfMgr</obj><propSet><name>perfCounter</name>{_el("val", chr(10).join(items), array)}</propSet>'
+        "</objects></returnval></RetrievePropertiesExResponse>").encode()
+
+
+catalogue_bodies = st.builds(
+    lambda items, array: ENVELOPE.format(
+        '<RetrievePropertiesExResponse xmlns="urn:vim25"><returnval><objects><obj type="PerformanceManager">'
+        f'PerfMgr</obj><propSet><name>perfCounter</name>{_el("val", chr(10).join(items), array)}</propSet>'
+        "</objects></returnval></RetrievePropertiesExResponse>").encode(),
+    st.lists(counter_item, max_size=4), st.sampled_from(["ArrayOfPerfCounterInfo", "ArrayOfElementDescription"]))
 csv_values = st.lists(numbers, max_size=5).map(",".join)
 # what the one-pass reader of the usual shape (fastdecode._common_entity) must read alike or leave to the
 # general reader: parts in another order, repeated, typed, holding children, or one too many
@@ -239,6 +280,28 @@ versions = st.sampled_from([None, "vim.version.version11", "vim.version.v9_1_1_0
                        "VirtualEthernetCardOpaqueNetworkBackingInfo")), None)
 def test_generated_retrieve_pages_decode_as_pyvmomi_or_are_left_to_it(body, version):
     compare(body, "RetrievePropertiesExResponse", version)
+
+
+@FUZZ
+@given(catalogue_bodies, versions)
+def test_generated_counter_catalogues_decode_as_pyvmomi_or_are_left_to_it(body, version):
+    """The PerformanceManager's perfCounter, read into (group.name.rollup, id, unit) per counter."""
+    compare(body, "RetrievePropertiesExResponse", version)
+
+
+@FUZZ
+@given(st.lists(plain_counter, min_size=1, max_size=5), versions)
+def test_plain_counter_catalogues_take_the_fast_path(items, version):
+    fast = compare(_catalogue(items), "RetrievePropertiesExResponse", version)
+    assert fast != REFUSED and len(fast.rows[0][1]["perfCounter"]) == len(items)
+
+
+def test_the_recorded_counter_catalogue_takes_the_fast_path():
+    page = fastdecode.decode_retrieve((SOAP / "perf-counters.xml").read_bytes(), None, "RetrievePropertiesExResponse")
+    (_ref, props, _missing), = page.rows
+    counters = {c.name: c for c in props["perfCounter"]}
+    assert len(counters) == 129 and counters["cpu.ready.summation"].unit == "millisecond"
+    assert counters["net.droppedRx.summation"].unit == "number"
 
 
 @FUZZ

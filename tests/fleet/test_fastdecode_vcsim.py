@@ -11,6 +11,8 @@ from pyVmomi import SoapAdapter, vim, vmodl
 
 from esxdiag.collectors import soap_stream
 from esxdiag.collectors.fleet import ScanOptions, fastdecode, perf, scan
+from esxdiag.collectors.vsphere_perf import perf_counters
+from esxdiag.collectors.vsphere_session import connect
 
 pytestmark = pytest.mark.lab
 _PC = vmodl.query.PropertyCollector
@@ -76,6 +78,17 @@ def test_every_hot_response_of_a_scan_is_decoded_fast_and_as_pyvmomi_decodes_it(
             for _r, props, _m in value.rows]
     assert any("config.hardware.device" in props for props in rows)  # the whole device lists too
     assert any("config.hardware.device[4000]" in props for props in rows)
+    assert any("perfCounter" in props for props in rows)  # the counter catalogue too
+
+
+def test_the_counter_ids_read_fast_are_pyvmomis(fleet_lab, creds_for):
+    session = connect(creds_for(fleet_lab), timeout_s=30)
+    try:
+        fast = perf.counter_keys(session)
+        slow = {name: (info.key, info.unitInfo.key) for name, info in perf_counters(session).items()}
+    finally:
+        session.close()
+    assert len(fast) > 500 and fast == slow
 
 
 def test_a_scan_with_the_fast_path_off_gives_the_same_snapshot(fleet_lab, creds_for, monkeypatch):

@@ -60,7 +60,7 @@ def test_a_worker_reads_its_share_with_the_counter_ids_of_the_login(fleet_lab, c
         vms = [{"moid": vm._moId, "name": vm.name, "power_state": "poweredOn", "num_vnics": 0, "host_moid": None}
                for vm in session.content.viewManager.CreateContainerView(
                    session.content.rootFolder, [vim.VirtualMachine], True).view[:3]]
-        monkeypatch.setattr(perf, "perf_counters", lambda _session: pytest.fail("the worker read the catalogue"))
+        monkeypatch.setattr(perf, "retrieve_pages", lambda *_args: pytest.fail("the worker read the catalogue"))
         monkeypatch.setattr(workers, "_SESSIONS", {})
         task = ShareTask(vms, session.si.CurrentTime(), 300.0, perf.BatchLimits(256), 1, None, "all", read_vnics=False)
         result = workers._run_task(login, task)
