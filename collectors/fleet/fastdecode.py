@@ -1,6 +1,7 @@
 """The fleet scan's hot responses as the plain values its records need, read straight from the SOAP
 body: the inventory's RetrievePropertiesEx / ContinueRetrievePropertiesEx pages (places, VMs, keyed
-vNICs and device lists) and QueryPerf in csv format.
+vNICs and device lists), the counter catalogue (each counter's name, id and unit) and QueryPerf in csv
+format.
 
 Both ways give the same plain values: ``decode_retrieve`` / ``decode_perf`` read the bytes with
 collectors/soap_stream.py's walk and readers (which also hand them the bytes, inside pyVmomi's own
