@@ -36,6 +36,16 @@ def step_growth(start: int, end: int, bits: int | None = None) -> int:
     return end - start if kind == "rise" else end + COUNTER32 - start if kind == "wrap" else end
 
 
+def finite_values(values: list[float]) -> tuple[list[float], float]:
+    """(the values that are finite, their sum): a NaN or inf is a damaged cell, never compared or averaged.
+    One sum when it is finite (a finite sum proves no value is NaN or inf), else the finite ones summed."""
+    total = sum(values)
+    if math.isfinite(total):
+        return values, total
+    values = [v for v in values if math.isfinite(v)]
+    return values, sum(values)
+
+
 @dataclass(frozen=True)
 class CounterWindow:
     """One cumulative counter read at the start and end of the window (and any readings between).
@@ -223,11 +233,7 @@ class CpuFacts:
 
     @staticmethod
     def _mean(series: dict[str, tuple[float | None, ...]]) -> float | None:
-        values = [v for vals in series.values() for v in vals if v is not None]
-        total = sum(values)
-        if not math.isfinite(total):  # a NaN or inf among them (a finite sum proves none is): leave them out
-            values = [v for v in values if math.isfinite(v)]
-            total = sum(values)
+        values, total = finite_values([v for vals in series.values() for v in vals if v is not None])
         return total / len(values) if values else None
 
     def average(self, name: str) -> float | None:

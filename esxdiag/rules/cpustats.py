@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-from esxdiag.join.facts import CpuFacts
+from esxdiag.join.facts import CpuFacts, finite_values
 from esxdiag.result import Evidence
 
 
@@ -65,11 +64,7 @@ def window_stat(cpu: CpuFacts | None, field: str, least: bool = False) -> Window
         return None
     best = None
     for label, values in getattr(cpu, field).items():
-        present = [v for v in values if v is not None]
-        total = sum(present)
-        if not math.isfinite(total):  # a NaN or inf among them (a finite sum proves none is): never compare them
-            present = [v for v in present if math.isfinite(v)]
-            total = sum(present)
+        present, total = finite_values([v for v in values if v is not None])
         if not present:
             continue
         avg = total / len(present)
