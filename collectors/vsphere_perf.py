@@ -72,15 +72,24 @@ def _perf(session: VsphereSession, vm_ref: VmRef, inventory: dict, start: dateti
     }
 
 
+def catalogue_spec(perf_manager: Any) -> Any:
+    """The PropertyCollector spec of the server's counter catalogue (the PerformanceManager's perfCounter)."""
+    return vmodl.query.PropertyCollector.FilterSpec(
+        objectSet=[vmodl.query.PropertyCollector.ObjectSpec(obj=perf_manager)],
+        propSet=[vmodl.query.PropertyCollector.PropertySpec(type=vim.PerformanceManager, pathSet=["perfCounter"])])
+
+
+def counter_name(group: Any, name: Any, rollup: Any) -> str:
+    """A counter's name as vCenter writes it in its documentation and the rules name it: group.name.rollup."""
+    return f"{group}.{name}.{rollup}"
+
+
 def perf_counters(session: VsphereSession) -> dict[str, Any]:
     """group.name.rollup -> PerfCounterInfo, fetched once per session."""
     if session.perf_counters is None:
-        perf = session.content.perfManager
-        spec = vmodl.query.PropertyCollector.FilterSpec(
-            objectSet=[vmodl.query.PropertyCollector.ObjectSpec(obj=perf)],
-            propSet=[vmodl.query.PropertyCollector.PropertySpec(type=vim.PerformanceManager, pathSet=["perfCounter"])])
+        spec = catalogue_spec(session.content.perfManager)
         infos = [info for content in retrieve(session, [spec]) for info in props_of(content).get("perfCounter", [])]
-        session.perf_counters = {f"{c.groupInfo.key}.{c.nameInfo.key}.{c.rollupType}": c for c in infos}
+        session.perf_counters = {counter_name(c.groupInfo.key, c.nameInfo.key, c.rollupType): c for c in infos}
     return session.perf_counters
 
 

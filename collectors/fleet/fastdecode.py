@@ -26,6 +26,7 @@ from pyVmomi import VmomiSupport, vim, vmodl
 from esxdiag.collectors import soap_stream as soap
 from esxdiag.collectors.fleet import perftree
 from esxdiag.collectors.soap_stream import NotDecoded, Ref, default, fast_call, wire_type
+from esxdiag.collectors.vsphere_perf import counter_name
 from esxdiag.collectors.vsphere_session import VsphereSession, fault_text
 
 # pyVmomi's types, looked up once: each vim.X.Y is a lookup through its lazy type tables
@@ -175,8 +176,8 @@ def plain_value(value: Any) -> Any:
     if isinstance(value, list) and all(isinstance(d, _DEVICE) for d in value):
         return [plain_device(d) for d in value]
     if isinstance(value, list) and all(isinstance(c, _COUNTER_INFO) for c in value):
-        return [CounterKey(f"{c.groupInfo.key}.{c.nameInfo.key}.{c.rollupType}", None if c.key is None else int(c.key),
-                           c.unitInfo.key) for c in value]
+        return [CounterKey(counter_name(c.groupInfo.key, c.nameInfo.key, c.rollupType),
+                           None if c.key is None else int(c.key), c.unitInfo.key) for c in value]
     return value  # str, or a type the fleet scan does not read
 
 
@@ -417,7 +418,7 @@ def _counter(node: list, cls: type, version: str | None) -> CounterKey:
     rollup = fields.get("rollupType")
     rollup_text = default(cls, "rollupType") if rollup is None else soap.enum(
         soap.properties(cls)["rollupType"], soap.leaf(rollup))
-    return CounterKey(f"{keys[0]}.{keys[1]}.{rollup_text}", soap.int_field(fields, cls, "key"), keys[2])
+    return CounterKey(counter_name(keys[0], keys[1], rollup_text), soap.int_field(fields, cls, "key"), keys[2])
 
 
 def _network(node: list | None, version: str | None) -> str | None:

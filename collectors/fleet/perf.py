@@ -26,8 +26,8 @@ from pyVmomi import vim, vmodl
 
 from esxdiag.collectors.fleet.fastdecode import EntityCsv, query_perf, retrieve_pages
 from esxdiag.collectors.fleet.perfkeep import NO_SAMPLES, KeptPart, Samples, joined
-from esxdiag.collectors.vsphere_perf import (HISTORICAL_S, REALTIME_S, SCHEMA_PERF, decode_csv_series, iso_utc,
-                                             sample_times)
+from esxdiag.collectors.vsphere_perf import (HISTORICAL_S, REALTIME_S, SCHEMA_PERF, catalogue_spec, decode_csv_series,
+                                             iso_utc, sample_times)
 from esxdiag.collectors.vsphere_session import VsphereSession, api_errors, fault_text
 from esxdiag.errors import CollectionError
 
@@ -94,12 +94,9 @@ def counter_keys(session: VsphereSession) -> dict[str, tuple[int, str]]:
             session.counter_keys = {name: (info.key, info.unitInfo.key)
                                     for name, info in session.perf_counters.items()}
             return session.counter_keys
-        spec = vmodl.query.PropertyCollector.FilterSpec(
-            objectSet=[vmodl.query.PropertyCollector.ObjectSpec(obj=session.content.perfManager)],
-            propSet=[vmodl.query.PropertyCollector.PropertySpec(type=vim.PerformanceManager,
-                                                                 pathSet=["perfCounter"])])
         with api_errors(session, "reading performance counter ids"):
-            rows = [row for page, _more in retrieve_pages(session, [spec], None) for row in page]
+            rows = [row for page, _more in retrieve_pages(session, [catalogue_spec(session.content.perfManager)], None)
+                    for row in page]
         session.counter_keys = {c.name: (c.key, c.unit) for _ref, props, _missing in rows
                                 for c in props.get("perfCounter") or []}
     return session.counter_keys
