@@ -371,15 +371,24 @@ def replace_emulated_nic(vm: str, label: str | None, mac: str | None, nic_type: 
     )
 
 
+RING_OVERFLOW_ERRORS = ("Receive packets dropped", "Receive missed errors", "Receive FIFO errors", "Receive over errors")
+WIRE_ERRORS = ("Receive CRC errors", "Receive length errors", "Receive frame errors")
+
+
 def uplink_loss(vmnic: str, counters: list[str | None]) -> Remediation:
-    """Loss on the physical NIC: its own ring (missed / FIFO errors: the host did not drain it) or the wire
-    (CRC, length, frame errors). Host commands, read-only ones first."""
+    """Loss on the physical NIC: its own rx ring overflowed (packets dropped, missed, FIFO or over errors: the
+    host did not drain it) or the wire (CRC, length, frame errors). Read-only commands first; the pNIC ring
+    change only when a ring-overflow counter rose (for the wire's errors it changes nothing). With the counters
+    unknown (vCenter's figures alone) the ring is read, not changed: the counters say which it is."""
     nic = sh_arg(vmnic, "vmnic")
-    wire = any(k in ("Receive CRC errors", "Receive length errors", "Receive frame errors") for k in counters)
-    commands = [f"esxcli network nic stats get -n {nic}   # watch the counters rise",
-                f"esxcli network nic ring preset get -n {nic}; esxcli network nic ring current get -n {nic}",
-                f"esxcli network nic ring current set -n {nic} -r '<RX preset maximum>'   # missed / FIFO errors: "
-                "the pNIC's rx ring overflowed"]
+    overflow = any(k in RING_OVERFLOW_ERRORS for k in counters)
+    wire = any(k in WIRE_ERRORS for k in counters)
+    commands = [f"esxcli network nic stats get -n {nic}   # watch the counters rise"]
+    if overflow or not wire:
+        commands.append(f"esxcli network nic ring preset get -n {nic}; esxcli network nic ring current get -n {nic}")
+    if overflow:
+        commands.append(f"esxcli network nic ring current set -n {nic} -r '<RX preset maximum>'   # missed / FIFO "
+                        "errors: the pNIC's rx ring overflowed")
     notes = ["Every VM whose traffic this uplink carries loses these frames: a vNIC ring change helps none of them.",
              "Check the physical switch port's counters, the NIC driver and firmware (esxcli network nic get -n "
              f"{nic}), and NetQueue/RSS for the uplink."]
@@ -388,7 +397,8 @@ def uplink_loss(vmnic: str, counters: list[str | None]) -> Remediation:
     return Remediation(
         os="esxi", title=f"Find out why {vmnic} loses received frames", commands=tuple(commands),
         disruption="Changing a pNIC ring size resets the uplink: traffic fails over to the team's other uplinks "
-                   "for a moment (or stops, with one uplink). Use a change window.",
+                   "for a moment (or stops, with one uplink). Use a change window." if overflow else
+                   "None: the commands only read the NIC's counters and settings.",
         notes=tuple(notes))
 
 

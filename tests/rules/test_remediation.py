@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import shlex
 
+import pytest
+
 from esxdiag.rules import remediation as fix
 
 
@@ -34,3 +36,20 @@ def test_persistence_lines_only_embed_valid_names():
 def test_mtu_9000_note():
     r = fix.linux_raise_ring("eth0", "00:50:56:00:00:01", 1, 256, 4096, 2, 2.4, 9000)
     assert any("4032" in n for n in r.notes)
+
+
+@pytest.mark.parametrize("counters, changes", [
+    (["Receive missed errors"], True), (["Receive FIFO errors"], True), (["Receive over errors"], True),
+    (["Receive packets dropped"], True), (["Receive CRC errors", "Receive over errors"], True),
+    (["Receive CRC errors"], False), (["Receive length errors", "Receive frame errors"], False), ([], False)])
+def test_the_pnic_ring_is_changed_only_for_the_counters_a_bigger_ring_stops(counters, changes):
+    """A pNIC ring raise stops an overflowing ring (dropped, missed, FIFO, over errors), never the wire's CRC,
+    length or frame errors; with the counters unknown it is read, not changed."""
+    r = fix.uplink_loss("vmnic1", counters)
+    text = "\n".join(r.commands)
+    assert ("ring current set" in text) is changes
+    assert ("ring current get" in text) is (changes or not counters)
+    assert text.startswith("esxcli network nic stats get -n vmnic1")
+    assert r.disruption.startswith("Changing a pNIC ring size") is changes
+    assert any("point at the wire" in n for n in r.notes) is any("CRC" in c or "length" in c or "frame" in c
+                                                                   for c in counters)
